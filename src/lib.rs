@@ -1,0 +1,15 @@
+//! seamstream: a video pipeline in which GStreamer feeds frames to a chain of
+//! image operations (on CUDA, or on the CPU where there is no GPU) and takes
+//! the results back.
+//!
+//! The CPU reference of every operation lives in [`ops`]; [`frame`] holds the
+//! host frame types; [`io`] reads and writes still images.
+
+pub mod error;
+pub mod frame;
+pub mod io;
+pub mod ops;
+
+pub use error::{Error, Result};
+pub use frame::{Frame, PixelFormat, Plane, Rgba, Yuv420};
+pub use ops::{Chain, Op};

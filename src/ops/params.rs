@@ -1,0 +1,494 @@
+//! Operation parameters: the spec each operation declares, and the parser for
+//! the chain syntax `name:key=value,key=[a,b,c]`.
+//!
+//! Every operation lists its parameters once, in an [`OpSpec`]. The same table
+//! validates user input, fills in defaults and prints `seamstream ops`, so the
+//! three can never disagree.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use crate::error::{Error, Result};
+
+/// What a parameter accepts.
+#[derive(Clone, Copy, Debug)]
+pub enum Kind {
+    /// A real number in `min..=max`.
+    Float { min: f64, max: f64 },
+    /// A whole number in `min..=max`.
+    Int { min: i64, max: i64 },
+    /// One of the listed words.
+    Choice(&'static [&'static str]),
+    /// A whole number in `min..=max`, or one of the listed words.
+    IntOrChoice { min: i64, max: i64, choices: &'static [&'static str] },
+    /// A bracketed list of numbers, `[a,b,...]`, with a length in `lens`.
+    List { lens: &'static [usize], max_len: usize },
+    /// A size in pixels (`640`) or percent of the input (`75%`).
+    Size,
+    /// A `WIDTHxHEIGHT` size in pixels.
+    Dims,
+    /// A file path.
+    Path,
+    /// `true` or `false`.
+    Bool,
+}
+
+impl Kind {
+    fn describe(&self) -> String {
+        match self {
+            Kind::Float { min, max } => format!("a number from {min} to {max}"),
+            Kind::Int { min, max } => format!("a whole number from {min} to {max}"),
+            Kind::Choice(c) => format!("one of {}", c.join(", ")),
+            Kind::IntOrChoice { min, max, choices } => {
+                format!("a whole number from {min} to {max}, or {}", choices.join(", "))
+            }
+            Kind::List { lens, max_len } if lens.is_empty() => {
+                format!("a list of 1 to {max_len} numbers in brackets, e.g. [1,2,1]")
+            }
+            Kind::List { lens, .. } => {
+                let l: Vec<String> = lens.iter().map(|l| l.to_string()).collect();
+                format!("a list of {} numbers in brackets", l.join(" or "))
+            }
+            Kind::Size => "pixels (640) or percent of the input (75%)".into(),
+            Kind::Dims => "WIDTHxHEIGHT in pixels, e.g. 1280x720".into(),
+            Kind::Path => "a file path".into(),
+            Kind::Bool => "true or false".into(),
+        }
+    }
+}
+
+/// One parameter of an operation.
+#[derive(Clone, Copy, Debug)]
+pub struct ParamSpec {
+    pub name: &'static str,
+    pub kind: Kind,
+    /// The default, written as a user would write it; `None` means the
+    /// parameter is optional with no default (or required, see `required`).
+    pub default: Option<&'static str>,
+    pub required: bool,
+    pub help: &'static str,
+}
+
+impl ParamSpec {
+    pub const fn new(name: &'static str, kind: Kind, default: &'static str, help: &'static str) -> Self {
+        Self { name, kind, default: Some(default), required: false, help }
+    }
+    pub const fn optional(name: &'static str, kind: Kind, help: &'static str) -> Self {
+        Self { name, kind, default: None, required: false, help }
+    }
+    pub const fn required(name: &'static str, kind: Kind, help: &'static str) -> Self {
+        Self { name, kind, default: None, required: true, help }
+    }
+}
+
+/// An operation's name, one-line summary, parameters and an example.
+#[derive(Debug)]
+pub struct OpSpec {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub params: &'static [ParamSpec],
+    pub example: &'static str,
+}
+
+impl OpSpec {
+    fn param(&self, key: &str) -> Result<&ParamSpec> {
+        self.params.iter().find(|p| p.name == key).ok_or_else(|| Error::UnknownKey {
+            op: self.name.into(),
+            key: key.into(),
+            valid: if self.params.is_empty() {
+                "none (this operation takes no parameters)".into()
+            } else {
+                self.params.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+            },
+        })
+    }
+
+    /// A help block for `seamstream ops`.
+    pub fn describe(&self) -> String {
+        let mut s = format!("{:<10} {}\n", self.name, self.summary);
+        for p in self.params {
+            let default = match (p.default, p.required) {
+                (Some(d), _) => format!(" [default: {d}]"),
+                (None, true) => " [required]".into(),
+                (None, false) => String::new(),
+            };
+            s.push_str(&format!("    {:<14} {}; {}{}\n", p.name, p.help, p.kind.describe(), default));
+        }
+        s.push_str(&format!("    e.g. --op {}\n", self.example));
+        s
+    }
+}
+
+/// A size written in pixels or percent.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SizeSpec {
+    Pixels(usize),
+    Percent(f64),
+}
+
+impl SizeSpec {
+    /// The size in pixels for an input of `input` pixels (at least 0; the
+    /// caller checks the range).
+    pub fn resolve(self, input: usize) -> usize {
+        match self {
+            SizeSpec::Pixels(p) => p,
+            SizeSpec::Percent(p) => (input as f64 * p / 100.0).round().max(0.0) as usize,
+        }
+    }
+}
+
+/// A validated parameter value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Num(f64),
+    Word(String),
+    List(Vec<f64>),
+    Size(SizeSpec),
+    Dims(usize, usize),
+    Path(PathBuf),
+    Bool(bool),
+}
+
+/// Validated parameters of one operation, defaults filled in.
+#[derive(Clone, Debug)]
+pub struct Params {
+    op: &'static str,
+    values: BTreeMap<&'static str, Value>,
+}
+
+impl Params {
+    /// Validates `pairs` (key, raw text) against `spec` and fills defaults.
+    pub fn from_pairs(spec: &'static OpSpec, pairs: &[(String, String)]) -> Result<Self> {
+        let mut values = BTreeMap::new();
+        for (key, raw) in pairs {
+            let p = spec.param(key)?;
+            if values.contains_key(p.name) {
+                return Err(Error::bad_value(spec.name, key, raw, "given twice"));
+            }
+            values.insert(p.name, parse_value(spec.name, p, raw)?);
+        }
+        for p in spec.params {
+            if values.contains_key(p.name) {
+                continue;
+            }
+            if let Some(d) = p.default {
+                values.insert(p.name, parse_value(spec.name, p, d)?);
+            } else if p.required {
+                return Err(Error::MissingKey { op: spec.name.into(), key: p.name.into(), help: p.kind.describe() });
+            }
+        }
+        Ok(Self { op: spec.name, values })
+    }
+
+    pub fn op(&self) -> &'static str {
+        self.op
+    }
+
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.values.get(key)
+    }
+
+    pub fn has(&self, key: &str) -> bool {
+        self.values.contains_key(key)
+    }
+
+    fn missing(&self, key: &str) -> Error {
+        Error::op_failed(self.op, format!("parameter `{key}` has no value (a bug in the op's spec)"))
+    }
+
+    pub fn f64(&self, key: &str) -> Result<f64> {
+        match self.get(key) {
+            Some(Value::Num(v)) => Ok(*v),
+            _ => Err(self.missing(key)),
+        }
+    }
+
+    pub fn f32(&self, key: &str) -> Result<f32> {
+        self.f64(key).map(|v| v as f32)
+    }
+
+    pub fn usize(&self, key: &str) -> Result<usize> {
+        self.f64(key).map(|v| v as usize)
+    }
+
+    pub fn opt_f64(&self, key: &str) -> Option<f64> {
+        match self.get(key) {
+            Some(Value::Num(v)) => Some(*v),
+            _ => None,
+        }
+    }
+
+    pub fn word(&self, key: &str) -> Result<&str> {
+        match self.get(key) {
+            Some(Value::Word(w)) => Ok(w),
+            _ => Err(self.missing(key)),
+        }
+    }
+
+    pub fn list(&self, key: &str) -> Option<&[f64]> {
+        match self.get(key) {
+            Some(Value::List(v)) => Some(v),
+            _ => None,
+        }
+    }
+
+    pub fn size(&self, key: &str) -> Option<SizeSpec> {
+        match self.get(key) {
+            Some(Value::Size(s)) => Some(*s),
+            _ => None,
+        }
+    }
+
+    pub fn dims(&self, key: &str) -> Option<(usize, usize)> {
+        match self.get(key) {
+            Some(Value::Dims(w, h)) => Some((*w, *h)),
+            _ => None,
+        }
+    }
+
+    pub fn path(&self, key: &str) -> Option<&std::path::Path> {
+        match self.get(key) {
+            Some(Value::Path(p)) => Some(p),
+            _ => None,
+        }
+    }
+
+    pub fn bool(&self, key: &str) -> Result<bool> {
+        match self.get(key) {
+            Some(Value::Bool(b)) => Ok(*b),
+            _ => Err(self.missing(key)),
+        }
+    }
+
+    pub fn border(&self) -> Result<super::Border> {
+        let w = self.word("border")?;
+        super::Border::parse(w).ok_or_else(|| Error::bad_value(self.op, "border", w, "unknown border"))
+    }
+}
+
+fn parse_number(op: &str, key: &str, raw: &str) -> Result<f64> {
+    let v: f64 = raw
+        .trim()
+        .parse()
+        .map_err(|_| Error::bad_value(op, key, raw, "not a number"))?;
+    if !v.is_finite() {
+        return Err(Error::bad_value(op, key, raw, "must be finite"));
+    }
+    Ok(v)
+}
+
+fn check_range(op: &str, key: &str, raw: &str, v: f64, min: f64, max: f64, what: &str) -> Result<f64> {
+    if v < min || v > max {
+        return Err(Error::bad_value(op, key, raw, format!("out of range; expected {what}")));
+    }
+    Ok(v)
+}
+
+fn parse_value(op: &str, p: &ParamSpec, raw: &str) -> Result<Value> {
+    let raw = raw.trim();
+    let key = p.name;
+    let what = p.kind.describe();
+    match p.kind {
+        Kind::Float { min, max } => {
+            let v = parse_number(op, key, raw)?;
+            check_range(op, key, raw, v, min, max, &what).map(Value::Num)
+        }
+        Kind::Int { min, max } => {
+            let v = parse_number(op, key, raw)?;
+            if v.fract() != 0.0 {
+                return Err(Error::bad_value(op, key, raw, format!("expected {what}")));
+            }
+            check_range(op, key, raw, v, min as f64, max as f64, &what).map(Value::Num)
+        }
+        Kind::Choice(choices) => {
+            if choices.contains(&raw) {
+                Ok(Value::Word(raw.into()))
+            } else {
+                Err(Error::bad_value(op, key, raw, format!("expected {what}")))
+            }
+        }
+        Kind::IntOrChoice { min, max, choices } => {
+            if choices.contains(&raw) {
+                return Ok(Value::Word(raw.into()));
+            }
+            let v = parse_number(op, key, raw).map_err(|_| Error::bad_value(op, key, raw, format!("expected {what}")))?;
+            if v.fract() != 0.0 {
+                return Err(Error::bad_value(op, key, raw, format!("expected {what}")));
+            }
+            check_range(op, key, raw, v, min as f64, max as f64, &what).map(Value::Num)
+        }
+        Kind::List { lens, max_len } => {
+            let inner = raw
+                .strip_prefix('[')
+                .and_then(|r| r.strip_suffix(']'))
+                .ok_or_else(|| Error::bad_value(op, key, raw, format!("expected {what}")))?;
+            let items: Vec<f64> = inner
+                .split(',')
+                .filter(|s| !s.trim().is_empty())
+                .map(|s| parse_number(op, key, s))
+                .collect::<Result<_>>()?;
+            let ok_len = if lens.is_empty() { !items.is_empty() && items.len() <= max_len } else { lens.contains(&items.len()) };
+            if !ok_len {
+                return Err(Error::bad_value(op, key, raw, format!("has {} numbers; expected {what}", items.len())));
+            }
+            Ok(Value::List(items))
+        }
+        Kind::Size => {
+            if let Some(pct) = raw.strip_suffix('%') {
+                let v = parse_number(op, key, pct)?;
+                if v <= 0.0 {
+                    return Err(Error::bad_value(op, key, raw, "a size must be greater than 0%"));
+                }
+                Ok(Value::Size(SizeSpec::Percent(v)))
+            } else {
+                let v = parse_number(op, key, raw)?;
+                if v.fract() != 0.0 || v < 1.0 {
+                    return Err(Error::bad_value(op, key, raw, format!("expected {what}, at least 1 pixel")));
+                }
+                Ok(Value::Size(SizeSpec::Pixels(v as usize)))
+            }
+        }
+        Kind::Dims => {
+            let bad = || Error::bad_value(op, key, raw, format!("expected {what}"));
+            let (w, h) = raw.split_once(['x', 'X']).ok_or_else(bad)?;
+            let w: usize = w.trim().parse().map_err(|_| bad())?;
+            let h: usize = h.trim().parse().map_err(|_| bad())?;
+            if w == 0 || h == 0 || w > 32768 || h > 32768 {
+                return Err(Error::bad_value(op, key, raw, "each side must be from 1 to 32768 pixels"));
+            }
+            Ok(Value::Dims(w, h))
+        }
+        Kind::Path => {
+            if raw.is_empty() {
+                return Err(Error::bad_value(op, key, raw, "expected a file path"));
+            }
+            Ok(Value::Path(PathBuf::from(raw)))
+        }
+        Kind::Bool => match raw {
+            "true" | "yes" | "1" => Ok(Value::Bool(true)),
+            "false" | "no" | "0" => Ok(Value::Bool(false)),
+            _ => Err(Error::bad_value(op, key, raw, "expected true or false")),
+        },
+    }
+}
+
+/// Splits `name:k=v,k=[a,b]` into the name and its (key, value) pairs.
+/// Commas inside brackets belong to the value.
+pub fn split_op(text: &str) -> Result<(String, Vec<(String, String)>)> {
+    let bad = |reason: &str| Error::BadSyntax { text: text.into(), reason: reason.into() };
+    let text_trim = text.trim();
+    let (name, rest) = match text_trim.split_once(':') {
+        Some((n, r)) => (n.trim(), r),
+        None => (text_trim, ""),
+    };
+    if name.is_empty() {
+        return Err(bad("the operation name is empty; write NAME or NAME:key=value,..."));
+    }
+    let mut pairs = Vec::new();
+    let mut depth = 0i32;
+    let mut start = 0;
+    let bytes = rest.as_bytes();
+    let mut pieces = Vec::new();
+    for (i, &b) in bytes.iter().enumerate() {
+        match b {
+            b'[' => depth += 1,
+            b']' => {
+                depth -= 1;
+                if depth < 0 {
+                    return Err(bad("a `]` has no matching `[`"));
+                }
+            }
+            b',' if depth == 0 => {
+                pieces.push(&rest[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if depth != 0 {
+        return Err(bad("a `[` is not closed"));
+    }
+    pieces.push(&rest[start..]);
+    for piece in pieces {
+        let piece = piece.trim();
+        if piece.is_empty() {
+            continue;
+        }
+        let (k, v) = piece
+            .split_once('=')
+            .ok_or_else(|| bad(&format!("`{piece}` is not key=value")))?;
+        let k = k.trim();
+        if k.is_empty() {
+            return Err(bad(&format!("`{piece}` has no key")));
+        }
+        pairs.push((k.to_string(), v.trim().to_string()));
+    }
+    Ok((name.to_string(), pairs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static SPEC: OpSpec = OpSpec {
+        name: "demo",
+        summary: "a test op",
+        params: &[
+            ParamSpec::new("sigma", Kind::Float { min: 0.1, max: 10.0 }, "1", "width"),
+            ParamSpec::new("t", Kind::IntOrChoice { min: 0, max: 255, choices: &["otsu"] }, "128", "threshold"),
+            ParamSpec::optional("m", Kind::List { lens: &[6, 9], max_len: 9 }, "matrix"),
+            ParamSpec::optional("width", Kind::Size, "target"),
+        ],
+        example: "demo:sigma=2",
+    };
+
+    fn parse(text: &str) -> Result<Params> {
+        let (name, pairs) = split_op(text)?;
+        assert_eq!(name, "demo");
+        Params::from_pairs(&SPEC, &pairs)
+    }
+
+    #[test]
+    fn brackets_keep_their_commas() {
+        let (name, pairs) = split_op("warp:affine=[1,0,2,0,1,3],interpolation=bicubic").unwrap();
+        assert_eq!(name, "warp");
+        assert_eq!(pairs[0], ("affine".to_string(), "[1,0,2,0,1,3]".to_string()));
+        assert_eq!(pairs[1].0, "interpolation");
+    }
+
+    #[test]
+    fn defaults_fill_in_and_values_parse() {
+        let p = parse("demo:m=[1,0,0,0,1,0],width=75%").unwrap();
+        assert_eq!(p.f64("sigma").unwrap(), 1.0);
+        assert_eq!(p.list("m").unwrap().len(), 6);
+        assert_eq!(p.size("width"), Some(SizeSpec::Percent(75.0)));
+        assert_eq!(p.size("width").unwrap().resolve(640), 480);
+        assert_eq!(parse("demo:t=otsu").unwrap().word("t").unwrap(), "otsu");
+    }
+
+    #[test]
+    fn unknown_key_lists_the_valid_ones() {
+        let e = parse("demo:sigmaa=2").unwrap_err().to_string();
+        assert!(e.contains("sigmaa") && e.contains("sigma, t, m, width"), "{e}");
+    }
+
+    #[test]
+    fn out_of_range_names_value_and_range() {
+        let e = parse("demo:sigma=40").unwrap_err().to_string();
+        assert!(e.contains("sigma=40") && e.contains("0.1 to 10"), "{e}");
+        let e = parse("demo:t=256").unwrap_err().to_string();
+        assert!(e.contains("otsu") && e.contains("0 to 255"), "{e}");
+        let e = parse("demo:m=[1,2,3]").unwrap_err().to_string();
+        assert!(e.contains("6 or 9"), "{e}");
+        assert!(parse("demo:width=0").is_err());
+        assert!(parse("demo:width=-5%").is_err());
+    }
+
+    #[test]
+    fn malformed_text_is_a_syntax_error() {
+        assert!(split_op("demo:sigma").is_err());
+        assert!(split_op("demo:m=[1,2").is_err());
+        assert!(split_op(":a=1").is_err());
+        assert!(split_op("demo:m=1]").is_err());
+    }
+}
