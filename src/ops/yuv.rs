@@ -1,11 +1,222 @@
-//! `yuv`: placeholder until its CPU reference lands.
+//! `yuv`: NV12/I420 ⇄ RGBA for a colorimetry (BT.709 or BT.601 matrix,
+//! limited or full range).
+//!
+//! Video arrives from decoders as 4:2:0 YUV; the stage converts it to RGBA
+//! once, runs the chain, and converts back for encoders. As a chain op, `yuv`
+//! makes that round trip on the frame, to preview what 4:2:0 does to it.
+//!
+//! In f32: Y = Kr·R + Kg·G + Kb·B, Cb = (B − Y)/(2(1 − Kb)), Cr = (R − Y)/(2(1 − Kr)).
+//! Limited range stores 16 + 219·Y/255 and 128 + 224·C/255; full range stores
+//! Y and 128 + C. Each chroma sample is the mean Cb/Cr of the (up to four)
+//! pixels of its 2×2 block; going back, a pixel takes its block's sample.
+//! Every stored value is rounded to nearest and saturated.
 
-use super::params::{OpSpec, Params};
-use super::OpBox;
-use crate::error::{Error, Result};
+use super::gray::Matrix;
+use super::params::{Kind, OpSpec, ParamSpec, Params};
+use super::pixel::saturate_u8;
+use super::{Op, OpBox};
+use crate::error::Result;
+use crate::frame::{Frame, PixelFormat, Plane, Rgba, Yuv420};
 
-pub static SPEC: OpSpec = OpSpec { name: "yuv", summary: "not built yet", params: &[], example: "yuv" };
+/// Limited (video, 16–235) or full (0–255) range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Range {
+    Limited,
+    Full,
+}
 
-pub fn build(_p: &Params) -> Result<OpBox> {
-    Err(Error::Unsupported("yuv is not built yet".into()))
+/// How YUV values map to RGB.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Colorimetry {
+    pub matrix: Matrix,
+    pub range: Range,
+}
+
+impl Default for Colorimetry {
+    fn default() -> Self {
+        Self { matrix: Matrix::Bt709, range: Range::Limited }
+    }
+}
+
+impl Colorimetry {
+    /// (y scale, y offset, c scale) from 0..255 RGB units to stored units.
+    fn scales(self) -> (f32, f32, f32) {
+        match self.range {
+            Range::Limited => (219.0 / 255.0, 16.0, 224.0 / 255.0),
+            Range::Full => (1.0, 0.0, 1.0),
+        }
+    }
+}
+
+#[inline]
+fn to_ycbcr(p: Rgba, m: Matrix) -> (f32, f32, f32) {
+    let (kr, kg, kb) = m.weights();
+    let (r, g, b) = (p[0] as f32, p[1] as f32, p[2] as f32);
+    let y = kr * r + kg * g + kb * b;
+    (y, (b - y) / (2.0 * (1.0 - kb)), (r - y) / (2.0 * (1.0 - kr)))
+}
+
+/// RGBA to NV12 or I420.
+pub fn rgba_to_yuv420(src: &Plane<Rgba>, format: PixelFormat, c: Colorimetry) -> Result<Yuv420> {
+    let (w, h) = (src.width(), src.height());
+    let mut out = Yuv420::new(format, w, h)?;
+    let (ys, yo, cs) = c.scales();
+    use rayon::prelude::*;
+    out.y.par_rows_mut().for_each(|(y, row)| {
+        for (o, &p) in row.iter_mut().zip(src.row(y)) {
+            *o = saturate_u8(to_ycbcr(p, c.matrix).0 * ys + yo);
+        }
+    });
+    let (cw, ch) = Yuv420::chroma_size(w, h);
+    for cy in 0..ch {
+        for cx in 0..cw {
+            let (mut sb, mut sr, mut n) = (0f32, 0f32, 0f32);
+            for y in 2 * cy..(2 * cy + 2).min(h) {
+                for x in 2 * cx..(2 * cx + 2).min(w) {
+                    let (_, cb, cr) = to_ycbcr(src.get(x, y), c.matrix);
+                    sb += cb;
+                    sr += cr;
+                    n += 1.0;
+                }
+            }
+            let u = saturate_u8(128.0 + sb / n * cs);
+            let v = saturate_u8(128.0 + sr / n * cs);
+            match format {
+                PixelFormat::Nv12 => {
+                    out.u.set(2 * cx, cy, u);
+                    out.u.set(2 * cx + 1, cy, v);
+                }
+                _ => {
+                    out.u.set(cx, cy, u);
+                    out.v.set(cx, cy, v);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// NV12 or I420 to RGBA (alpha opaque).
+pub fn yuv420_to_rgba(src: &Yuv420, c: Colorimetry) -> Plane<Rgba> {
+    let (kr, kg, kb) = c.matrix.weights();
+    let (ys, yo, cs) = c.scales();
+    let mut out = Plane::new(src.width(), src.height(), [0, 0, 0, 255]);
+    use rayon::prelude::*;
+    out.par_rows_mut().for_each(|(y, row)| {
+        for (x, o) in row.iter_mut().enumerate() {
+            let (u, v) = src.chroma_at(x, y);
+            let luma = (src.y.get(x, y) as f32 - yo) / ys;
+            let cb = (u as f32 - 128.0) / cs;
+            let cr = (v as f32 - 128.0) / cs;
+            let r = luma + 2.0 * (1.0 - kr) * cr;
+            let b = luma + 2.0 * (1.0 - kb) * cb;
+            let g = (luma - kr * r - kb * b) / kg;
+            *o = [saturate_u8(r), saturate_u8(g), saturate_u8(b), 255];
+        }
+    });
+    out
+}
+
+pub static SPEC: OpSpec = OpSpec {
+    name: "yuv",
+    summary: "round trip through 4:2:0 YUV (what an encoder's input does to the frame)",
+    params: &[
+        ParamSpec::new("matrix", Kind::Choice(&["bt709", "bt601"]), "bt709", "YUV matrix"),
+        ParamSpec::new("range", Kind::Choice(&["limited", "full"]), "limited", "value range"),
+        ParamSpec::new("format", Kind::Choice(&["nv12", "i420"]), "i420", "chroma layout"),
+    ],
+    example: "yuv:matrix=bt601,range=full",
+};
+
+#[derive(Debug)]
+pub struct YuvRoundTrip {
+    pub colorimetry: Colorimetry,
+    pub format: PixelFormat,
+}
+
+pub fn build(p: &Params) -> Result<OpBox> {
+    let matrix = if p.word("matrix")? == "bt601" { Matrix::Bt601 } else { Matrix::Bt709 };
+    let range = if p.word("range")? == "full" { Range::Full } else { Range::Limited };
+    let format = if p.word("format")? == "nv12" { PixelFormat::Nv12 } else { PixelFormat::I420 };
+    Ok(Box::new(YuvRoundTrip { colorimetry: Colorimetry { matrix, range }, format }))
+}
+
+impl Op for YuvRoundTrip {
+    fn name(&self) -> &'static str {
+        "yuv"
+    }
+
+    fn apply(&mut self, frame: &Frame) -> Result<Frame> {
+        let rgba = frame.to_rgba();
+        let yuv = rgba_to_yuv420(&rgba, self.format, self.colorimetry)?;
+        let mut back = yuv420_to_rgba(&yuv, self.colorimetry);
+        // Alpha does not survive YUV; keep the source's.
+        for y in 0..back.height() {
+            for (o, i) in back.row_mut(y).iter_mut().zip(rgba.row(y)) {
+                o[3] = i[3];
+            }
+        }
+        Ok(match frame {
+            Frame::Gray(_) => Frame::Gray(back.map(|p| p[0])),
+            Frame::Rgba(_) => Frame::Rgba(back),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ALL: [Colorimetry; 4] = [
+        Colorimetry { matrix: Matrix::Bt709, range: Range::Limited },
+        Colorimetry { matrix: Matrix::Bt709, range: Range::Full },
+        Colorimetry { matrix: Matrix::Bt601, range: Range::Limited },
+        Colorimetry { matrix: Matrix::Bt601, range: Range::Full },
+    ];
+
+    #[test]
+    fn black_and_white_hit_the_range_ends() {
+        let img = Plane::from_fn(2, 1, |x, _| if x == 0 { [0, 0, 0, 255] } else { [255, 255, 255, 255] });
+        let lim = rgba_to_yuv420(&img, PixelFormat::I420, ALL[0]).unwrap();
+        assert_eq!(lim.y.row(0), &[16, 235]);
+        assert_eq!(lim.u.get(0, 0), 128);
+        let full = rgba_to_yuv420(&img, PixelFormat::I420, ALL[1]).unwrap();
+        assert_eq!(full.y.row(0), &[0, 255]);
+    }
+
+    #[test]
+    fn pure_red_in_bt709_limited_matches_the_standard() {
+        // BT.709 limited red: Y 63, Cb 102, Cr 240 (ITU-R BT.709 table values).
+        let img = Plane::new(2, 2, [255, 0, 0, 255]);
+        let f = rgba_to_yuv420(&img, PixelFormat::Nv12, ALL[0]).unwrap();
+        assert_eq!(f.y.get(0, 0), 63);
+        assert_eq!(f.chroma_at(0, 0), (102, 240));
+    }
+
+    #[test]
+    fn flat_colours_survive_the_round_trip_within_two_levels() {
+        for c in ALL {
+            for fmt in [PixelFormat::Nv12, PixelFormat::I420] {
+                for colour in [[200, 30, 90, 255], [12, 240, 128, 255], [128, 128, 128, 255]] {
+                    let img = Plane::new(5, 3, colour);
+                    let back = yuv420_to_rgba(&rgba_to_yuv420(&img, fmt, c).unwrap(), c);
+                    for ch in 0..3 {
+                        let d = (back.get(4, 2)[ch] as i32 - colour[ch] as i32).abs();
+                        assert!(d <= 2, "{c:?} {fmt} {colour:?} -> {:?}", back.get(4, 2));
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn chroma_is_the_mean_of_its_block() {
+        // Left column blue, right column red: one chroma sample between them.
+        let img = Plane::from_fn(2, 2, |x, _| if x == 0 { [0, 0, 255, 255] } else { [255, 0, 0, 255] });
+        let f = rgba_to_yuv420(&img, PixelFormat::I420, ALL[1]).unwrap();
+        let (_, cb_b, cr_b) = to_ycbcr([0, 0, 255, 255], Matrix::Bt709);
+        let (_, cb_r, cr_r) = to_ycbcr([255, 0, 0, 255], Matrix::Bt709);
+        assert_eq!(f.u.get(0, 0), saturate_u8(128.0 + (cb_b + cb_r) / 2.0));
+        assert_eq!(f.v.get(0, 0), saturate_u8(128.0 + (cr_b + cr_r) / 2.0));
+    }
 }
