@@ -10,15 +10,29 @@ use seamstream::ops::retarget::{CarveOptions, Energy, retarget};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let input = PathBuf::from(args.next().unwrap_or_else(|| "examples/data/coffee.png".into()));
+    let input = PathBuf::from(
+        args.next()
+            .unwrap_or_else(|| "examples/data/coffee.png".into()),
+    );
     let output = PathBuf::from(args.next().unwrap_or_else(|| "retargeted.png".into()));
 
-    let Frame::Rgba(img) = load_image(&input)? else { unreachable!("load_image gives RGBA") };
+    let Frame::Rgba(img) = load_image(&input)? else {
+        unreachable!("load_image gives RGBA")
+    };
     // 4:3 at the same height.
     let width = img.height() * 4 / 3;
-    let opts = CarveOptions { energy: Energy::Forward, ..Default::default() };
+    let opts = CarveOptions {
+        energy: Energy::Forward,
+        ..Default::default()
+    };
     let out = retarget(&img, width.min(2 * img.width()), img.height(), &opts)?;
     save_image(&Frame::Rgba(out), &output)?;
-    println!("{} -> {} ({}x{})", input.display(), output.display(), width, img.height());
+    println!(
+        "{} -> {} ({}x{})",
+        input.display(),
+        output.display(),
+        width,
+        img.height()
+    );
     Ok(())
 }

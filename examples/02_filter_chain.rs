@@ -10,7 +10,10 @@ use seamstream::io::{load_image, save_image};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let input = PathBuf::from(args.next().unwrap_or_else(|| "examples/data/chelsea.png".into()));
+    let input = PathBuf::from(
+        args.next()
+            .unwrap_or_else(|| "examples/data/chelsea.png".into()),
+    );
     let output = PathBuf::from(args.next().unwrap_or_else(|| "edges.png".into()));
 
     let mut chain = Chain::parse(&["gaussian:sigma=1.5", "sobel:ksize=3", "threshold:t=otsu"])?;
@@ -18,6 +21,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (w, h) = chain.output_size(frame.width(), frame.height())?;
     let out = chain.apply(frame)?;
     save_image(&out, &output)?;
-    println!("{} -> {} ({w}x{h}): {}", input.display(), output.display(), chain.names().join(" -> "));
+    println!(
+        "{} -> {} ({w}x{h}): {}",
+        input.display(),
+        output.display(),
+        chain.names().join(" -> ")
+    );
     Ok(())
 }

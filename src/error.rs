@@ -11,13 +11,26 @@ pub enum Error {
     UnknownOp { name: String, valid: String },
 
     #[error("{op}: unknown parameter `{key}`; valid parameters are: {valid}")]
-    UnknownKey { op: String, key: String, valid: String },
+    UnknownKey {
+        op: String,
+        key: String,
+        valid: String,
+    },
 
     #[error("{op}: `{key}={value}`: {reason}")]
-    BadValue { op: String, key: String, value: String, reason: String },
+    BadValue {
+        op: String,
+        key: String,
+        value: String,
+        reason: String,
+    },
 
     #[error("{op}: missing parameter `{key}` ({help})")]
-    MissingKey { op: String, key: String, help: String },
+    MissingKey {
+        op: String,
+        key: String,
+        help: String,
+    },
 
     #[error("cannot parse operation `{text}`: {reason}")]
     BadSyntax { text: String, reason: String },
@@ -42,11 +55,24 @@ pub enum Error {
 }
 
 impl Error {
-    pub(crate) fn bad_value(op: &str, key: &str, value: impl ToString, reason: impl Into<String>) -> Self {
-        Error::BadValue { op: op.into(), key: key.into(), value: value.to_string(), reason: reason.into() }
+    pub(crate) fn bad_value(
+        op: &str,
+        key: &str,
+        value: impl ToString,
+        reason: impl Into<String>,
+    ) -> Self {
+        Error::BadValue {
+            op: op.into(),
+            key: key.into(),
+            value: value.to_string(),
+            reason: reason.into(),
+        }
     }
 
     pub(crate) fn op_failed(op: &str, reason: impl Into<String>) -> Self {
-        Error::OpFailed { op: op.into(), reason: reason.into() }
+        Error::OpFailed {
+            op: op.into(),
+            reason: reason.into(),
+        }
     }
 }

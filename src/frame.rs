@@ -23,7 +23,12 @@ pub struct Plane<T> {
 impl<T: Copy> Plane<T> {
     /// A `width`×`height` plane filled with `value`, stride = width.
     pub fn new(width: usize, height: usize, value: T) -> Self {
-        Self { width, height, stride: width, data: vec![value; width * height] }
+        Self {
+            width,
+            height,
+            stride: width,
+            data: vec![value; width * height],
+        }
     }
 
     /// Wraps row-major `data` (stride = width).
@@ -32,15 +37,29 @@ impl<T: Copy> Plane<T> {
     }
 
     /// Wraps row-major `data` whose rows start `stride` pixels apart.
-    pub fn from_vec_with_stride(width: usize, height: usize, stride: usize, data: Vec<T>) -> Result<Self> {
-        let needed = if height == 0 { 0 } else { stride * (height - 1) + width };
+    pub fn from_vec_with_stride(
+        width: usize,
+        height: usize,
+        stride: usize,
+        data: Vec<T>,
+    ) -> Result<Self> {
+        let needed = if height == 0 {
+            0
+        } else {
+            stride * (height - 1) + width
+        };
         if stride < width || data.len() < needed {
             return Err(Error::BadFrame(format!(
                 "a {width}x{height} plane with stride {stride} needs {needed} pixels, got {}",
                 data.len()
             )));
         }
-        Ok(Self { width, height, stride, data })
+        Ok(Self {
+            width,
+            height,
+            stride,
+            data,
+        })
     }
 
     /// A plane of the given size whose pixels are computed by `f(x, y)`.
@@ -51,7 +70,12 @@ impl<T: Copy> Plane<T> {
                 data.push(f(x, y));
             }
         }
-        Self { width, height, stride: width, data }
+        Self {
+            width,
+            height,
+            stride: width,
+            data,
+        }
     }
 
     pub fn width(&self) -> usize {
@@ -84,11 +108,16 @@ impl<T: Copy> Plane<T> {
     /// shorter); only the first `width` pixels of each are visible.
     pub fn rows_mut(&mut self) -> impl Iterator<Item = &mut [T]> {
         let (w, h) = (self.width, self.height);
-        self.data.chunks_mut(self.stride.max(1)).take(h).map(move |r| &mut r[..w])
+        self.data
+            .chunks_mut(self.stride.max(1))
+            .take(h)
+            .map(move |r| &mut r[..w])
     }
 
     /// Rows as disjoint mutable slices, for rayon.
-    pub fn par_rows_mut(&mut self) -> impl rayon::iter::IndexedParallelIterator<Item = (usize, &mut [T])>
+    pub fn par_rows_mut(
+        &mut self,
+    ) -> impl rayon::iter::IndexedParallelIterator<Item = (usize, &mut [T])>
     where
         T: Send,
     {
@@ -125,7 +154,12 @@ impl<T: Copy> Plane<T> {
         for y in 0..self.height {
             data.extend_from_slice(self.row(y));
         }
-        Self { width: self.width, height: self.height, stride: self.width, data }
+        Self {
+            width: self.width,
+            height: self.height,
+            stride: self.width,
+            data,
+        }
     }
 
     /// Consumes the plane and returns tightly packed row-major pixels.
@@ -140,10 +174,10 @@ impl<T: Copy> Plane<T> {
     }
 
     /// A plane of the same size, each pixel mapped by `f`.
-    pub fn map<U: Copy>(&self, f: impl Fn(T) -> U + Sync) -> Plane<U>
+    pub fn map<U>(&self, f: impl Fn(T) -> U + Sync) -> Plane<U>
     where
         T: Sync,
-        U: Send + Default,
+        U: Copy + Send + Default,
     {
         use rayon::prelude::*;
         let mut out = Plane::new(self.width, self.height, U::default());
@@ -267,7 +301,9 @@ impl Yuv420 {
                 u: Plane::new(cw, ch, 128),
                 v: Plane::new(cw, ch, 128),
             }),
-            other => Err(Error::BadFrame(format!("{other} is not a 4:2:0 YUV format; use NV12 or I420"))),
+            other => Err(Error::BadFrame(format!(
+                "{other} is not a 4:2:0 YUV format; use NV12 or I420"
+            ))),
         }
     }
 

@@ -16,7 +16,10 @@ pub static SAMPLE_PNG: &[u8] = include_bytes!("../examples/data/chelsea.png");
 pub const MAX_SIDE: u32 = 32768;
 
 fn read_err(path: &Path, reason: impl Into<String>) -> Error {
-    Error::Read { path: path.to_path_buf(), reason: reason.into() }
+    Error::Read {
+        path: path.to_path_buf(),
+        reason: reason.into(),
+    }
 }
 
 fn decoded_to_frame(img: image::DynamicImage, path: &Path) -> Result<Frame> {
@@ -26,20 +29,29 @@ fn decoded_to_frame(img: image::DynamicImage, path: &Path) -> Result<Frame> {
     if img.width() > MAX_SIDE || img.height() > MAX_SIDE {
         return Err(read_err(
             path,
-            format!("{}x{} is larger than the {MAX_SIDE}-pixel limit per side", img.width(), img.height()),
+            format!(
+                "{}x{} is larger than the {MAX_SIDE}-pixel limit per side",
+                img.width(),
+                img.height()
+            ),
         ));
     }
     let rgba = img.into_rgba8();
     let (w, h) = (rgba.width() as usize, rgba.height() as usize);
-    let px: Vec<[u8; 4]> = rgba.into_raw().chunks_exact(4).map(|c| [c[0], c[1], c[2], c[3]]).collect();
+    let px: Vec<[u8; 4]> = rgba
+        .into_raw()
+        .chunks_exact(4)
+        .map(|c| [c[0], c[1], c[2], c[3]])
+        .collect();
     Ok(Frame::Rgba(Plane::from_vec(w, h, px)?))
 }
 
 fn decode_error(path: &Path, e: image::ImageError) -> Error {
     match e {
-        image::ImageError::Unsupported(u) => {
-            read_err(path, format!("unsupported image format ({u}); use PNG or JPEG"))
-        }
+        image::ImageError::Unsupported(u) => read_err(
+            path,
+            format!("unsupported image format ({u}); use PNG or JPEG"),
+        ),
         image::ImageError::IoError(io) => read_err(path, io.to_string()),
         other => read_err(path, format!("not a valid image: {other}")),
     }
@@ -56,9 +68,13 @@ pub fn load_image_bytes(bytes: &[u8], name: &Path) -> Result<Frame> {
     let format = image::guess_format(bytes)
         .map_err(|_| read_err(name, "not a PNG or JPEG file (unrecognised contents)"))?;
     if !matches!(format, image::ImageFormat::Png | image::ImageFormat::Jpeg) {
-        return Err(read_err(name, format!("{format:?} images are not supported; use PNG or JPEG")));
+        return Err(read_err(
+            name,
+            format!("{format:?} images are not supported; use PNG or JPEG"),
+        ));
     }
-    let img = image::load_from_memory_with_format(bytes, format).map_err(|e| decode_error(name, e))?;
+    let img =
+        image::load_from_memory_with_format(bytes, format).map_err(|e| decode_error(name, e))?;
     decoded_to_frame(img, name)
 }
 
@@ -69,7 +85,10 @@ pub fn sample_image() -> Result<Frame> {
 
 /// The output format an extension asks for.
 pub fn output_format(path: &Path) -> Result<image::ImageFormat> {
-    let ext = path.extension().and_then(|e| e.to_str()).map(|e| e.to_ascii_lowercase());
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(|e| e.to_ascii_lowercase());
     match ext.as_deref() {
         Some("png") => Ok(image::ImageFormat::Png),
         Some("jpg") | Some("jpeg") => Ok(image::ImageFormat::Jpeg),
@@ -81,7 +100,10 @@ pub fn output_format(path: &Path) -> Result<image::ImageFormat> {
 }
 
 fn temp_path(path: &Path) -> PathBuf {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     path.with_file_name(format!(".{name}.{}.partial", std::process::id()))
 }
 
@@ -94,11 +116,19 @@ pub fn save_image(frame: &Frame, path: &Path) -> Result<()> {
         Frame::Gray(p) => image::GrayImage::from_raw(w, h, p.to_packed().into_packed_vec())
             .map(image::DynamicImage::ImageLuma8),
         Frame::Rgba(p) => {
-            let raw: Vec<u8> = p.to_packed().into_packed_vec().into_iter().flatten().collect();
+            let raw: Vec<u8> = p
+                .to_packed()
+                .into_packed_vec()
+                .into_iter()
+                .flatten()
+                .collect();
             image::RgbaImage::from_raw(w, h, raw).map(image::DynamicImage::ImageRgba8)
         }
     }
-    .ok_or_else(|| Error::Write { path: path.to_path_buf(), reason: "frame buffer has the wrong size".into() })?;
+    .ok_or_else(|| Error::Write {
+        path: path.to_path_buf(),
+        reason: "frame buffer has the wrong size".into(),
+    })?;
     let img = if format == image::ImageFormat::Jpeg && matches!(frame, Frame::Rgba(_)) {
         image::DynamicImage::ImageRgb8(img.into_rgb8())
     } else {
@@ -107,9 +137,15 @@ pub fn save_image(frame: &Frame, path: &Path) -> Result<()> {
     let tmp = temp_path(path);
     let result = img
         .save_with_format(&tmp, format)
-        .map_err(|e| Error::Write { path: path.to_path_buf(), reason: e.to_string() })
+        .map_err(|e| Error::Write {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })
         .and_then(|()| {
-            std::fs::rename(&tmp, path).map_err(|e| Error::Write { path: path.to_path_buf(), reason: e.to_string() })
+            std::fs::rename(&tmp, path).map_err(|e| Error::Write {
+                path: path.to_path_buf(),
+                reason: e.to_string(),
+            })
         });
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
@@ -126,9 +162,15 @@ pub fn check_writable(path: &Path) -> Result<()> {
         _ => PathBuf::from("."),
     };
     let probe = temp_path(path);
-    let bad = |reason: String| Error::Write { path: path.to_path_buf(), reason };
+    let bad = |reason: String| Error::Write {
+        path: path.to_path_buf(),
+        reason,
+    };
     if !dir.is_dir() {
-        return Err(bad(format!("the folder `{}` does not exist", dir.display())));
+        return Err(bad(format!(
+            "the folder `{}` does not exist",
+            dir.display()
+        )));
     }
     std::fs::File::create(&probe).map_err(|e| bad(e.to_string()))?;
     let _ = std::fs::remove_file(&probe);

@@ -93,7 +93,11 @@ fn choose_backend(device: Device) -> anyhow::Result<()> {
         }
         Device::Cuda(n) => bail!(
             "`--device cuda{}`: the CUDA backend is not built yet; use --device cpu or auto",
-            if n == 0 { String::new() } else { format!(":{n}") }
+            if n == 0 {
+                String::new()
+            } else {
+                format!(":{n}")
+            }
         ),
     }
 }
@@ -109,7 +113,12 @@ fn spinner(message: String) -> indicatif::ProgressBar {
     bar
 }
 
-fn run_image(input: Option<&Path>, output: &Path, op_texts: &[String], device: &str) -> anyhow::Result<()> {
+fn run_image(
+    input: Option<&Path>,
+    output: &Path,
+    op_texts: &[String],
+    device: &str,
+) -> anyhow::Result<()> {
     let device = parse_device(device)?;
     let mut op_texts = op_texts.to_vec();
     if op_texts.is_empty() {
@@ -128,11 +137,15 @@ fn run_image(input: Option<&Path>, output: &Path, op_texts: &[String], device: &
     choose_backend(device)?;
     let name = input.map_or("<built-in sample>".to_string(), |p| p.display().to_string());
     let start = Instant::now();
-    let bar = spinner(format!("{name} {w}x{h} -> {ow}x{oh}: {}", chain.names().join(" -> ")));
+    let bar = spinner(format!(
+        "{name} {w}x{h} -> {ow}x{oh}: {}",
+        chain.names().join(" -> ")
+    ));
     let result = chain.apply(frame);
     bar.finish_and_clear();
     let out = result?;
-    io::save_image(&out, output).with_context(|| "the chain ran, but its result could not be saved")?;
+    io::save_image(&out, output)
+        .with_context(|| "the chain ran, but its result could not be saved")?;
     eprintln!(
         "wrote {} ({}x{}) in {:.2} s: {}",
         output.display(),
@@ -146,7 +159,9 @@ fn run_image(input: Option<&Path>, output: &Path, op_texts: &[String], device: &
 
 fn list_ops() {
     use std::io::Write;
-    let mut text = String::from("Operations (write NAME:key=value,...; borders are zero, replicate or reflect101):\n\n");
+    let mut text = String::from(
+        "Operations (write NAME:key=value,...; borders are zero, replicate or reflect101):\n\n",
+    );
     for entry in ops::REGISTRY {
         text.push_str(&entry.spec.describe());
         text.push('\n');
@@ -158,7 +173,12 @@ fn list_ops() {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
-        Command::Image { input, output, ops, device } => run_image(input.as_deref(), output, ops, device),
+        Command::Image {
+            input,
+            output,
+            ops,
+            device,
+        } => run_image(input.as_deref(), output, ops, device),
         Command::Ops => {
             list_ops();
             Ok(())

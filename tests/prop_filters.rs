@@ -29,7 +29,8 @@ fn gray() -> impl Strategy<Value = Plane<u8>> {
 
 fn rgba() -> impl Strategy<Value = Plane<[u8; 4]>> {
     (side(), side()).prop_flat_map(|(w, h)| {
-        prop::collection::vec(any::<[u8; 4]>(), w * h).prop_map(move |d| Plane::from_vec(w, h, d).expect("size matches"))
+        prop::collection::vec(any::<[u8; 4]>(), w * h)
+            .prop_map(move |d| Plane::from_vec(w, h, d).expect("size matches"))
     })
 }
 
@@ -46,7 +47,9 @@ fn naive_box(src: &Plane<u8>, r: usize, b: Border) -> Plane<u8> {
         let mut s = 0u64;
         for dy in -ri..=ri {
             for dx in -ri..=ri {
-                if let (Some(sx), Some(sy)) = (b.index(x as isize + dx, w), b.index(y as isize + dy, h)) {
+                if let (Some(sx), Some(sy)) =
+                    (b.index(x as isize + dx, w), b.index(y as isize + dy, h))
+                {
                     s += src.get(sx, sy) as u64;
                 }
             }
@@ -163,7 +166,12 @@ proptest! {
         // filter2d takes a square kernel: centre the shorter list in the
         // longer length (zero taps), which keeps the anchor at len/2 only
         // for odd lengths, so make both odd.
-        let odd = |mut t: Vec<f32>| { if t.len() % 2 == 0 { t.push(0.0); } t };
+        let odd = |mut t: Vec<f32>| {
+            if t.len().is_multiple_of(2) {
+                t.push(0.0);
+            }
+            t
+        };
         let (row, col) = (odd(row), odd(col));
         let n = row.len().max(col.len());
         let (pr, pc) = ((n - row.len()) / 2, (n - col.len()) / 2);
@@ -252,7 +260,10 @@ proptest! {
 fn identity_kernel_is_a_copy_and_a_left_one_shifts_right() {
     let src = Plane::from_fn(17, 9, |x, y| (x * 13 + y * 29) as u8);
     for b in BORDERS {
-        assert_eq!(convolve::filter2d(&src, &[0., 0., 0., 0., 1., 0., 0., 0., 0.], 3, b, 0.0), src);
+        assert_eq!(
+            convolve::filter2d(&src, &[0., 0., 0., 0., 1., 0., 0., 0., 0.], 3, b, 0.0),
+            src
+        );
         // Correlation: a 1 left of the anchor reads the pixel to the left, so
         // the picture moves one pixel right (convolution would move it left).
         let out = convolve::filter2d(&src, &[0., 0., 0., 1., 0., 0., 0., 0., 0.], 3, b, 0.0);
@@ -268,11 +279,15 @@ fn identity_kernel_is_a_copy_and_a_left_one_shifts_right() {
 
 #[test]
 fn convolve_parameter_errors_name_the_key() {
-    let e = parse_op("convolve:kernel=[1,2,3,4,5,6,7,8,9,10]").unwrap_err().to_string();
+    let e = parse_op("convolve:kernel=[1,2,3,4,5,6,7,8,9,10]")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("kernel"), "{e}");
     let e = parse_op("convolve:row=[1,2,1]").unwrap_err().to_string();
     assert!(e.contains("row") && e.contains("col"), "{e}");
-    let e = parse_op("convolve:kernel=[0,0,0,0,1,0,0,0,0],row=[1]").unwrap_err().to_string();
+    let e = parse_op("convolve:kernel=[0,0,0,0,1,0,0,0,0],row=[1]")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("kernel") && e.contains("row"), "{e}");
 }
 
@@ -280,7 +295,15 @@ fn convolve_parameter_errors_name_the_key() {
 fn sobel_step_edge_is_400_and_clamps_to_255() {
     let src = Plane::from_fn(10, 6, |x, _| if x < 5 { 0 } else { 100 });
     let (gx, gy) = sobel::gradients(&src, 3, Border::Replicate);
-    assert_eq!((gx.get(4, 3).abs(), gx.get(5, 3).abs(), gx.get(1, 3), gx.get(8, 3)), (400, 400, 0, 0));
+    assert_eq!(
+        (
+            gx.get(4, 3).abs(),
+            gx.get(5, 3).abs(),
+            gx.get(1, 3),
+            gx.get(8, 3)
+        ),
+        (400, 400, 0, 0)
+    );
     assert!(gy.as_slice().iter().all(|&g| g == 0));
     let m = sobel::sobel(&src, 3, SobelOutput::Magnitude, Border::Replicate);
     assert_eq!((m.get(4, 3), m.get(5, 3), m.get(2, 3)), (255, 255, 0));

@@ -4,14 +4,21 @@ use proptest::prelude::*;
 use seamstream::frame::{Plane, Rgba};
 use seamstream::ops::retarget::{CarveOptions, Energy, retarget};
 
-const ENERGIES: [Energy; 4] = [Energy::Basic, Energy::Sobel3, Energy::Sobel5, Energy::Forward];
+const ENERGIES: [Energy; 4] = [
+    Energy::Basic,
+    Energy::Sobel3,
+    Energy::Sobel5,
+    Energy::Forward,
+];
 
 /// A frame whose pixels carry their own coordinates (R = x, B = y) and
 /// random-looking luma from the seed (G), so a carved frame tells where each
 /// surviving pixel came from.
 fn tagged(w: usize, h: usize, seed: u64) -> Plane<Rgba> {
     Plane::from_fn(w, h, |x, y| {
-        let n = (x as u64 * 7919 + y as u64 * 104_729 + seed).wrapping_mul(6_364_136_223_846_793_005) >> 56;
+        let n = (x as u64 * 7919 + y as u64 * 104_729 + seed)
+            .wrapping_mul(6_364_136_223_846_793_005)
+            >> 56;
         [x as u8, n as u8, y as u8, 255]
     })
 }
@@ -26,8 +33,13 @@ fn removed_columns(src: &Plane<Rgba>, out: &Plane<Rgba>) -> Vec<usize> {
     (0..src.height())
         .map(|y| {
             let xs: Vec<usize> = out.row(y).iter().map(|&p| origin_x(p)).collect();
-            assert!(xs.windows(2).all(|w| w[0] < w[1]), "row {y} lost its order: {xs:?}");
-            (0..src.width()).find(|x| !xs.contains(x)).expect("one column removed")
+            assert!(
+                xs.windows(2).all(|w| w[0] < w[1]),
+                "row {y} lost its order: {xs:?}"
+            );
+            (0..src.width())
+                .find(|x| !xs.contains(x))
+                .expect("one column removed")
         })
         .collect()
 }
@@ -89,11 +101,24 @@ fn protected_pixels_are_never_carved() {
     // Protect a vertical band of 12 columns; carve away 20 of the other 28.
     let protect = Plane::from_fn(w, h, |x, _| (10..22).contains(&x) as u8);
     for energy in ENERGIES {
-        let out = retarget(&src, w - 20, h, &CarveOptions { energy, protect: Some(&protect), remove: None }).unwrap();
+        let out = retarget(
+            &src,
+            w - 20,
+            h,
+            &CarveOptions {
+                energy,
+                protect: Some(&protect),
+                remove: None,
+            },
+        )
+        .unwrap();
         for y in 0..h {
             let xs: Vec<usize> = out.row(y).iter().map(|&p| origin_x(p)).collect();
             for x in 10..22 {
-                assert!(xs.contains(&x), "{energy:?}: protected ({x},{y}) was carved");
+                assert!(
+                    xs.contains(&x),
+                    "{energy:?}: protected ({x},{y}) was carved"
+                );
             }
         }
     }
@@ -107,10 +132,24 @@ fn pixels_marked_for_removal_go_first() {
     let stripe = |x: usize, y: usize| (10 + y / 3..14 + y / 3).contains(&x);
     let remove = Plane::from_fn(w, h, |x, y| stripe(x, y) as u8);
     for energy in ENERGIES {
-        let out = retarget(&src, w - 4, h, &CarveOptions { energy, protect: None, remove: Some(&remove) }).unwrap();
+        let out = retarget(
+            &src,
+            w - 4,
+            h,
+            &CarveOptions {
+                energy,
+                protect: None,
+                remove: Some(&remove),
+            },
+        )
+        .unwrap();
         for y in 0..h {
             for &p in out.row(y) {
-                assert!(!stripe(origin_x(p), y), "{energy:?}: marked pixel ({}, {y}) survived", origin_x(p));
+                assert!(
+                    !stripe(origin_x(p), y),
+                    "{energy:?}: marked pixel ({}, {y}) survived",
+                    origin_x(p)
+                );
             }
         }
     }
@@ -122,9 +161,24 @@ fn carving_removes_the_flat_background_before_the_detail() {
     // by a third keeps every textured column. (Black, because `basic` counts
     // the outside of the frame as 0, which makes a bright edge row costly.)
     let (w, h) = (30, 12);
-    let src = Plane::from_fn(w, h, |x, y| if x < 10 { ((x * 97 + y * 61) % 255 + 1) as u8 } else { 0 });
+    let src = Plane::from_fn(w, h, |x, y| {
+        if x < 10 {
+            ((x * 97 + y * 61) % 255 + 1) as u8
+        } else {
+            0
+        }
+    });
     for energy in ENERGIES {
-        let out = retarget(&src, 20, h, &CarveOptions { energy, ..Default::default() }).unwrap();
+        let out = retarget(
+            &src,
+            20,
+            h,
+            &CarveOptions {
+                energy,
+                ..Default::default()
+            },
+        )
+        .unwrap();
         for y in 0..h {
             assert_eq!(&out.row(y)[..10], &src.row(y)[..10], "{energy:?} row {y}");
         }
@@ -136,7 +190,16 @@ fn enlarging_keeps_every_source_pixel_in_order() {
     let (w, h) = (20, 9);
     let src = tagged(w, h, 11);
     // 70% more: two rounds.
-    let out = retarget(&src, 34, h, &CarveOptions { energy: Energy::Basic, ..Default::default() }).unwrap();
+    let out = retarget(
+        &src,
+        34,
+        h,
+        &CarveOptions {
+            energy: Energy::Basic,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     assert_eq!(out.width(), 34);
     for y in 0..h {
         // Inserted pixels are means; the originals appear as a subsequence.
@@ -147,7 +210,10 @@ fn enlarging_keeps_every_source_pixel_in_order() {
             while i < row.len() && row[i] != p {
                 i += 1;
             }
-            assert!(i < row.len(), "row {y}: source pixel {x} missing or out of order");
+            assert!(
+                i < row.len(),
+                "row {y}: source pixel {x} missing or out of order"
+            );
             i += 1;
         }
     }

@@ -40,7 +40,11 @@ impl Border {
                 }
                 let period = 2 * last;
                 let m = i.rem_euclid(period);
-                Some(if m > last { (period - m) as usize } else { m as usize })
+                Some(if m > last {
+                    (period - m) as usize
+                } else {
+                    m as usize
+                })
             }
         }
     }
@@ -52,7 +56,9 @@ mod tests {
 
     #[test]
     fn reflect101_mirrors_without_repeating_the_edge() {
-        let got: Vec<_> = (-3..8).map(|i| Border::Reflect101.index(i, 5).unwrap()).collect();
+        let got: Vec<_> = (-3..8)
+            .map(|i| Border::Reflect101.index(i, 5).unwrap())
+            .collect();
         assert_eq!(got, vec![3, 2, 1, 0, 1, 2, 3, 4, 3, 2, 1]);
     }
 

@@ -32,21 +32,43 @@ pub static SPEC: OpSpec = OpSpec {
     params: &[
         ParamSpec::optional(
             "kernel",
-            Kind::List { lens: &[1, 4, 9, 16, 25, 36, 49], max_len: 49 },
+            Kind::List {
+                lens: &[1, 4, 9, 16, 25, 36, 49],
+                max_len: 49,
+            },
             "an n×n kernel, n from 1 to 7, row-major; or give row and col instead",
         ),
         ParamSpec::optional(
             "row",
-            Kind::List { lens: &[], max_len: MAX_SEPARABLE_TAPS },
+            Kind::List {
+                lens: &[],
+                max_len: MAX_SEPARABLE_TAPS,
+            },
             "separable: taps across x (needs col)",
         ),
         ParamSpec::optional(
             "col",
-            Kind::List { lens: &[], max_len: MAX_SEPARABLE_TAPS },
+            Kind::List {
+                lens: &[],
+                max_len: MAX_SEPARABLE_TAPS,
+            },
             "separable: taps down y (needs row)",
         ),
-        ParamSpec::new("delta", Kind::Float { min: -1000.0, max: 1000.0 }, "0", "added before rounding"),
-        ParamSpec::new("border", Kind::Choice(BORDER_CHOICES), "replicate", "how pixels outside the frame are read"),
+        ParamSpec::new(
+            "delta",
+            Kind::Float {
+                min: -1000.0,
+                max: 1000.0,
+            },
+            "0",
+            "added before rounding",
+        ),
+        ParamSpec::new(
+            "border",
+            Kind::Choice(BORDER_CHOICES),
+            "replicate",
+            "how pixels outside the frame are read",
+        ),
     ],
     example: "convolve:kernel=[0,-1,0,-1,5,-1,0,-1,0]",
 };
@@ -92,6 +114,7 @@ fn list_text(list: &[f64]) -> String {
     format!("[{}]", items.join(","))
 }
 
+/// Builds a `convolve` op: exactly one of `kernel` or `row` + `col`.
 pub fn build(p: &Params) -> Result<OpBox> {
     let delta = p.f32("delta")?;
     let border = p.border()?;
@@ -105,9 +128,15 @@ pub fn build(p: &Params) -> Result<OpBox> {
                     format!("has {} numbers; expected n×n numbers with n from 1 to {MAX_KERNEL_SIDE}", k.len()),
                 )
             })?;
-            Kernel::Full { taps: taps_of("kernel", k)?, n }
+            Kernel::Full {
+                taps: taps_of("kernel", k)?,
+                n,
+            }
         }
-        (None, Some(r), Some(c)) => Kernel::Separable { row: taps_of("row", r)?, col: taps_of("col", c)? },
+        (None, Some(r), Some(c)) => Kernel::Separable {
+            row: taps_of("row", r)?,
+            col: taps_of("col", c)?,
+        },
         (Some(k), _, _) => {
             return Err(Error::bad_value(
                 SPEC.name,
@@ -141,7 +170,11 @@ pub fn build(p: &Params) -> Result<OpBox> {
             });
         }
     };
-    Ok(Box::new(Convolve { kernel, delta, border }))
+    Ok(Box::new(Convolve {
+        kernel,
+        delta,
+        border,
+    }))
 }
 
 impl Convolve {
@@ -172,8 +205,19 @@ impl Op for Convolve {
 ///
 /// # Panics
 /// If `kernel.len() != n * n` or `n == 0`.
-pub fn filter2d<P: Pixel>(src: &Plane<P>, kernel: &[f32], n: usize, border: Border, delta: f32) -> Plane<P> {
-    assert!(n > 0 && kernel.len() == n * n, "filter2d: a {n}×{n} kernel needs {} taps, got {}", n * n, kernel.len());
+pub fn filter2d<P: Pixel>(
+    src: &Plane<P>,
+    kernel: &[f32],
+    n: usize,
+    border: Border,
+    delta: f32,
+) -> Plane<P> {
+    assert!(
+        n > 0 && kernel.len() == n * n,
+        "filter2d: a {n}×{n} kernel needs {} taps, got {}",
+        n * n,
+        kernel.len()
+    );
     if src.is_empty() {
         return src.to_packed();
     }
@@ -183,31 +227,35 @@ pub fn filter2d<P: Pixel>(src: &Plane<P>, kernel: &[f32], n: usize, border: Bord
     let ext_len = (w + n - 1) * c;
     let a = (n / 2) as isize;
     let mut out = Plane::new(w, h, P::default());
-    out.par_rows_mut().with_min_len(band_rows(h, n)).for_each_init(
-        || Scratch::new(n, ext_len, 0, w * c),
-        |s, (y, out_row)| {
-            // Ring slot = the border-extended f32 row of one source row.
-            let first = y as isize - a;
-            let Scratch { ring, acc, terms, .. } = s;
-            ring.advance(first, |v, slot| match border.index(v, h) {
-                Some(sy) => {
-                    pad.load(src.row(sy), slot);
-                    true
-                }
-                None => false,
-            });
-            terms.clear();
-            for ky in 0..n {
-                if let Some(off) = ring.offset(first + ky as isize) {
-                    for kx in 0..n {
-                        terms.push((kernel[ky * n + kx], off + kx * c));
+    out.par_rows_mut()
+        .with_min_len(band_rows(h, n))
+        .for_each_init(
+            || Scratch::new(n, ext_len, 0, w * c),
+            |s, (y, out_row)| {
+                // Ring slot = the border-extended f32 row of one source row.
+                let first = y as isize - a;
+                let Scratch {
+                    ring, acc, terms, ..
+                } = s;
+                ring.advance(first, |v, slot| match border.index(v, h) {
+                    Some(sy) => {
+                        pad.load(src.row(sy), slot);
+                        true
+                    }
+                    None => false,
+                });
+                terms.clear();
+                for ky in 0..n {
+                    if let Some(off) = ring.offset(first + ky as isize) {
+                        for kx in 0..n {
+                            terms.push((kernel[ky * n + kx], off + kx * c));
+                        }
                     }
                 }
-            }
-            mac_row(acc, &ring.data, terms);
-            store_row(acc, delta, src.row(y), out_row);
-        },
-    );
+                mac_row(acc, &ring.data, terms);
+                store_row(acc, delta, src.row(y), out_row);
+            },
+        );
     out
 }
 
@@ -226,7 +274,10 @@ pub fn separable<P: Pixel>(
     border: Border,
     delta: f32,
 ) -> Plane<P> {
-    assert!(!row_taps.is_empty() && !col_taps.is_empty(), "separable: tap lists must not be empty");
+    assert!(
+        !row_taps.is_empty() && !col_taps.is_empty(),
+        "separable: tap lists must not be empty"
+    );
     if src.is_empty() {
         return src.to_packed();
     }
@@ -235,33 +286,44 @@ pub fn separable<P: Pixel>(
     let (nr, nc) = (row_taps.len(), col_taps.len());
     let pad = RowPad::new(border, w, nr / 2, nr - 1 - nr / 2);
     let ext_len = (w + nr - 1) * c;
-    let row_terms: Vec<(f32, usize)> = row_taps.iter().enumerate().map(|(k, &t)| (t, k * c)).collect();
+    let row_terms: Vec<(f32, usize)> = row_taps
+        .iter()
+        .enumerate()
+        .map(|(k, &t)| (t, k * c))
+        .collect();
     let a = (nc / 2) as isize;
     let mut out = Plane::new(w, h, P::default());
-    out.par_rows_mut().with_min_len(band_rows(h, nc)).for_each_init(
-        || Scratch::new(nc, w * c, ext_len, w * c),
-        |s, (y, out_row)| {
-            // Ring slot = the row pass of one source row.
-            let first = y as isize - a;
-            let Scratch { ring, ext, acc, terms } = s;
-            ring.advance(first, |v, slot| match border.index(v, h) {
-                Some(sy) => {
-                    pad.load(src.row(sy), ext);
-                    mac_row(slot, ext, &row_terms);
-                    true
+    out.par_rows_mut()
+        .with_min_len(band_rows(h, nc))
+        .for_each_init(
+            || Scratch::new(nc, w * c, ext_len, w * c),
+            |s, (y, out_row)| {
+                // Ring slot = the row pass of one source row.
+                let first = y as isize - a;
+                let Scratch {
+                    ring,
+                    ext,
+                    acc,
+                    terms,
+                } = s;
+                ring.advance(first, |v, slot| match border.index(v, h) {
+                    Some(sy) => {
+                        pad.load(src.row(sy), ext);
+                        mac_row(slot, ext, &row_terms);
+                        true
+                    }
+                    None => false,
+                });
+                terms.clear();
+                for (k, &t) in col_taps.iter().enumerate() {
+                    if let Some(off) = ring.offset(first + k as isize) {
+                        terms.push((t, off));
+                    }
                 }
-                None => false,
-            });
-            terms.clear();
-            for (k, &t) in col_taps.iter().enumerate() {
-                if let Some(off) = ring.offset(first + k as isize) {
-                    terms.push((t, off));
-                }
-            }
-            mac_row(acc, &ring.data, terms);
-            store_row(acc, delta, src.row(y), out_row);
-        },
-    );
+                mac_row(acc, &ring.data, terms);
+                store_row(acc, delta, src.row(y), out_row);
+            },
+        );
     out
 }
 
@@ -270,7 +332,9 @@ pub fn separable<P: Pixel>(
 /// as many as threads.
 fn band_rows(h: usize, taps: usize) -> usize {
     let threads = rayon::current_num_threads().max(1);
-    (h.div_ceil(4 * threads)).max((4 * taps).min(h.div_ceil(threads))).max(1)
+    (h.div_ceil(4 * threads))
+        .max((4 * taps).min(h.div_ceil(threads)))
+        .max(1)
 }
 
 /// Per-job scratch: the row ring, one extended source row, the accumulator
@@ -307,7 +371,13 @@ struct Ring {
 
 impl Ring {
     fn new(slots: usize, slot_len: usize) -> Self {
-        Self { data: vec![0.0; slots * slot_len], slot_len, slots, present: vec![false; slots], loaded: None }
+        Self {
+            data: vec![0.0; slots * slot_len],
+            slot_len,
+            slots,
+            present: vec![false; slots],
+            loaded: None,
+        }
     }
 
     /// Makes virtual rows `first..first + slots` present, preparing only the
@@ -344,8 +414,12 @@ struct RowPad {
 impl RowPad {
     fn new(border: Border, w: usize, before: usize, after: usize) -> Self {
         Self {
-            left: (0..before).map(|j| border.index(j as isize - before as isize, w)).collect(),
-            right: (0..after).map(|j| border.index((w + j) as isize, w)).collect(),
+            left: (0..before)
+                .map(|j| border.index(j as isize - before as isize, w))
+                .collect(),
+            right: (0..after)
+                .map(|j| border.index((w + j) as isize, w))
+                .collect(),
         }
     }
 
@@ -356,12 +430,16 @@ impl RowPad {
         let (l, w) = (self.left.len(), row.len());
         let (head, rest) = ext.split_at_mut(l * c);
         let (body, tail) = rest.split_at_mut(w * c);
-        for (d, p) in body.chunks_exact_mut(c).zip(row) {
-            for (ch, d) in d.iter_mut().enumerate() {
-                *d = p.channel(ch) as f32;
-            }
+        match c {
+            1 => load_body::<P, 1>(row, body),
+            3 => load_body::<P, 3>(row, body),
+            _ => load_body_dyn(row, body),
         }
-        for (d, m) in head.chunks_exact_mut(c).zip(&self.left).chain(tail.chunks_exact_mut(c).zip(&self.right)) {
+        for (d, m) in head
+            .chunks_exact_mut(c)
+            .zip(&self.left)
+            .chain(tail.chunks_exact_mut(c).zip(&self.right))
+        {
             for (ch, d) in d.iter_mut().enumerate() {
                 *d = m.map_or(0.0, |i| row[i].channel(ch) as f32);
             }
@@ -369,25 +447,65 @@ impl RowPad {
     }
 }
 
-/// Block width of [`mac_row`]: one block of accumulators stays in registers
-/// while every term is added to it.
-const BLK: usize = 32;
+/// The filtered channels of `row` as f32, `C` of them per pixel; a constant
+/// `C` lets the channel loop unroll and the pixel loop vectorise.
+#[inline]
+fn load_body<P: Pixel, const C: usize>(row: &[P], body: &mut [f32]) {
+    let (body, _) = body.as_chunks_mut::<C>();
+    for (d, p) in body.iter_mut().zip(row) {
+        for (ch, d) in d.iter_mut().enumerate() {
+            *d = p.channel(ch) as f32;
+        }
+    }
+}
+
+/// [`load_body`] for any channel count.
+fn load_body_dyn<P: Pixel>(row: &[P], body: &mut [f32]) {
+    for (d, p) in body.chunks_exact_mut(P::FILTERED).zip(row) {
+        for (ch, d) in d.iter_mut().enumerate() {
+            *d = p.channel(ch) as f32;
+        }
+    }
+}
 
 /// `dst[i] = Σ t · buf[off + i]` over `terms` in order, starting from 0, in
 /// f32 without fused multiply-adds (the order is part of the definition).
+/// Uses 256-bit vectors where the CPU has AVX: the same IEEE multiplies and
+/// adds in the same order, so the result is bit-identical.
 fn mac_row(dst: &mut [f32], buf: &[f32], terms: &[(f32, usize)]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx") {
+        // SAFETY: the CPU supports AVX, checked just above.
+        unsafe { mac_row_avx(dst, buf, terms) };
+        return;
+    }
+    mac_row_blocked::<32>(dst, buf, terms);
+}
+
+/// [`mac_row_blocked`] compiled for AVX (no FMA: products are still rounded
+/// before they are added).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+fn mac_row_avx(dst: &mut [f32], buf: &[f32], terms: &[(f32, usize)]) {
+    mac_row_blocked::<64>(dst, buf, terms);
+}
+
+/// [`mac_row`] in blocks of `B` outputs: a block of accumulators stays in
+/// registers (8 vectors) while every term is added to it.
+#[inline(always)]
+fn mac_row_blocked<const B: usize>(dst: &mut [f32], buf: &[f32], terms: &[(f32, usize)]) {
     let len = dst.len();
     let mut i = 0;
-    while i + BLK <= len {
-        let mut acc = [0.0f32; BLK];
+    while i + B <= len {
+        let mut acc = [0.0f32; B];
         for &(t, off) in terms {
-            let s = &buf[off + i..off + i + BLK];
+            let s = &buf[off + i..off + i + B];
             for (a, &v) in acc.iter_mut().zip(s) {
                 *a += t * v;
             }
         }
-        dst[i..i + BLK].copy_from_slice(&acc);
-        i += BLK;
+        dst[i..i + B].copy_from_slice(&acc);
+        i += B;
     }
     if i < len {
         let acc = &mut dst[i..];
@@ -404,8 +522,26 @@ fn mac_row(dst: &mut [f32], buf: &[f32], terms: &[(f32, usize)]) {
 /// Writes `saturate_u8(acc + delta)` into the filtered channels of `out`,
 /// the other channels coming from `src`.
 fn store_row<P: Pixel>(acc: &[f32], delta: f32, src: &[P], out: &mut [P]) {
-    let c = P::FILTERED;
-    for ((o, &s), a) in out.iter_mut().zip(src).zip(acc.chunks_exact(c)) {
+    match P::FILTERED {
+        1 => store_body::<P, 1>(acc, delta, src, out),
+        3 => store_body::<P, 3>(acc, delta, src, out),
+        _ => {
+            for ((o, &s), a) in out.iter_mut().zip(src).zip(acc.chunks_exact(P::FILTERED)) {
+                let mut p = s;
+                for (ch, &v) in a.iter().enumerate() {
+                    p.set_channel(ch, round_sat(v + delta));
+                }
+                *o = p;
+            }
+        }
+    }
+}
+
+/// [`store_row`] for a constant channel count `C` (see [`load_body`]).
+#[inline]
+fn store_body<P: Pixel, const C: usize>(acc: &[f32], delta: f32, src: &[P], out: &mut [P]) {
+    let (acc, _) = acc.as_chunks::<C>();
+    for ((o, &s), a) in out.iter_mut().zip(src).zip(acc) {
         let mut p = s;
         for (ch, &v) in a.iter().enumerate() {
             p.set_channel(ch, round_sat(v + delta));
@@ -416,15 +552,32 @@ fn store_row<P: Pixel>(acc: &[f32], delta: f32, src: &[P], out: &mut [P]) {
 
 /// The largest f32 below one half.
 const BELOW_HALF: f32 = 0.499_999_97;
+/// 2²³: adding it to a value in [0, 2²³) leaves that value rounded to an
+/// integer in the low mantissa bits.
+const MAGIC: f32 = 8_388_608.0;
 
 /// Exactly [`saturate_u8`](super::pixel::saturate_u8) (round half away from
-/// zero, clamp to 0..=255, NaN → 0), written so that it vectorises: after the
-/// clamp the value is ≥ 0, and `trunc(v + pred(0.5))` rounds half up without
-/// the double rounding that `floor(v + 0.5)` suffers at `pred(0.5)`.
+/// zero, clamp to 0..=255, NaN → 0; checked on all 2³² bit patterns), written
+/// without a saturating float-to-int conversion so that loops of it
+/// vectorise. After the clamp `c ≥ 0`, so rounding half away from zero is
+/// `floor(c + pred(0.5))` (`c + 0.5` would round `pred(0.5)` up).
 #[inline]
+#[allow(
+    clippy::manual_clamp,
+    reason = "max/min send NaN to 0, where clamp would keep it"
+)]
 pub(crate) fn round_sat(v: f32) -> u8 {
-    let c = v.max(0.0).min(255.0);
-    (c + BELOW_HALF) as i32 as u8
+    floor_u8(v.max(0.0).min(255.0) + BELOW_HALF)
+}
+
+/// `floor(c)` for `0 ≤ c < 256` (not NaN), without a saturating conversion:
+/// `c + 2²³` holds `c` rounded to the nearest integer in its low mantissa
+/// bits, and one is taken off where that is above `c`.
+#[inline]
+pub(crate) fn floor_u8(c: f32) -> u8 {
+    let m = c + MAGIC;
+    let nearest = m.to_bits().wrapping_sub(MAGIC.to_bits());
+    (nearest - u32::from(m - MAGIC > c)) as u8
 }
 
 #[cfg(test)]
@@ -449,7 +602,19 @@ mod tests {
             let v = f32::from_bits(b);
             assert_eq!(round_sat(v), saturate_u8(v), "{v:e}");
         }
-        for v in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -0.0, 0.0, -0.5, -0.49999997, -1.5, -300.0, 1e30, 0.1] {
+        for v in [
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            -0.0,
+            0.0,
+            -0.5,
+            -0.49999997,
+            -1.5,
+            -300.0,
+            1e30,
+            0.1,
+        ] {
             assert_eq!(round_sat(v), saturate_u8(v), "{v:e}");
         }
     }
@@ -468,7 +633,13 @@ mod tests {
     fn one_at_the_left_reads_the_left_neighbour() {
         // Correlation: out(x) = src(x - 1); convolution would give src(x + 1).
         let src = ramp(8, 5);
-        let out = filter2d(&src, &[0., 0., 0., 1., 0., 0., 0., 0., 0.], 3, Border::Replicate, 0.0);
+        let out = filter2d(
+            &src,
+            &[0., 0., 0., 1., 0., 0., 0., 0., 0.],
+            3,
+            Border::Replicate,
+            0.0,
+        );
         for y in 0..5 {
             assert_eq!(out.get(0, y), src.get(0, y));
             for x in 1..8 {
@@ -493,7 +664,9 @@ mod tests {
 
     #[test]
     fn rgba_keeps_alpha_and_filters_colour() {
-        let src = Plane::from_fn(6, 4, |x, y| [(x * 40) as u8, (y * 60) as u8, 7, (x * 10 + y) as u8]);
+        let src = Plane::from_fn(6, 4, |x, y| {
+            [(x * 40) as u8, (y * 60) as u8, 7, (x * 10 + y) as u8]
+        });
         let out = separable(&src, &[1.0, 0.0, 0.0], &[1.0], Border::Replicate, 0.0);
         for y in 0..4 {
             for x in 0..6usize {
@@ -527,29 +700,40 @@ mod tests {
         }
         let strided = Plane::from_vec_with_stride(5, 4, 8, data).unwrap();
         let k = [0.1, 0.2, 0.1, 0.0, 0.3, 0.0, 0.1, 0.1, 0.1];
-        assert_eq!(filter2d(&strided, &k, 3, Border::Reflect101, 0.0), filter2d(&packed, &k, 3, Border::Reflect101, 0.0));
+        assert_eq!(
+            filter2d(&strided, &k, 3, Border::Reflect101, 0.0),
+            filter2d(&packed, &k, 3, Border::Reflect101, 0.0)
+        );
     }
 
     #[test]
     fn op_parses_both_forms_and_runs() {
         let mut op = parse("convolve:row=[1,2,1],col=[0.25,0.5,0.25],delta=1,border=zero").unwrap();
         let f = Frame::Gray(Plane::new(5, 5, 40u8));
-        let Frame::Gray(g) = op.apply(&f).unwrap() else { panic!("expected gray") };
+        let Frame::Gray(g) = op.apply(&f).unwrap() else {
+            panic!("expected gray")
+        };
         assert_eq!(g.get(2, 2), 161); // 40 * 4 + 1
         let mut op = parse("convolve:kernel=[2]").unwrap();
-        let Frame::Gray(g) = op.apply(&f).unwrap() else { panic!("expected gray") };
+        let Frame::Gray(g) = op.apply(&f).unwrap() else {
+            panic!("expected gray")
+        };
         assert_eq!(g.get(0, 0), 80);
     }
 
     #[test]
     fn bad_kernels_are_errors_naming_the_key() {
-        let e = parse("convolve:kernel=[1,2,3,4,5,6,7,8,9,10]").unwrap_err().to_string();
+        let e = parse("convolve:kernel=[1,2,3,4,5,6,7,8,9,10]")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("kernel=") && e.contains("49"), "{e}");
         let e = parse("convolve:row=[1,2,1]").unwrap_err().to_string();
         assert!(e.contains("row=") && e.contains("col"), "{e}");
         let e = parse("convolve:col=[1,2,1]").unwrap_err().to_string();
         assert!(e.contains("col=") && e.contains("row"), "{e}");
-        let e = parse("convolve:kernel=[1],row=[1,2,1],col=[1]").unwrap_err().to_string();
+        let e = parse("convolve:kernel=[1],row=[1,2,1],col=[1]")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("kernel") && e.contains("row"), "{e}");
         let e = parse("convolve").unwrap_err().to_string();
         assert!(e.contains("kernel") && e.contains("row"), "{e}");

@@ -3,6 +3,8 @@
 //! `LUT[v] = round((cdf[v] − cdf_min) · 255 / (N − cdf_min))` in exact integer
 //! arithmetic. A constant frame passes unchanged.
 
+use rayon::prelude::*;
+
 use super::params::{OpSpec, Params};
 use super::pixel::Pixel;
 use super::threshold::luma_histogram;
@@ -49,13 +51,18 @@ pub fn equalize<P: Pixel>(src: &Plane<P>) -> Plane<P> {
     let Some(lut) = equalize_lut(&luma_histogram(src), n) else {
         return src.clone();
     };
-    src.map(|p| {
-        let mut o = p;
-        for c in 0..P::FILTERED {
-            o.set_channel(c, lut[p.channel(c) as usize]);
+    let mut out = Plane::new(src.width(), src.height(), P::default());
+    out.par_rows_mut().for_each(|(y, row)| {
+        // A local copy of the table, so that byte stores cannot alias it.
+        let table = lut;
+        for (o, &p) in row.iter_mut().zip(src.row(y)) {
+            *o = p;
+            for c in 0..P::FILTERED {
+                o.set_channel(c, table[p.channel(c) as usize]);
+            }
         }
-        o
-    })
+    });
+    out
 }
 
 /// The `equalize` chain op.

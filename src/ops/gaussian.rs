@@ -17,9 +17,26 @@ pub static SPEC: OpSpec = OpSpec {
     name: "gaussian",
     summary: "Gaussian blur, separable, taps exp(-i²/2σ²) normalised to sum 1",
     params: &[
-        ParamSpec::new("sigma", Kind::Float { min: 0.1, max: 100.0 }, "1", "standard deviation in pixels"),
-        ParamSpec::optional("radius", Kind::Int { min: 0, max: 300 }, "taps on each side of the centre [default: ⌈3σ⌉]"),
-        ParamSpec::new("border", Kind::Choice(BORDER_CHOICES), "replicate", "how pixels outside the frame are read"),
+        ParamSpec::new(
+            "sigma",
+            Kind::Float {
+                min: 0.1,
+                max: 100.0,
+            },
+            "1",
+            "standard deviation in pixels",
+        ),
+        ParamSpec::optional(
+            "radius",
+            Kind::Int { min: 0, max: 300 },
+            "taps on each side of the centre [default: ⌈3σ⌉]",
+        ),
+        ParamSpec::new(
+            "border",
+            Kind::Choice(BORDER_CHOICES),
+            "replicate",
+            "how pixels outside the frame are read",
+        ),
     ],
     example: "gaussian:sigma=2.5,border=reflect101",
 };
@@ -36,7 +53,12 @@ pub struct Gaussian {
 impl Gaussian {
     /// A blur of `sigma` with `radius` taps each side of the centre.
     pub fn new(sigma: f64, radius: usize, border: Border) -> Self {
-        Self { sigma, radius, border, taps: gaussian_taps(sigma, radius) }
+        Self {
+            sigma,
+            radius,
+            border,
+            taps: gaussian_taps(sigma, radius),
+        }
     }
 }
 
@@ -45,6 +67,7 @@ pub fn default_radius(sigma: f64) -> usize {
     (3.0 * sigma).ceil() as usize
 }
 
+/// Builds a `gaussian` op; `radius` defaults to ⌈3σ⌉.
 pub fn build(p: &Params) -> Result<OpBox> {
     let sigma = p.f64("sigma")?;
     let radius = match p.opt_f64("radius") {
@@ -72,7 +95,9 @@ impl Op for Gaussian {
 /// `i = −radius..=radius` in f64, divided by their f64 sum, cast to f32.
 pub fn gaussian_taps(sigma: f64, radius: usize) -> Vec<f32> {
     let r = radius as i64;
-    let g: Vec<f64> = (-r..=r).map(|i| (-((i * i) as f64) / (2.0 * sigma * sigma)).exp()).collect();
+    let g: Vec<f64> = (-r..=r)
+        .map(|i| (-((i * i) as f64) / (2.0 * sigma * sigma)).exp())
+        .collect();
     let sum: f64 = g.iter().sum();
     g.iter().map(|v| (v / sum) as f32).collect()
 }
@@ -156,9 +181,13 @@ mod tests {
 
     #[test]
     fn op_blurs_rgba_and_keeps_alpha() {
-        let src = Plane::from_fn(8, 6, |x, y| [(x * 30) as u8, (y * 40) as u8, 90, (x + 10 * y) as u8]);
+        let src = Plane::from_fn(8, 6, |x, y| {
+            [(x * 30) as u8, (y * 40) as u8, 90, (x + 10 * y) as u8]
+        });
         let mut op = parse("gaussian:sigma=1.5,border=reflect101").unwrap();
-        let Frame::Rgba(out) = op.apply(&Frame::Rgba(src.clone())).unwrap() else { panic!("expected RGBA") };
+        let Frame::Rgba(out) = op.apply(&Frame::Rgba(src.clone())).unwrap() else {
+            panic!("expected RGBA")
+        };
         assert_eq!(out, gaussian(&src, 1.5, 5, Border::Reflect101));
         for y in 0..6 {
             for x in 0..8 {

@@ -55,26 +55,69 @@ pub struct Entry {
 
 /// Every operation, in the order `seamstream ops` lists them.
 pub static REGISTRY: &[Entry] = &[
-    Entry { spec: &gray::SPEC, build: gray::build },
-    Entry { spec: &yuv::SPEC, build: yuv::build },
-    Entry { spec: &gaussian::SPEC, build: gaussian::build },
-    Entry { spec: &boxfilter::SPEC, build: boxfilter::build },
-    Entry { spec: &convolve::SPEC, build: convolve::build },
-    Entry { spec: &sobel::SPEC, build: sobel::build },
-    Entry { spec: &warp::SPEC, build: warp::build },
-    Entry { spec: &threshold::SPEC, build: threshold::build },
-    Entry { spec: &adaptive::SPEC, build: adaptive::build },
-    Entry { spec: &integral::SPEC, build: integral::build },
-    Entry { spec: &equalize::SPEC, build: equalize::build },
-    Entry { spec: &retarget::SPEC, build: retarget::build },
+    Entry {
+        spec: &gray::SPEC,
+        build: gray::build,
+    },
+    Entry {
+        spec: &yuv::SPEC,
+        build: yuv::build,
+    },
+    Entry {
+        spec: &gaussian::SPEC,
+        build: gaussian::build,
+    },
+    Entry {
+        spec: &boxfilter::SPEC,
+        build: boxfilter::build,
+    },
+    Entry {
+        spec: &convolve::SPEC,
+        build: convolve::build,
+    },
+    Entry {
+        spec: &sobel::SPEC,
+        build: sobel::build,
+    },
+    Entry {
+        spec: &warp::SPEC,
+        build: warp::build,
+    },
+    Entry {
+        spec: &threshold::SPEC,
+        build: threshold::build,
+    },
+    Entry {
+        spec: &adaptive::SPEC,
+        build: adaptive::build,
+    },
+    Entry {
+        spec: &integral::SPEC,
+        build: integral::build,
+    },
+    Entry {
+        spec: &equalize::SPEC,
+        build: equalize::build,
+    },
+    Entry {
+        spec: &retarget::SPEC,
+        build: retarget::build,
+    },
 ];
 
 /// The registry entry for an operation name.
 pub fn lookup(name: &str) -> Result<&'static Entry> {
-    REGISTRY.iter().find(|e| e.spec.name == name).ok_or_else(|| Error::UnknownOp {
-        name: name.into(),
-        valid: REGISTRY.iter().map(|e| e.spec.name).collect::<Vec<_>>().join(", "),
-    })
+    REGISTRY
+        .iter()
+        .find(|e| e.spec.name == name)
+        .ok_or_else(|| Error::UnknownOp {
+            name: name.into(),
+            valid: REGISTRY
+                .iter()
+                .map(|e| e.spec.name)
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
 }
 
 /// Builds an operation from its name and (key, raw value) pairs.
@@ -103,7 +146,11 @@ impl Chain {
 
     /// Parses each `name:key=value,...` in order.
     pub fn parse<S: AsRef<str>>(texts: &[S]) -> Result<Self> {
-        texts.iter().map(|t| parse_op(t.as_ref())).collect::<Result<Vec<_>>>().map(Self::new)
+        texts
+            .iter()
+            .map(|t| parse_op(t.as_ref()))
+            .collect::<Result<Vec<_>>>()
+            .map(Self::new)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -129,7 +176,9 @@ impl Chain {
 
     /// The size that comes out for an input of `width`×`height`.
     pub fn output_size(&self, width: usize, height: usize) -> Result<(usize, usize)> {
-        self.ops.iter().try_fold((width, height), |(w, h), op| op.output_size(w, h))
+        self.ops
+            .iter()
+            .try_fold((width, height), |(w, h), op| op.output_size(w, h))
     }
 }
 
@@ -161,7 +210,8 @@ mod tests {
         for entry in REGISTRY {
             let (name, pairs) = params::split_op(entry.spec.example).unwrap();
             assert_eq!(name, entry.spec.name);
-            Params::from_pairs(entry.spec, &pairs).unwrap_or_else(|e| panic!("{}: {e}", entry.spec.example));
+            Params::from_pairs(entry.spec, &pairs)
+                .unwrap_or_else(|e| panic!("{}: {e}", entry.spec.example));
         }
     }
 }

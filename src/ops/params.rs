@@ -20,9 +20,16 @@ pub enum Kind {
     /// One of the listed words.
     Choice(&'static [&'static str]),
     /// A whole number in `min..=max`, or one of the listed words.
-    IntOrChoice { min: i64, max: i64, choices: &'static [&'static str] },
+    IntOrChoice {
+        min: i64,
+        max: i64,
+        choices: &'static [&'static str],
+    },
     /// A bracketed list of numbers, `[a,b,...]`, with a length in `lens`.
-    List { lens: &'static [usize], max_len: usize },
+    List {
+        lens: &'static [usize],
+        max_len: usize,
+    },
     /// A size in pixels (`640`) or percent of the input (`75%`).
     Size,
     /// A `WIDTHxHEIGHT` size in pixels.
@@ -40,9 +47,12 @@ impl Kind {
             Kind::Int { min, max } => format!("a whole number from {min} to {max}"),
             Kind::Choice(c) => format!("one of {}", c.join(", ")),
             Kind::IntOrChoice { min, max, choices } => {
-                format!("a whole number from {min} to {max}, or {}", choices.join(", "))
+                format!(
+                    "a whole number from {min} to {max}, or {}",
+                    choices.join(", ")
+                )
             }
-            Kind::List { lens, max_len } if lens.is_empty() => {
+            Kind::List { lens: [], max_len } => {
                 format!("a list of 1 to {max_len} numbers in brackets, e.g. [1,2,1]")
             }
             Kind::List { lens, .. } => {
@@ -70,14 +80,37 @@ pub struct ParamSpec {
 }
 
 impl ParamSpec {
-    pub const fn new(name: &'static str, kind: Kind, default: &'static str, help: &'static str) -> Self {
-        Self { name, kind, default: Some(default), required: false, help }
+    pub const fn new(
+        name: &'static str,
+        kind: Kind,
+        default: &'static str,
+        help: &'static str,
+    ) -> Self {
+        Self {
+            name,
+            kind,
+            default: Some(default),
+            required: false,
+            help,
+        }
     }
     pub const fn optional(name: &'static str, kind: Kind, help: &'static str) -> Self {
-        Self { name, kind, default: None, required: false, help }
+        Self {
+            name,
+            kind,
+            default: None,
+            required: false,
+            help,
+        }
     }
     pub const fn required(name: &'static str, kind: Kind, help: &'static str) -> Self {
-        Self { name, kind, default: None, required: true, help }
+        Self {
+            name,
+            kind,
+            default: None,
+            required: true,
+            help,
+        }
     }
 }
 
@@ -92,15 +125,22 @@ pub struct OpSpec {
 
 impl OpSpec {
     fn param(&self, key: &str) -> Result<&ParamSpec> {
-        self.params.iter().find(|p| p.name == key).ok_or_else(|| Error::UnknownKey {
-            op: self.name.into(),
-            key: key.into(),
-            valid: if self.params.is_empty() {
-                "none (this operation takes no parameters)".into()
-            } else {
-                self.params.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
-            },
-        })
+        self.params
+            .iter()
+            .find(|p| p.name == key)
+            .ok_or_else(|| Error::UnknownKey {
+                op: self.name.into(),
+                key: key.into(),
+                valid: if self.params.is_empty() {
+                    "none (this operation takes no parameters)".into()
+                } else {
+                    self.params
+                        .iter()
+                        .map(|p| p.name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                },
+            })
     }
 
     /// A help block for `seamstream ops`.
@@ -112,7 +152,13 @@ impl OpSpec {
                 (None, true) => " [required]".into(),
                 (None, false) => String::new(),
             };
-            s.push_str(&format!("    {:<14} {}; {}{}\n", p.name, p.help, p.kind.describe(), default));
+            s.push_str(&format!(
+                "    {:<14} {}; {}{}\n",
+                p.name,
+                p.help,
+                p.kind.describe(),
+                default
+            ));
         }
         s.push_str(&format!("    e.g. --op {}\n", self.example));
         s
@@ -174,10 +220,17 @@ impl Params {
             if let Some(d) = p.default {
                 values.insert(p.name, parse_value(spec.name, p, d)?);
             } else if p.required {
-                return Err(Error::MissingKey { op: spec.name.into(), key: p.name.into(), help: p.kind.describe() });
+                return Err(Error::MissingKey {
+                    op: spec.name.into(),
+                    key: p.name.into(),
+                    help: p.kind.describe(),
+                });
             }
         }
-        Ok(Self { op: spec.name, values })
+        Ok(Self {
+            op: spec.name,
+            values,
+        })
     }
 
     pub fn op(&self) -> &'static str {
@@ -193,7 +246,10 @@ impl Params {
     }
 
     fn missing(&self, key: &str) -> Error {
-        Error::op_failed(self.op, format!("parameter `{key}` has no value (a bug in the op's spec)"))
+        Error::op_failed(
+            self.op,
+            format!("parameter `{key}` has no value (a bug in the op's spec)"),
+        )
     }
 
     pub fn f64(&self, key: &str) -> Result<f64> {
@@ -262,7 +318,8 @@ impl Params {
 
     pub fn border(&self) -> Result<super::Border> {
         let w = self.word("border")?;
-        super::Border::parse(w).ok_or_else(|| Error::bad_value(self.op, "border", w, "unknown border"))
+        super::Border::parse(w)
+            .ok_or_else(|| Error::bad_value(self.op, "border", w, "unknown border"))
     }
 }
 
@@ -277,9 +334,22 @@ fn parse_number(op: &str, key: &str, raw: &str) -> Result<f64> {
     Ok(v)
 }
 
-fn check_range(op: &str, key: &str, raw: &str, v: f64, min: f64, max: f64, what: &str) -> Result<f64> {
+fn check_range(
+    op: &str,
+    key: &str,
+    raw: &str,
+    v: f64,
+    min: f64,
+    max: f64,
+    what: &str,
+) -> Result<f64> {
     if v < min || v > max {
-        return Err(Error::bad_value(op, key, raw, format!("out of range; expected {what}")));
+        return Err(Error::bad_value(
+            op,
+            key,
+            raw,
+            format!("out of range; expected {what}"),
+        ));
     }
     Ok(v)
 }
@@ -311,7 +381,8 @@ fn parse_value(op: &str, p: &ParamSpec, raw: &str) -> Result<Value> {
             if choices.contains(&raw) {
                 return Ok(Value::Word(raw.into()));
             }
-            let v = parse_number(op, key, raw).map_err(|_| Error::bad_value(op, key, raw, format!("expected {what}")))?;
+            let v = parse_number(op, key, raw)
+                .map_err(|_| Error::bad_value(op, key, raw, format!("expected {what}")))?;
             if v.fract() != 0.0 {
                 return Err(Error::bad_value(op, key, raw, format!("expected {what}")));
             }
@@ -327,9 +398,18 @@ fn parse_value(op: &str, p: &ParamSpec, raw: &str) -> Result<Value> {
                 .filter(|s| !s.trim().is_empty())
                 .map(|s| parse_number(op, key, s))
                 .collect::<Result<_>>()?;
-            let ok_len = if lens.is_empty() { !items.is_empty() && items.len() <= max_len } else { lens.contains(&items.len()) };
+            let ok_len = if lens.is_empty() {
+                !items.is_empty() && items.len() <= max_len
+            } else {
+                lens.contains(&items.len())
+            };
             if !ok_len {
-                return Err(Error::bad_value(op, key, raw, format!("has {} numbers; expected {what}", items.len())));
+                return Err(Error::bad_value(
+                    op,
+                    key,
+                    raw,
+                    format!("has {} numbers; expected {what}", items.len()),
+                ));
             }
             Ok(Value::List(items))
         }
@@ -337,13 +417,23 @@ fn parse_value(op: &str, p: &ParamSpec, raw: &str) -> Result<Value> {
             if let Some(pct) = raw.strip_suffix('%') {
                 let v = parse_number(op, key, pct)?;
                 if v <= 0.0 {
-                    return Err(Error::bad_value(op, key, raw, "a size must be greater than 0%"));
+                    return Err(Error::bad_value(
+                        op,
+                        key,
+                        raw,
+                        "a size must be greater than 0%",
+                    ));
                 }
                 Ok(Value::Size(SizeSpec::Percent(v)))
             } else {
                 let v = parse_number(op, key, raw)?;
                 if v.fract() != 0.0 || v < 1.0 {
-                    return Err(Error::bad_value(op, key, raw, format!("expected {what}, at least 1 pixel")));
+                    return Err(Error::bad_value(
+                        op,
+                        key,
+                        raw,
+                        format!("expected {what}, at least 1 pixel"),
+                    ));
                 }
                 Ok(Value::Size(SizeSpec::Pixels(v as usize)))
             }
@@ -354,7 +444,12 @@ fn parse_value(op: &str, p: &ParamSpec, raw: &str) -> Result<Value> {
             let w: usize = w.trim().parse().map_err(|_| bad())?;
             let h: usize = h.trim().parse().map_err(|_| bad())?;
             if w == 0 || h == 0 || w > 32768 || h > 32768 {
-                return Err(Error::bad_value(op, key, raw, "each side must be from 1 to 32768 pixels"));
+                return Err(Error::bad_value(
+                    op,
+                    key,
+                    raw,
+                    "each side must be from 1 to 32768 pixels",
+                ));
             }
             Ok(Value::Dims(w, h))
         }
@@ -375,14 +470,19 @@ fn parse_value(op: &str, p: &ParamSpec, raw: &str) -> Result<Value> {
 /// Splits `name:k=v,k=[a,b]` into the name and its (key, value) pairs.
 /// Commas inside brackets belong to the value.
 pub fn split_op(text: &str) -> Result<(String, Vec<(String, String)>)> {
-    let bad = |reason: &str| Error::BadSyntax { text: text.into(), reason: reason.into() };
+    let bad = |reason: &str| Error::BadSyntax {
+        text: text.into(),
+        reason: reason.into(),
+    };
     let text_trim = text.trim();
     let (name, rest) = match text_trim.split_once(':') {
         Some((n, r)) => (n.trim(), r),
         None => (text_trim, ""),
     };
     if name.is_empty() {
-        return Err(bad("the operation name is empty; write NAME or NAME:key=value,..."));
+        return Err(bad(
+            "the operation name is empty; write NAME or NAME:key=value,...",
+        ));
     }
     let mut pairs = Vec::new();
     let mut depth = 0i32;
@@ -434,9 +534,33 @@ mod tests {
         name: "demo",
         summary: "a test op",
         params: &[
-            ParamSpec::new("sigma", Kind::Float { min: 0.1, max: 10.0 }, "1", "width"),
-            ParamSpec::new("t", Kind::IntOrChoice { min: 0, max: 255, choices: &["otsu"] }, "128", "threshold"),
-            ParamSpec::optional("m", Kind::List { lens: &[6, 9], max_len: 9 }, "matrix"),
+            ParamSpec::new(
+                "sigma",
+                Kind::Float {
+                    min: 0.1,
+                    max: 10.0,
+                },
+                "1",
+                "width",
+            ),
+            ParamSpec::new(
+                "t",
+                Kind::IntOrChoice {
+                    min: 0,
+                    max: 255,
+                    choices: &["otsu"],
+                },
+                "128",
+                "threshold",
+            ),
+            ParamSpec::optional(
+                "m",
+                Kind::List {
+                    lens: &[6, 9],
+                    max_len: 9,
+                },
+                "matrix",
+            ),
             ParamSpec::optional("width", Kind::Size, "target"),
         ],
         example: "demo:sigma=2",
@@ -452,7 +576,10 @@ mod tests {
     fn brackets_keep_their_commas() {
         let (name, pairs) = split_op("warp:affine=[1,0,2,0,1,3],interpolation=bicubic").unwrap();
         assert_eq!(name, "warp");
-        assert_eq!(pairs[0], ("affine".to_string(), "[1,0,2,0,1,3]".to_string()));
+        assert_eq!(
+            pairs[0],
+            ("affine".to_string(), "[1,0,2,0,1,3]".to_string())
+        );
         assert_eq!(pairs[1].0, "interpolation");
     }
 
@@ -469,7 +596,10 @@ mod tests {
     #[test]
     fn unknown_key_lists_the_valid_ones() {
         let e = parse("demo:sigmaa=2").unwrap_err().to_string();
-        assert!(e.contains("sigmaa") && e.contains("sigma, t, m, width"), "{e}");
+        assert!(
+            e.contains("sigmaa") && e.contains("sigma, t, m, width"),
+            "{e}"
+        );
     }
 
     #[test]

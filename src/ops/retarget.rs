@@ -101,7 +101,13 @@ pub fn energy_at(luma: &Plane<u8>, x: usize, y: usize, kind: Energy) -> u32 {
         Energy::Basic => {
             let (w, h) = (luma.width(), luma.height());
             let i = luma.get(x, y) as i32;
-            let at = |xx: usize, yy: usize| if xx < w && yy < h { luma.get(xx, yy) as i32 } else { 0 };
+            let at = |xx: usize, yy: usize| {
+                if xx < w && yy < h {
+                    luma.get(xx, yy) as i32
+                } else {
+                    0
+                }
+            };
             let dx = (i - at(x + 1, y)).unsigned_abs();
             let dy = (i - at(x, y + 1)).unsigned_abs();
             let dd = (i - at(x + 1, y + 1)).unsigned_abs();
@@ -149,7 +155,13 @@ pub fn energy_map(luma: &Plane<u8>, kind: Energy) -> Plane<u32> {
 /// Forward-energy step costs of row `y` towards row y+1: for each x, the
 /// cost of stepping to x (centre), x−1 (left) and x+1 (right). Columns
 /// outside the frame read the edge column.
-fn forward_steps(luma: &Plane<u8>, y: usize, centre: &mut [i64], left: &mut [i64], right: &mut [i64]) {
+fn forward_steps(
+    luma: &Plane<u8>,
+    y: usize,
+    centre: &mut [i64],
+    left: &mut [i64],
+    right: &mut [i64],
+) {
     let w = luma.width();
     let row = luma.row(y);
     let below = (y + 1 < luma.height()).then(|| luma.row(y + 1));
@@ -210,8 +222,23 @@ impl DpInput<'_> {
 /// bottom) and returns its total cost.
 fn dp_seam(input: &DpInput, scratch: &mut DpScratch, seam: &mut Vec<usize>) -> i64 {
     let (w, h) = (input.energy.width(), input.energy.height());
-    let DpScratch { cum, next, cost, step_centre, step_left, step_right, back } = scratch;
-    for v in [&mut *cum, &mut *next, &mut *cost, &mut *step_centre, &mut *step_left, &mut *step_right] {
+    let DpScratch {
+        cum,
+        next,
+        cost,
+        step_centre,
+        step_left,
+        step_right,
+        back,
+    } = scratch;
+    for v in [
+        &mut *cum,
+        &mut *next,
+        &mut *cost,
+        &mut *step_centre,
+        &mut *step_left,
+        &mut *step_right,
+    ] {
         v.clear();
         v.resize(w, 0);
     }
@@ -250,7 +277,10 @@ fn dp_seam(input: &DpInput, scratch: &mut DpScratch, seam: &mut Vec<usize>) -> i
     }
     // `next` now holds the top row's cumulative costs.
     let (start, total) =
-        next.iter().enumerate().fold((0, i64::MAX), |(bx, bv), (x, &v)| if v < bv { (x, v) } else { (bx, bv) });
+        next.iter().enumerate().fold(
+            (0, i64::MAX),
+            |(bx, bv), (x, &v)| if v < bv { (x, v) } else { (bx, bv) },
+        );
     seam.clear();
     seam.push(start);
     let mut x = start;
@@ -303,7 +333,11 @@ pub fn vertical_seam(energy: &Plane<u32>) -> (Vec<usize>, i64) {
     if energy.is_empty() {
         return (seam, 0);
     }
-    let input = DpInput { energy, mask: None, forward_luma: None };
+    let input = DpInput {
+        energy,
+        mask: None,
+        forward_luma: None,
+    };
     let total = dp_seam(&input, &mut DpScratch::default(), &mut seam);
     (seam, total)
 }
@@ -337,8 +371,18 @@ impl<P: Pixel> Carver<P> {
     fn new(img: Plane<P>, mask: Option<Plane<i8>>, kind: Energy, track_origin: bool) -> Self {
         let luma = img.map(|p| p.luma());
         let energy = energy_map(&luma, kind);
-        let origin = track_origin.then(|| Plane::from_fn(img.width(), img.height(), |x, _| x as u32));
-        Self { img, luma, energy, mask, origin, kind, scratch: DpScratch::default(), seam: Vec::new() }
+        let origin =
+            track_origin.then(|| Plane::from_fn(img.width(), img.height(), |x, _| x as u32));
+        Self {
+            img,
+            luma,
+            energy,
+            mask,
+            origin,
+            kind,
+            scratch: DpScratch::default(),
+            seam: Vec::new(),
+        }
     }
 
     /// Finds the best seam into `self.seam` and returns its total cost.
@@ -400,7 +444,11 @@ pub struct CarveOptions<'a> {
 
 impl Default for CarveOptions<'_> {
     fn default() -> Self {
-        Self { energy: Energy::Forward, protect: None, remove: None }
+        Self {
+            energy: Energy::Forward,
+            protect: None,
+            remove: None,
+        }
     }
 }
 
@@ -414,7 +462,11 @@ fn combine_masks(w: usize, h: usize, opts: &CarveOptions) -> Result<Option<Plane
         {
             return Err(Error::op_failed(
                 "retarget",
-                format!("the {name} mask is {}x{} but the frame is {w}x{h}; masks must match the frame size", m.width(), m.height()),
+                format!(
+                    "the {name} mask is {}x{} but the frame is {w}x{h}; masks must match the frame size",
+                    m.width(),
+                    m.height()
+                ),
             ));
         }
     }
@@ -430,7 +482,12 @@ fn combine_masks(w: usize, h: usize, opts: &CarveOptions) -> Result<Option<Plane
 }
 
 /// Removes `count` vertical seams.
-fn shrink_width<P: Pixel>(img: Plane<P>, mask: Option<Plane<i8>>, count: usize, kind: Energy) -> (Plane<P>, Option<Plane<i8>>) {
+fn shrink_width<P: Pixel>(
+    img: Plane<P>,
+    mask: Option<Plane<i8>>,
+    count: usize,
+    kind: Energy,
+) -> (Plane<P>, Option<Plane<i8>>) {
     let mut c = Carver::new(img, mask, kind, false);
     for _ in 0..count {
         c.find_seam();
@@ -456,7 +513,12 @@ fn mean3<P: Pixel>(row: &[P], x: usize) -> P {
 /// (by removing them from a copy), and each gets a new pixel beside it, the
 /// mean of the seam pixel and its neighbours. More than half the width is
 /// inserted in rounds of at most half the current width (seed 000).
-fn enlarge_width<P: Pixel>(mut img: Plane<P>, mut mask: Option<Plane<i8>>, count: usize, kind: Energy) -> (Plane<P>, Option<Plane<i8>>) {
+fn enlarge_width<P: Pixel>(
+    mut img: Plane<P>,
+    mut mask: Option<Plane<i8>>,
+    count: usize,
+    kind: Energy,
+) -> (Plane<P>, Option<Plane<i8>>) {
     let mut left = count;
     while left > 0 {
         let (w, h) = (img.width(), img.height());
@@ -508,7 +570,12 @@ fn enlarge_width<P: Pixel>(mut img: Plane<P>, mut mask: Option<Plane<i8>>, count
 }
 
 /// Changes the width by `delta` seams (negative: remove).
-fn carve_width<P: Pixel>(img: Plane<P>, mask: Option<Plane<i8>>, target: usize, kind: Energy) -> (Plane<P>, Option<Plane<i8>>) {
+fn carve_width<P: Pixel>(
+    img: Plane<P>,
+    mask: Option<Plane<i8>>,
+    target: usize,
+    kind: Energy,
+) -> (Plane<P>, Option<Plane<i8>>) {
     let w = img.width();
     if target < w {
         shrink_width(img, mask, w - target, kind)
@@ -519,7 +586,10 @@ fn carve_width<P: Pixel>(img: Plane<P>, mask: Option<Plane<i8>>, target: usize, 
     }
 }
 
-fn transpose_pair<P: Pixel>(img: Plane<P>, mask: Option<Plane<i8>>) -> (Plane<P>, Option<Plane<i8>>) {
+fn transpose_pair<P: Pixel>(
+    img: Plane<P>,
+    mask: Option<Plane<i8>>,
+) -> (Plane<P>, Option<Plane<i8>>) {
     (img.transposed(), mask.map(|m| m.transposed()))
 }
 
@@ -527,7 +597,12 @@ fn transpose_pair<P: Pixel>(img: Plane<P>, mask: Option<Plane<i8>>) -> (Plane<P>
 /// twice the input. Shrinking both sides removes, at each step, the cheaper
 /// of the best vertical and best horizontal seam until one target is met,
 /// then carries on in the other dimension; enlarging comes after shrinking.
-pub fn retarget<P: Pixel>(src: &Plane<P>, target_w: usize, target_h: usize, opts: &CarveOptions) -> Result<Plane<P>> {
+pub fn retarget<P: Pixel>(
+    src: &Plane<P>,
+    target_w: usize,
+    target_h: usize,
+    opts: &CarveOptions,
+) -> Result<Plane<P>> {
     let (w, h) = (src.width(), src.height());
     check_target("width", target_w, w)?;
     check_target("height", target_h, h)?;
@@ -548,7 +623,10 @@ pub fn retarget<P: Pixel>(src: &Plane<P>, target_w: usize, target_h: usize, opts
             mask = vertical.mask.map(|m| m.to_packed());
         } else {
             horizontal.remove_seam();
-            let (i, m) = transpose_pair(horizontal.img.to_packed(), horizontal.mask.map(|m| m.to_packed()));
+            let (i, m) = transpose_pair(
+                horizontal.img.to_packed(),
+                horizontal.mask.map(|m| m.to_packed()),
+            );
             img = i;
             mask = m;
         }
@@ -568,7 +646,10 @@ fn check_target(side: &str, target: usize, input: usize) -> Result<()> {
             "retarget",
             side,
             target,
-            format!("the target {side} must be between 1 and 2× the input {side} ({})", 2 * input),
+            format!(
+                "the target {side} must be between 1 and 2× the input {side} ({})",
+                2 * input
+            ),
         ));
     }
     Ok(())
@@ -578,12 +659,38 @@ pub static SPEC: OpSpec = OpSpec {
     name: "retarget",
     summary: "content-aware resize by seam carving (changes the frame size)",
     params: &[
-        ParamSpec::optional("width", Kind::Size, "target width, 1 to 2× the input (default: unchanged)"),
-        ParamSpec::optional("height", Kind::Size, "target height, 1 to 2× the input (default: unchanged)"),
-        ParamSpec::new("energy", Kind::Choice(&["basic", "sobel3", "sobel5", "forward"]), "forward", "pixel importance"),
-        ParamSpec::new("mode", Kind::Choice(&["exact", "fast"]), "exact", "exact: one seam at a time"),
-        ParamSpec::optional("protect", Kind::Path, "mask image (white = never carve), same size as the frame"),
-        ParamSpec::optional("remove", Kind::Path, "mask image (white = carve first), same size as the frame"),
+        ParamSpec::optional(
+            "width",
+            Kind::Size,
+            "target width, 1 to 2× the input (default: unchanged)",
+        ),
+        ParamSpec::optional(
+            "height",
+            Kind::Size,
+            "target height, 1 to 2× the input (default: unchanged)",
+        ),
+        ParamSpec::new(
+            "energy",
+            Kind::Choice(&["basic", "sobel3", "sobel5", "forward"]),
+            "forward",
+            "pixel importance",
+        ),
+        ParamSpec::new(
+            "mode",
+            Kind::Choice(&["exact", "fast"]),
+            "exact",
+            "exact: one seam at a time",
+        ),
+        ParamSpec::optional(
+            "protect",
+            Kind::Path,
+            "mask image (white = never carve), same size as the frame",
+        ),
+        ParamSpec::optional(
+            "remove",
+            Kind::Path,
+            "mask image (white = carve first), same size as the frame",
+        ),
     ],
     example: "retarget:width=75%,energy=forward",
 };
@@ -599,8 +706,11 @@ pub struct Retarget {
 }
 
 fn load_mask(p: &Params, key: &str) -> Result<Option<Plane<u8>>> {
-    let Some(path) = p.path(key) else { return Ok(None) };
-    let frame = crate::io::load_image(path).map_err(|e| Error::bad_value("retarget", key, path.display(), e.to_string()))?;
+    let Some(path) = p.path(key) else {
+        return Ok(None);
+    };
+    let frame = crate::io::load_image(path)
+        .map_err(|e| Error::bad_value("retarget", key, path.display(), e.to_string()))?;
     Ok(Some(frame.luma().map(|v| (v >= 128) as u8)))
 }
 
@@ -613,7 +723,14 @@ pub fn build(p: &Params) -> Result<OpBox> {
             "fast mode is not built yet; use mode=exact",
         ));
     }
-    let energy = Energy::parse(p.word("energy")?).ok_or_else(|| Error::bad_value("retarget", "energy", p.word("energy").unwrap_or(""), "unknown energy"))?;
+    let energy = Energy::parse(p.word("energy")?).ok_or_else(|| {
+        Error::bad_value(
+            "retarget",
+            "energy",
+            p.word("energy").unwrap_or(""),
+            "unknown energy",
+        )
+    })?;
     Ok(Box::new(Retarget {
         width: p.size("width"),
         height: p.size("height"),
@@ -644,7 +761,11 @@ impl Op for Retarget {
 
     fn apply(&mut self, frame: &Frame) -> Result<Frame> {
         let (tw, th) = self.target(frame.width(), frame.height())?;
-        let opts = CarveOptions { energy: self.energy, protect: self.protect.as_ref(), remove: self.remove.as_ref() };
+        let opts = CarveOptions {
+            energy: self.energy,
+            protect: self.protect.as_ref(),
+            remove: self.remove.as_ref(),
+        };
         Ok(match frame {
             Frame::Rgba(p) => Frame::Rgba(retarget::<Rgba>(p, tw, th, &opts)?),
             Frame::Gray(p) => Frame::Gray(retarget::<u8>(p, tw, th, &opts)?),
@@ -658,13 +779,21 @@ mod tests {
 
     /// The energies whose cumulative map is seed 000's figure 2.6.
     fn seed_energy() -> Plane<u32> {
-        let cum = [[9, 10, 12, 15], [9, 6, 13, 16], [13, 5, 15, 9], [2, 8, 6, 5]];
+        let cum = [
+            [9, 10, 12, 15],
+            [9, 6, 13, 16],
+            [13, 5, 15, 9],
+            [2, 8, 6, 5],
+        ];
         Plane::from_fn(4, 4, |x, y| {
             if y == 3 {
                 return cum[3][x];
             }
             let below = &cum[y + 1];
-            let m = (x.saturating_sub(1)..=(x + 1).min(3)).map(|i| below[i]).min().unwrap();
+            let m = (x.saturating_sub(1)..=(x + 1).min(3))
+                .map(|i| below[i])
+                .min()
+                .unwrap();
             cum[y][x] - m
         })
     }
@@ -682,10 +811,18 @@ mod tests {
         let flat = Plane::new(5, 4, 1u32);
         assert_eq!(vertical_seam(&flat).0, vec![0, 0, 0, 0]);
         // Left and right tie below the centre: left wins.
-        let e = Plane::from_fn(3, 2, |x, y| if y == 0 { [9, 0, 9][x] } else { [1, 5, 1][x] });
+        let e = Plane::from_fn(
+            3,
+            2,
+            |x, y| if y == 0 { [9, 0, 9][x] } else { [1, 5, 1][x] },
+        );
         assert_eq!(vertical_seam(&e).0, vec![1, 0]);
         // Only the right is cheaper: right.
-        let e = Plane::from_fn(3, 2, |x, y| if y == 0 { [9, 0, 9][x] } else { [5, 5, 1][x] });
+        let e = Plane::from_fn(
+            3,
+            2,
+            |x, y| if y == 0 { [9, 0, 9][x] } else { [5, 5, 1][x] },
+        );
         assert_eq!(vertical_seam(&e).0, vec![1, 2]);
     }
 
@@ -721,7 +858,12 @@ mod tests {
                 c.find_seam();
                 c.remove_seam();
                 let full = energy_map(&c.luma.to_packed(), kind);
-                assert_eq!(c.energy.to_packed(), full, "{kind:?} at width {}", c.img.width());
+                assert_eq!(
+                    c.energy.to_packed(),
+                    full,
+                    "{kind:?} at width {}",
+                    c.img.width()
+                );
             }
         }
     }
@@ -739,14 +881,27 @@ mod tests {
         let out = retarget(&img, 7, 6, &CarveOptions::default()).unwrap();
         // No row gains a third level: the edge stays a clean step.
         for y in 0..6 {
-            assert!(out.row(y).iter().all(|&v| v == 20 || v == 200), "row {y}: {:?}", out.row(y));
+            assert!(
+                out.row(y).iter().all(|&v| v == 20 || v == 200),
+                "row {y}: {:?}",
+                out.row(y)
+            );
         }
     }
 
     #[test]
     fn enlarging_inserts_means_beside_the_seam() {
         let img = Plane::from_fn(4, 1, |x, _| [0u8, 30, 60, 90][x]);
-        let out = retarget(&img, 5, 1, &CarveOptions { energy: Energy::Basic, ..Default::default() }).unwrap();
+        let out = retarget(
+            &img,
+            5,
+            1,
+            &CarveOptions {
+                energy: Energy::Basic,
+                ..Default::default()
+            },
+        )
+        .unwrap();
         assert_eq!(out.width(), 5);
         // Every source pixel is still there in order, plus one mean.
         let row = out.row(0).to_vec();
@@ -759,7 +914,9 @@ mod tests {
     #[test]
     fn target_out_of_range_is_an_error_naming_the_range() {
         let img = Plane::new(10, 4, 0u8);
-        let e = retarget(&img, 21, 4, &CarveOptions::default()).unwrap_err().to_string();
+        let e = retarget(&img, 21, 4, &CarveOptions::default())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("width=21") && e.contains("(20)"), "{e}");
         assert!(retarget(&img, 0, 4, &CarveOptions::default()).is_err());
         assert!(retarget(&img, 10, 9, &CarveOptions::default()).is_err());
@@ -769,7 +926,16 @@ mod tests {
     fn mask_of_another_size_is_an_error() {
         let img = Plane::new(10, 4, 0u8);
         let mask = Plane::new(9, 4, 1u8);
-        let e = retarget(&img, 8, 4, &CarveOptions { protect: Some(&mask), ..Default::default() }).unwrap_err();
+        let e = retarget(
+            &img,
+            8,
+            4,
+            &CarveOptions {
+                protect: Some(&mask),
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("9x4"), "{e}");
     }
 }

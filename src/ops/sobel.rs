@@ -37,8 +37,18 @@ pub static SPEC: OpSpec = OpSpec {
     summary: "Sobel gradient of the luma: magnitude, |dx| or |dy|, clamped to 255",
     params: &[
         ParamSpec::new("ksize", Kind::Choice(&["3", "5"]), "3", "kernel size"),
-        ParamSpec::new("output", Kind::Choice(&["magnitude", "dx", "dy"]), "magnitude", "what to write"),
-        ParamSpec::new("border", Kind::Choice(BORDER_CHOICES), "replicate", "how pixels outside the frame are read"),
+        ParamSpec::new(
+            "output",
+            Kind::Choice(&["magnitude", "dx", "dy"]),
+            "magnitude",
+            "what to write",
+        ),
+        ParamSpec::new(
+            "border",
+            Kind::Choice(BORDER_CHOICES),
+            "replicate",
+            "how pixels outside the frame are read",
+        ),
     ],
     example: "sobel:ksize=5,output=dx",
 };
@@ -48,11 +58,21 @@ pub const GX3: [[i32; 3]; 3] = [[-1, 0, 1], [-2, 0, 2], [-1, 0, 1]];
 /// The 3×3 y-gradient kernel.
 pub const GY3: [[i32; 3]; 3] = [[-1, -2, -1], [0, 0, 0], [1, 2, 1]];
 /// The 5×5 x-gradient kernel.
-pub const GX5: [[i32; 5]; 5] =
-    [[1, 2, 0, -2, -1], [4, 8, 0, -8, -4], [6, 12, 0, -12, -6], [4, 8, 0, -8, -4], [1, 2, 0, -2, -1]];
+pub const GX5: [[i32; 5]; 5] = [
+    [1, 2, 0, -2, -1],
+    [4, 8, 0, -8, -4],
+    [6, 12, 0, -12, -6],
+    [4, 8, 0, -8, -4],
+    [1, 2, 0, -2, -1],
+];
 /// The 5×5 y-gradient kernel.
-pub const GY5: [[i32; 5]; 5] =
-    [[-1, -4, -6, -4, -1], [-2, -8, -12, -8, -2], [0, 0, 0, 0, 0], [2, 8, 12, 8, 2], [1, 4, 6, 4, 1]];
+pub const GY5: [[i32; 5]; 5] = [
+    [-1, -4, -6, -4, -1],
+    [-2, -8, -12, -8, -2],
+    [0, 0, 0, 0, 0],
+    [2, 8, 12, 8, 2],
+    [1, 4, 6, 4, 1],
+];
 
 /// What the op writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,19 +93,38 @@ pub struct Sobel {
     pub border: Border,
 }
 
+/// Builds a `sobel` op.
 pub fn build(p: &Params) -> Result<OpBox> {
     let ksize = match p.word("ksize")? {
         "3" => 3,
         "5" => 5,
-        k => return Err(Error::bad_value(SPEC.name, "ksize", k, "expected one of 3, 5")),
+        k => {
+            return Err(Error::bad_value(
+                SPEC.name,
+                "ksize",
+                k,
+                "expected one of 3, 5",
+            ));
+        }
     };
     let output = match p.word("output")? {
         "magnitude" => SobelOutput::Magnitude,
         "dx" => SobelOutput::Dx,
         "dy" => SobelOutput::Dy,
-        o => return Err(Error::bad_value(SPEC.name, "output", o, "expected one of magnitude, dx, dy")),
+        o => {
+            return Err(Error::bad_value(
+                SPEC.name,
+                "output",
+                o,
+                "expected one of magnitude, dx, dy",
+            ));
+        }
     };
-    Ok(Box::new(Sobel { ksize, output, border: p.border()? }))
+    Ok(Box::new(Sobel {
+        ksize,
+        output,
+        border: p.border()?,
+    }))
 }
 
 impl Op for Sobel {
@@ -112,7 +151,12 @@ struct Separated {
 
 fn separated(ksize: usize) -> Separated {
     match ksize {
-        3 => Separated { x_col: &[1, 2, 1], x_row: &[-1, 0, 1], y_col: &[-1, 0, 1], y_row: &[1, 2, 1] },
+        3 => Separated {
+            x_col: &[1, 2, 1],
+            x_row: &[-1, 0, 1],
+            y_col: &[-1, 0, 1],
+            y_row: &[1, 2, 1],
+        },
         5 => Separated {
             x_col: &[1, 4, 6, 4, 1],
             x_row: &[1, 2, 0, -2, -1],
@@ -143,7 +187,9 @@ struct Pads {
 impl Pads {
     fn new(border: Border, w: usize, a: usize) -> Self {
         Self {
-            left: (0..a).map(|j| border.index(j as isize - a as isize, w)).collect(),
+            left: (0..a)
+                .map(|j| border.index(j as isize - a as isize, w))
+                .collect(),
             right: (0..a).map(|j| border.index((w + j) as isize, w)).collect(),
         }
     }
@@ -161,7 +207,12 @@ impl Pads {
 
 impl GradScratch {
     fn new(w: usize, a: usize) -> Self {
-        Self { vx: vec![0; w + 2 * a], vy: vec![0; w + 2 * a], gx: vec![0; w], gy: vec![0; w] }
+        Self {
+            vx: vec![0; w + 2 * a],
+            vy: vec![0; w + 2 * a],
+            gx: vec![0; w],
+            gy: vec![0; w],
+        }
     }
 
     /// Fills `gx`, `gy` with the gradients of row `y`.
@@ -172,7 +223,9 @@ impl GradScratch {
         vx.fill(0);
         vy.fill(0);
         for (ky, (&cx, &cy)) in k.x_col.iter().zip(k.y_col).enumerate() {
-            let Some(sy) = border.index(y as isize + ky as isize - a as isize, h) else { continue };
+            let Some(sy) = border.index(y as isize + ky as isize - a as isize, h) else {
+                continue;
+            };
             for ((dx, dy), &l) in vx.iter_mut().zip(vy.iter_mut()).zip(luma.row(sy)) {
                 let l = l as i16;
                 *dx += cx * l;
@@ -214,18 +267,21 @@ pub fn gradients(luma: &Plane<u8>, ksize: usize, border: Border) -> (Plane<i32>,
     }
     let a = ksize / 2;
     let pads = Pads::new(border, w, a);
-    gx.par_rows_mut().zip(gy.par_rows_mut()).with_min_len(8).for_each_init(
-        || GradScratch::new(w, a),
-        |s, ((y, ox), (_, oy))| {
-            s.row(luma, y, &k, &pads, border);
-            for (o, &g) in ox.iter_mut().zip(&s.gx) {
-                *o = g as i32;
-            }
-            for (o, &g) in oy.iter_mut().zip(&s.gy) {
-                *o = g as i32;
-            }
-        },
-    );
+    gx.par_rows_mut()
+        .zip(gy.par_rows_mut())
+        .with_min_len(8)
+        .for_each_init(
+            || GradScratch::new(w, a),
+            |s, ((y, ox), (_, oy))| {
+                s.row(luma, y, &k, &pads, border);
+                for (o, &g) in ox.iter_mut().zip(&s.gx) {
+                    *o = g as i32;
+                }
+                for (o, &g) in oy.iter_mut().zip(&s.gy) {
+                    *o = g as i32;
+                }
+            },
+        );
     (gx, gy)
 }
 
@@ -234,8 +290,17 @@ pub fn gradients(luma: &Plane<u8>, ksize: usize, border: Border) -> (Plane<i32>,
 ///
 /// # Panics
 /// If `ksize` is not 3 or 5, or `(x, y)` is outside `luma`.
-pub fn gradient_at(luma: &Plane<u8>, x: usize, y: usize, ksize: usize, border: Border) -> (i32, i32) {
-    assert!(x < luma.width() && y < luma.height(), "gradient_at: ({x}, {y}) is outside the plane");
+pub fn gradient_at(
+    luma: &Plane<u8>,
+    x: usize,
+    y: usize,
+    ksize: usize,
+    border: Border,
+) -> (i32, i32) {
+    assert!(
+        x < luma.width() && y < luma.height(),
+        "gradient_at: ({x}, {y}) is outside the plane"
+    );
     match ksize {
         3 => correlate_at(luma, x, y, &GX3, &GY3, border),
         5 => correlate_at(luma, x, y, &GX5, &GY5, border),
@@ -255,9 +320,13 @@ fn correlate_at<const N: usize>(
     let (w, h) = (luma.width(), luma.height());
     let (mut sx, mut sy) = (0, 0);
     for ky in 0..N {
-        let Some(yy) = border.index(y as isize + ky as isize - a, h) else { continue };
+        let Some(yy) = border.index(y as isize + ky as isize - a, h) else {
+            continue;
+        };
         for kx in 0..N {
-            let Some(xx) = border.index(x as isize + kx as isize - a, w) else { continue };
+            let Some(xx) = border.index(x as isize + kx as isize - a, w) else {
+                continue;
+            };
             let l = luma.get(xx, yy) as i32;
             sx += gx[ky][kx] * l;
             sy += gy[ky][kx] * l;
@@ -272,7 +341,12 @@ fn correlate_at<const N: usize>(
 ///
 /// # Panics
 /// If `ksize` is not 3 or 5.
-pub fn sobel<P: Pixel>(src: &Plane<P>, ksize: usize, output: SobelOutput, border: Border) -> Plane<P> {
+pub fn sobel<P: Pixel>(
+    src: &Plane<P>,
+    ksize: usize,
+    output: SobelOutput,
+    border: Border,
+) -> Plane<P> {
     let k = separated(ksize);
     if src.is_empty() {
         return src.to_packed();
@@ -327,7 +401,9 @@ mod tests {
     }
 
     fn noise(w: usize, h: usize) -> Plane<u8> {
-        Plane::from_fn(w, h, |x, y| ((x * 7919 + y * 104_729 + x * y * 31) % 256) as u8)
+        Plane::from_fn(w, h, |x, y| {
+            ((x * 7919 + y * 104_729 + x * y * 31) % 256) as u8
+        })
     }
 
     #[test]
@@ -340,7 +416,11 @@ mod tests {
                         (k.x_col[ky] * k.x_row[kx]) as i32,
                         (k.y_col[ky] * k.y_row[kx]) as i32,
                     );
-                    let (wx, wy) = if ksize == 3 { (GX3[ky][kx], GY3[ky][kx]) } else { (GX5[ky][kx], GY5[ky][kx]) };
+                    let (wx, wy) = if ksize == 3 {
+                        (GX3[ky][kx], GY3[ky][kx])
+                    } else {
+                        (GX5[ky][kx], GY5[ky][kx])
+                    };
                     assert_eq!((x, y), (wx, wy), "ksize {ksize} ({kx}, {ky})");
                 }
             }
@@ -359,7 +439,10 @@ mod tests {
             }
         }
         let m = sobel(&src, 3, SobelOutput::Magnitude, Border::Replicate);
-        assert_eq!((m.get(3, 2), m.get(4, 2), m.get(1, 2), m.get(6, 2)), (255, 255, 0, 0));
+        assert_eq!(
+            (m.get(3, 2), m.get(4, 2), m.get(1, 2), m.get(6, 2)),
+            (255, 255, 0, 0)
+        );
         let (gx5, _) = gradients(&src, 5, Border::Replicate);
         // Gx5 as specified is negative on a rising edge: -(1+4+6+4+1)·(2+1)·100.
         assert_eq!(gx5.get(4, 3), -4800);
@@ -392,7 +475,10 @@ mod tests {
                     let (gx, gy) = gradients(&src, ksize, b);
                     for y in 0..h {
                         for x in 0..w {
-                            assert_eq!(gradient_at(&src, x, y, ksize, b), (gx.get(x, y), gy.get(x, y)));
+                            assert_eq!(
+                                gradient_at(&src, x, y, ksize, b),
+                                (gx.get(x, y), gy.get(x, y))
+                            );
                         }
                     }
                 }
@@ -409,7 +495,10 @@ mod tests {
                 let dy_t = sobel(&src.transposed(), ksize, SobelOutput::Dy, b);
                 assert_eq!(dx, dy_t.transposed(), "ksize {ksize} {b:?}");
                 let m = sobel(&src, ksize, SobelOutput::Magnitude, b);
-                assert_eq!(m, sobel(&src.transposed(), ksize, SobelOutput::Magnitude, b).transposed());
+                assert_eq!(
+                    m,
+                    sobel(&src.transposed(), ksize, SobelOutput::Magnitude, b).transposed()
+                );
             }
         }
     }
@@ -437,7 +526,9 @@ mod tests {
         let (_, pairs) = split_op("sobel:ksize=5,output=dy,border=zero").unwrap();
         let mut op = build(&Params::from_pairs(&SPEC, &pairs).unwrap()).unwrap();
         let src = noise(6, 7);
-        let Frame::Gray(out) = op.apply(&Frame::Gray(src.clone())).unwrap() else { panic!("expected gray") };
+        let Frame::Gray(out) = op.apply(&Frame::Gray(src.clone())).unwrap() else {
+            panic!("expected gray")
+        };
         assert_eq!(out, sobel(&src, 5, SobelOutput::Dy, Border::Zero));
         let (_, pairs) = split_op("sobel:ksize=7").unwrap();
         let e = Params::from_pairs(&SPEC, &pairs).unwrap_err().to_string();

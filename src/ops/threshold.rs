@@ -77,43 +77,18 @@ impl ThresholdType {
     /// The output for value `v`.
     #[inline]
     pub fn apply(self, v: u8, t: u8, max: u8) -> u8 {
-        let above = v > t;
-        match self {
-            Self::Binary => {
-                if above {
-                    max
-                } else {
-                    0
-                }
-            }
-            Self::BinaryInv => {
-                if above {
-                    0
-                } else {
-                    max
-                }
-            }
-            Self::Trunc => {
-                if above {
-                    t
-                } else {
-                    v
-                }
-            }
-            Self::ToZero => {
-                if above {
-                    v
-                } else {
-                    0
-                }
-            }
-            Self::ToZeroInv => {
-                if above {
-                    0
-                } else {
-                    v
-                }
-            }
+        // (type, v > t) → output, as the table in OpenCV's documentation.
+        match (self, v > t) {
+            (Self::Binary, true) => max,
+            (Self::Binary, false) => 0,
+            (Self::BinaryInv, true) => 0,
+            (Self::BinaryInv, false) => max,
+            (Self::Trunc, true) => t,
+            (Self::Trunc, false) => v,
+            (Self::ToZero, true) => v,
+            (Self::ToZero, false) => 0,
+            (Self::ToZeroInv, true) => 0,
+            (Self::ToZeroInv, false) => v,
         }
     }
 
@@ -201,15 +176,34 @@ pub fn otsu(hist: &[u32; 256]) -> u8 {
 /// Thresholds `src` at `t`. Gray: on the value. RGBA: decided on luma, the
 /// result (computed from luma) written to R, G and B, alpha kept.
 pub fn threshold<P: Pixel>(src: &Plane<P>, t: u8, max: u8, kind: ThresholdType) -> Plane<P> {
-    let lut = kind.lut(t, max);
-    src.map(|p| {
-        let r = lut[p.luma() as usize];
-        let mut o = p;
-        for c in 0..P::FILTERED {
-            o.set_channel(c, r);
+    use ThresholdType::*;
+    // One loop per type, each with its rule inlined (a compare and a select,
+    // which vectorise on gray).
+    match kind {
+        Binary => map_luma(src, move |v| Binary.apply(v, t, max)),
+        BinaryInv => map_luma(src, move |v| BinaryInv.apply(v, t, max)),
+        Trunc => map_luma(src, move |v| Trunc.apply(v, t, max)),
+        ToZero => map_luma(src, move |v| ToZero.apply(v, t, max)),
+        ToZeroInv => map_luma(src, move |v| ToZeroInv.apply(v, t, max)),
+    }
+}
+
+/// Each pixel's colour channels set to `f(luma)`, alpha kept.
+pub(crate) fn map_luma<P: Pixel>(src: &Plane<P>, f: impl Fn(u8) -> u8 + Sync + Copy) -> Plane<P> {
+    let mut out = Plane::new(src.width(), src.height(), P::default());
+    out.par_rows_mut().for_each(|(y, row)| {
+        // A local copy: stores of bytes may alias anything reached through
+        // a reference, which would reload the rule for every pixel.
+        let rule = f;
+        for (o, &p) in row.iter_mut().zip(src.row(y)) {
+            let r = rule(p.luma());
+            *o = p;
+            for c in 0..P::FILTERED {
+                o.set_channel(c, r);
+            }
         }
-        o
-    })
+    });
+    out
 }
 
 /// Where the level comes from.

@@ -59,7 +59,7 @@ pub static SPEC: OpSpec = OpSpec {
             "value",
             Kind::Int { min: 0, max: 255 },
             "0",
-            "the constant border's colour (alpha opaque); also where the perspective divisor is 0",
+            "colour of border=constant, alpha opaque (with replicate, points with no source are black)",
         ),
     ],
     example: "warp:affine=[0.9,-0.1,12,0.1,0.9,-5],interpolation=bicubic",
@@ -206,28 +206,48 @@ impl WarpBorder {
     }
 }
 
-/// Coordinates are clamped to ±1e9 before sampling: every point beyond that
-/// (and ±∞) already reads the same pixel, and the clamp keeps the integer
-/// conversions in range.
-const COORD_LIMIT: f32 = 1.0e9;
+/// Coordinates are clamped to ±4194300 (just under 2^22) before sampling.
+/// For a source up to 4 million pixels a side this changes no output: a
+/// point that far out has only its outermost taps' value to read, and there
+/// f32 keeps at most a half in the fraction, so every weighting of equal taps
+/// is exact. It keeps the rounding tricks below in range. NaN becomes the
+/// lower limit here and is flagged apart.
+const COORD_LIMIT: f32 = 4_194_300.0;
 
-/// `floor(v)` as an integer for `|v| ≤ COORD_LIMIT`; the same as
-/// `v.floor() as isize` but without a call to `floorf` (the x86-64 baseline
-/// has no rounding instruction).
+/// 1.5·2^23: adding it to a float below 2^22 in magnitude rounds that float
+/// to an integer (ties to even) held in the low mantissa bits.
+const MAGIC: f32 = 12_582_912.0;
+const MAGIC_BITS: i32 = 0x4B40_0000;
+
+// Not `clamp`: that keeps NaN, and here NaN must become a number.
+#[allow(clippy::manual_clamp)]
 #[inline(always)]
-fn floor_int(v: f32) -> isize {
-    let t = v as i32;
-    (if t as f32 > v { t - 1 } else { t }) as isize
+fn clamp_coord(v: f32) -> f32 {
+    v.max(-COORD_LIMIT).min(COORD_LIMIT)
+}
+
+/// `(floor(v), floor(v) as i32)` for `|v| < 2^22`, exactly as `f32::floor`,
+/// without a call to `floorf` (the x86-64 baseline has no rounding
+/// instruction) and without a saturating float-to-int conversion, so that it
+/// vectorises.
+#[inline(always)]
+fn floor_parts(v: f32) -> (f32, i32) {
+    let r = (v + MAGIC) - MAGIC;
+    let f = if r > v { r - 1.0 } else { r };
+    (f, (f + MAGIC).to_bits() as i32 - MAGIC_BITS)
 }
 
 /// Exactly [`super::pixel::saturate_u8`] (round half away from zero, then
-/// saturate), without a call to `roundf`: after the clamp, truncation plus a
-/// comparison of the exact fraction rounds the same way, and NaN gives 0.
+/// saturate), without a call to `roundf`: round to nearest even by the magic
+/// constant, then move ties up; NaN gives 0.
+// Not `clamp`: that keeps NaN, which must give 0 as `saturate_u8` does.
+#[allow(clippy::manual_clamp)]
 #[inline(always)]
 fn round_u8(v: f32) -> u8 {
     let c = v.max(0.0).min(255.0);
-    let t = c as u32;
-    (t + ((c - t as f32) >= 0.5) as u32) as u8
+    let m = c + MAGIC;
+    let m = if c - (m - MAGIC) == 0.5 { m + 1.0 } else { m };
+    m.to_bits() as u8
 }
 
 /// OpenCV's interpolateCubic with A = −0.75, in f32, the same operations.
@@ -240,18 +260,33 @@ fn cubic_weights(f: f32) -> [f32; 4] {
     [w0, w1, w2, 1.0 - w0 - w1 - w2]
 }
 
+/// Destination pixels handled together: coordinates, weights and rounding
+/// run over a block as plain array loops, which vectorise; only the taps are
+/// read one pixel at a time.
+const BLOCK: usize = 32;
+type Lanes = [f32; BLOCK];
+type Ints = [i32; BLOCK];
+
+/// Whether every lane of `v` lies in `lo..=hi`.
+#[inline(always)]
+fn all_within(v: &Ints, lo: i32, hi: i32) -> bool {
+    v.iter().fold(true, |ok, &x| ok & (x >= lo) & (x <= hi))
+}
+
 /// The source with its border rule.
 struct Source<'a, P> {
     src: &'a Plane<P>,
-    w: isize,
-    h: isize,
+    data: &'a [P],
+    stride: usize,
+    w: i32,
+    h: i32,
     replicate: bool,
     fill: P,
 }
 
 impl<P: Pixel> Source<'_, P> {
     #[inline(always)]
-    fn tap(&self, x: isize, y: isize) -> P {
+    fn tap(&self, x: i32, y: i32) -> P {
         if x >= 0 && x < self.w && y >= 0 && y < self.h {
             self.src.get(x as usize, y as usize)
         } else if self.replicate {
@@ -264,104 +299,190 @@ impl<P: Pixel> Source<'_, P> {
         }
     }
 
-    /// Whether taps `x0+lo ..= x0+hi` by `y0+lo ..= y0+hi` all read the
-    /// constant pixel; then any interpolation of them rounds back to it.
+    /// The `N×N` taps whose top-left is (x0 + lo, y0 + lo), for every lane
+    /// of a block, converted by `conv`, into `out[r·N + c][lane]`.
     #[inline(always)]
-    fn all_constant(&self, x0: isize, y0: isize, lo: isize, hi: isize) -> bool {
-        !self.replicate && (x0 + hi < 0 || x0 + lo >= self.w || y0 + hi < 0 || y0 + lo >= self.h)
-    }
-
-    /// Whether taps `x0+lo ..= x0+hi` by `y0+lo ..= y0+hi` are all inside.
-    #[inline(always)]
-    fn inside(&self, x0: isize, y0: isize, lo: isize, hi: isize) -> bool {
-        x0 + lo >= 0 && x0 + hi < self.w && y0 + lo >= 0 && y0 + hi < self.h
-    }
-
-    /// The clamped coordinates, or `None` for NaN.
-    #[inline(always)]
-    fn coords(sx: f32, sy: f32) -> Option<(f32, f32)> {
-        if sx.is_nan() || sy.is_nan() {
-            return None;
-        }
-        Some((
-            sx.clamp(-COORD_LIMIT, COORD_LIMIT),
-            sy.clamp(-COORD_LIMIT, COORD_LIMIT),
-        ))
-    }
-
-    #[inline(always)]
-    fn nearest(&self, sx: f32, sy: f32) -> P {
-        let Some((sx, sy)) = Self::coords(sx, sy) else {
-            return self.fill;
-        };
-        self.tap(floor_int(sx + 0.5), floor_int(sy + 0.5))
-    }
-
-    #[inline(always)]
-    fn bilinear(&self, sx: f32, sy: f32) -> P {
-        let Some((sx, sy)) = Self::coords(sx, sy) else {
-            return self.fill;
-        };
-        let (x0, y0) = (floor_int(sx), floor_int(sy));
-        if self.all_constant(x0, y0, 0, 1) {
-            return self.fill;
-        }
-        let (fx, fy) = (sx - x0 as f32, sy - y0 as f32);
-        let [p00, p01, p10, p11] = if self.inside(x0, y0, 0, 1) {
-            let (xi, yi) = (x0 as usize, y0 as usize);
-            let (r0, r1) = (self.src.row(yi), self.src.row(yi + 1));
-            [r0[xi], r0[xi + 1], r1[xi], r1[xi + 1]]
-        } else {
-            [
-                self.tap(x0, y0),
-                self.tap(x0 + 1, y0),
-                self.tap(x0, y0 + 1),
-                self.tap(x0 + 1, y0 + 1),
-            ]
-        };
-        let (gx, gy) = (1.0 - fx, 1.0 - fy);
-        let mut o = P::default();
-        for c in 0..P::CHANNELS {
-            let top = gx * p00.channel(c) as f32 + fx * p01.channel(c) as f32;
-            let bot = gx * p10.channel(c) as f32 + fx * p11.channel(c) as f32;
-            o.set_channel(c, round_u8(gy * top + fy * bot));
-        }
-        o
-    }
-
-    #[inline(always)]
-    fn bicubic(&self, sx: f32, sy: f32) -> P {
-        let Some((sx, sy)) = Self::coords(sx, sy) else {
-            return self.fill;
-        };
-        let (x0, y0) = (floor_int(sx), floor_int(sy));
-        if self.all_constant(x0, y0, -1, 2) {
-            return self.fill;
-        }
-        let (wx, wy) = (cubic_weights(sx - x0 as f32), cubic_weights(sy - y0 as f32));
-        let inside = self.inside(x0, y0, -1, 2);
-        let mut acc = [0.0f32; 4];
-        for (r, &wr) in wy.iter().enumerate() {
-            let y = y0 - 1 + r as isize;
-            let taps: [P; 4] = if inside {
-                let (xi, row) = (x0 as usize - 1, self.src.row(y as usize));
-                [row[xi], row[xi + 1], row[xi + 2], row[xi + 3]]
-            } else {
-                std::array::from_fn(|i| self.tap(x0 - 1 + i as isize, y))
-            };
-            for (c, a) in acc.iter_mut().enumerate().take(P::CHANNELS) {
-                let mut h = 0.0f32;
-                for (t, &wi) in taps.iter().zip(&wx) {
-                    h += wi * t.channel(c) as f32;
+    fn gather<const N: usize, T: Copy>(
+        &self,
+        xi: &Ints,
+        yi: &Ints,
+        lo: i32,
+        n: usize,
+        conv: impl Fn(P) -> T,
+        out: &mut [[T; BLOCK]],
+    ) {
+        let hi = lo + N as i32 - 1;
+        if all_within(xi, -lo, self.w - 1 - hi) && all_within(yi, -lo, self.h - 1 - hi) {
+            // The whole block reads inside the frame (most blocks do).
+            for i in 0..BLOCK {
+                let k = (yi[i] + lo) as usize * self.stride + (xi[i] + lo) as usize;
+                for r in 0..N {
+                    let row = &self.data[k + r * self.stride..][..N];
+                    for (c, &p) in row.iter().enumerate() {
+                        out[r * N + c][i] = conv(p);
+                    }
                 }
-                *a += wr * h;
+            }
+            return;
+        }
+        for i in 0..n {
+            let (x0, y0) = (xi[i] + lo, yi[i] + lo);
+            let (x1, y1) = (x0 + N as i32 - 1, y0 + N as i32 - 1);
+            if x0 >= 0 && x1 < self.w && y0 >= 0 && y1 < self.h {
+                let k = y0 as usize * self.stride + x0 as usize;
+                for r in 0..N {
+                    let row = &self.data[k + r * self.stride..][..N];
+                    for (c, &p) in row.iter().enumerate() {
+                        out[r * N + c][i] = conv(p);
+                    }
+                }
+            } else if !self.replicate && (x1 < 0 || x0 >= self.w || y1 < 0 || y0 >= self.h) {
+                // Every tap is the constant pixel, which any interpolation
+                // of them rounds back to.
+                let fill = conv(self.fill);
+                for t in out.iter_mut() {
+                    t[i] = fill;
+                }
+            } else {
+                for r in 0..N {
+                    for c in 0..N {
+                        out[r * N + c][i] = conv(self.tap(x0 + c as i32, y0 + r as i32));
+                    }
+                }
             }
         }
-        let mut o = P::default();
-        for (c, &a) in acc.iter().enumerate().take(P::CHANNELS) {
-            o.set_channel(c, round_u8(a));
+    }
+}
+
+/// A pixel's channels packed into a u32, channel c in bits 8c..8c+8, so
+/// that the blending loops read any channel of a block with a shift and a
+/// mask, which vectorises.
+#[inline(always)]
+fn pack<P: Pixel>(p: P) -> u32 {
+    (0..P::CHANNELS).fold(0, |v, c| v | (p.channel(c) as u32) << (8 * c))
+}
+
+#[inline(always)]
+fn unpack<P: Pixel>(v: u32) -> P {
+    let mut p = P::default();
+    for c in 0..P::CHANNELS {
+        p.set_channel(c, (v >> (8 * c)) as u8);
+    }
+    p
+}
+
+/// The source points of one block of destination pixels: `xf` holds the
+/// pixels' x as f32, `yf` their row. A lane with no source point (w == 0)
+/// gets NaN.
+#[inline(always)]
+fn block_coords(t: &Transform, xf: &Lanes, yf: f32, sx: &mut Lanes, sy: &mut Lanes) {
+    match *t {
+        Transform::Affine(m) => {
+            // m1·y is computed once a row; the order stays m0·x + m1·y + m2.
+            let (ry, cy) = (m[1] * yf, m[4] * yf);
+            for i in 0..BLOCK {
+                sx[i] = m[0] * xf[i] + ry + m[2];
+                sy[i] = m[3] * xf[i] + cy + m[5];
+            }
         }
-        o
+        Transform::Perspective(m) => {
+            let (ry, cy, wy) = (m[1] * yf, m[4] * yf, m[7] * yf);
+            for i in 0..BLOCK {
+                let w = m[6] * xf[i] + wy + m[8];
+                let (nx, ny) = (m[0] * xf[i] + ry + m[2], m[3] * xf[i] + cy + m[5]);
+                sx[i] = if w == 0.0 { f32::NAN } else { nx / w };
+                sy[i] = if w == 0.0 { f32::NAN } else { ny / w };
+            }
+        }
+    }
+}
+
+/// Splits source points into the integer tap (floor of `v + shift`) and the
+/// fraction; `bad` marks lanes with no source point.
+#[inline(always)]
+fn split(sx: &Lanes, sy: &Lanes, shift: f32) -> (Ints, Ints, Lanes, Lanes, [bool; BLOCK]) {
+    let (mut xi, mut yi) = ([0i32; BLOCK], [0i32; BLOCK]);
+    let (mut fx, mut fy) = ([0f32; BLOCK], [0f32; BLOCK]);
+    let mut bad = [false; BLOCK];
+    for i in 0..BLOCK {
+        bad[i] = sx[i].is_nan() | sy[i].is_nan();
+        let (x, y) = (clamp_coord(sx[i]) + shift, clamp_coord(sy[i]) + shift);
+        let ((x0, xn), (y0, yn)) = (floor_parts(x), floor_parts(y));
+        (xi[i], yi[i]) = (xn, yn);
+        fx[i] = x - x0;
+        fy[i] = y - y0;
+    }
+    (xi, yi, fx, fy, bad)
+}
+
+fn nearest_block<P: Pixel>(s: &Source<P>, sx: &Lanes, sy: &Lanes, out: &mut [P]) {
+    let (xi, yi, _, _, bad) = split(sx, sy, 0.5);
+    let mut t = [[P::default(); BLOCK]; 1];
+    s.gather::<1, P>(&xi, &yi, 0, out.len(), |p| p, &mut t);
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = if bad[i] { s.fill } else { t[0][i] };
+    }
+}
+
+/// Channel `c` of packed taps as f32.
+#[inline(always)]
+fn chan(v: u32, c: usize) -> f32 {
+    ((v >> (8 * c)) & 0xFF) as f32
+}
+
+fn bilinear_block<P: Pixel>(s: &Source<P>, sx: &Lanes, sy: &Lanes, out: &mut [P]) {
+    let (xi, yi, fx, fy, bad) = split(sx, sy, 0.0);
+    let mut t = [[0u32; BLOCK]; 4];
+    s.gather::<2, u32>(&xi, &yi, 0, out.len(), pack, &mut t);
+    let mut res = [0u32; BLOCK];
+    for c in 0..P::CHANNELS {
+        for i in 0..BLOCK {
+            let (gx, gy) = (1.0 - fx[i], 1.0 - fy[i]);
+            let top = gx * chan(t[0][i], c) + fx[i] * chan(t[1][i], c);
+            let bot = gx * chan(t[2][i], c) + fx[i] * chan(t[3][i], c);
+            res[i] |= (round_u8(gy * top + fy[i] * bot) as u32) << (8 * c);
+        }
+    }
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = if bad[i] { s.fill } else { unpack(res[i]) };
+    }
+}
+
+fn bicubic_block<P: Pixel>(s: &Source<P>, sx: &Lanes, sy: &Lanes, out: &mut [P]) {
+    let (xi, yi, fx, fy, bad) = split(sx, sy, 0.0);
+    let (mut wx, mut wy) = ([[0f32; BLOCK]; 4], [[0f32; BLOCK]; 4]);
+    for i in 0..BLOCK {
+        let (a, b) = (cubic_weights(fx[i]), cubic_weights(fy[i]));
+        for k in 0..4 {
+            wx[k][i] = a[k];
+            wy[k][i] = b[k];
+        }
+    }
+    let mut t = [[0u32; BLOCK]; 16];
+    s.gather::<4, u32>(&xi, &yi, -1, out.len(), pack, &mut t);
+    let mut res = [0u32; BLOCK];
+    for c in 0..P::CHANNELS {
+        // Rows first (horizontal weights), then the vertical sum, per lane
+        // in the order h = w0·t0 + w1·t1 + w2·t2 + w3·t3.
+        let mut acc = [0f32; BLOCK];
+        for (r, wr) in wy.iter().enumerate() {
+            let mut h = [0f32; BLOCK];
+            for (k, wk) in wx.iter().enumerate() {
+                let taps = &t[r * 4 + k];
+                for i in 0..BLOCK {
+                    h[i] += wk[i] * chan(taps[i], c);
+                }
+            }
+            for i in 0..BLOCK {
+                acc[i] += wr[i] * h[i];
+            }
+        }
+        for i in 0..BLOCK {
+            res[i] |= (round_u8(acc[i]) as u32) << (8 * c);
+        }
+    }
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = if bad[i] { s.fill } else { unpack(res[i]) };
     }
 }
 
@@ -376,60 +497,41 @@ pub fn warp<P: Pixel>(
     border: WarpBorder,
 ) -> Plane<P> {
     let fill = border.fill::<P>();
-    let mut out = Plane::new(out_w, out_h, fill);
-    if src.is_empty() {
+    if src.is_empty() || out_w == 0 || out_h == 0 {
         // No pixel to read or replicate: every tap is the fill.
-        return out;
+        return Plane::new(out_w, out_h, fill);
     }
+    // Every pixel is written below; zeros are the cheapest start.
+    let mut out = Plane::new(out_w, out_h, P::default());
+    // Taps are within 2^22 of the origin, so i32 sides are enough.
+    let side = |n: usize| i32::try_from(n).unwrap_or(i32::MAX);
     let s = Source {
         src,
-        w: src.width() as isize,
-        h: src.height() as isize,
+        data: src.as_slice(),
+        stride: src.stride(),
+        w: side(src.width()),
+        h: side(src.height()),
         replicate: border == WarpBorder::Replicate,
         fill,
     };
-    match interp {
-        Interpolation::Nearest => map_rows(&mut out, dst_to_src, fill, |x, y| s.nearest(x, y)),
-        Interpolation::Bilinear => map_rows(&mut out, dst_to_src, fill, |x, y| s.bilinear(x, y)),
-        Interpolation::Bicubic => map_rows(&mut out, dst_to_src, fill, |x, y| s.bicubic(x, y)),
-    }
-    out
-}
-
-/// Evaluates the transform for every pixel of `out` and writes `sample` of
-/// the source point. `m1·y` (and the like) are computed once a row, which
-/// keeps the left-to-right order of `m0·x + m1·y + m2`.
-fn map_rows<P: Pixel>(
-    out: &mut Plane<P>,
-    t: &Transform,
-    fill: P,
-    sample: impl Fn(f32, f32) -> P + Sync,
-) {
-    let t = *t;
+    // Every x as f32, padded to whole blocks: one small allocation a frame.
+    let xs: Vec<f32> = (0..out_w.div_ceil(BLOCK) * BLOCK)
+        .map(|x| x as f32)
+        .collect();
+    let (x_blocks, _) = xs.as_chunks::<BLOCK>();
+    let kernel = match interp {
+        Interpolation::Nearest => nearest_block::<P>,
+        Interpolation::Bilinear => bilinear_block::<P>,
+        Interpolation::Bicubic => bicubic_block::<P>,
+    };
     out.par_rows_mut().with_min_len(4).for_each(|(y, row)| {
-        let yf = y as f32;
-        match t {
-            Transform::Affine(m) => {
-                let (ry, cy) = (m[1] * yf, m[4] * yf);
-                for (x, o) in row.iter_mut().enumerate() {
-                    let xf = x as f32;
-                    *o = sample(m[0] * xf + ry + m[2], m[3] * xf + cy + m[5]);
-                }
-            }
-            Transform::Perspective(m) => {
-                let (ry, cy, wy) = (m[1] * yf, m[4] * yf, m[7] * yf);
-                for (x, o) in row.iter_mut().enumerate() {
-                    let xf = x as f32;
-                    let w = m[6] * xf + wy + m[8];
-                    *o = if w == 0.0 {
-                        fill
-                    } else {
-                        sample((m[0] * xf + ry + m[2]) / w, (m[3] * xf + cy + m[5]) / w)
-                    };
-                }
-            }
+        let (mut sx, mut sy) = ([0f32; BLOCK], [0f32; BLOCK]);
+        for (chunk, xf) in row.chunks_mut(BLOCK).zip(x_blocks) {
+            block_coords(dst_to_src, xf, y as f32, &mut sx, &mut sy);
+            kernel(&s, &sx, &sy, chunk);
         }
     });
+    out
 }
 
 /// The `warp` chain op.
@@ -552,6 +654,163 @@ mod tests {
         parse_op(text).unwrap().apply(&frame).unwrap()
     }
 
+    /// The per-pixel definition written the plain way (`f32::floor`,
+    /// `saturate_u8`, one pixel at a time), to check the block pipeline.
+    fn reference<P: Pixel>(
+        src: &Plane<P>,
+        t: &Transform,
+        out_w: usize,
+        out_h: usize,
+        interp: Interpolation,
+        border: WarpBorder,
+    ) -> Plane<P> {
+        let fill = border.fill::<P>();
+        let (w, h) = (src.width() as i64, src.height() as i64);
+        let tap = |x: i64, y: i64| -> P {
+            if (0..w).contains(&x) && (0..h).contains(&y) {
+                src.get(x as usize, y as usize)
+            } else if border == WarpBorder::Replicate {
+                src.get(x.clamp(0, w - 1) as usize, y.clamp(0, h - 1) as usize)
+            } else {
+                fill
+            }
+        };
+        Plane::from_fn(out_w, out_h, |x, y| {
+            let (xf, yf) = (x as f32, y as f32);
+            let (sx, sy) = match *t {
+                Transform::Affine(m) => {
+                    (m[0] * xf + m[1] * yf + m[2], m[3] * xf + m[4] * yf + m[5])
+                }
+                Transform::Perspective(m) => {
+                    let w = m[6] * xf + m[7] * yf + m[8];
+                    if w == 0.0 {
+                        return fill;
+                    }
+                    (
+                        (m[0] * xf + m[1] * yf + m[2]) / w,
+                        (m[3] * xf + m[4] * yf + m[5]) / w,
+                    )
+                }
+            };
+            if sx.is_nan() || sy.is_nan() {
+                return fill;
+            }
+            let (sx, sy) = (
+                sx.clamp(-COORD_LIMIT, COORD_LIMIT),
+                sy.clamp(-COORD_LIMIT, COORD_LIMIT),
+            );
+            let mut o = P::default();
+            match interp {
+                Interpolation::Nearest => {
+                    o = tap((sx + 0.5).floor() as i64, (sy + 0.5).floor() as i64)
+                }
+                Interpolation::Bilinear => {
+                    let (x0, y0) = (sx.floor(), sy.floor());
+                    let (fx, fy) = (sx - x0, sy - y0);
+                    let (x0, y0) = (x0 as i64, y0 as i64);
+                    let p = [
+                        tap(x0, y0),
+                        tap(x0 + 1, y0),
+                        tap(x0, y0 + 1),
+                        tap(x0 + 1, y0 + 1),
+                    ];
+                    for c in 0..P::CHANNELS {
+                        let ch = |k: usize| p[k].channel(c) as f32;
+                        let v = (1.0 - fy) * ((1.0 - fx) * ch(0) + fx * ch(1))
+                            + fy * ((1.0 - fx) * ch(2) + fx * ch(3));
+                        o.set_channel(c, saturate_u8(v));
+                    }
+                }
+                Interpolation::Bicubic => {
+                    let (x0, y0) = (sx.floor(), sy.floor());
+                    let (wx, wy) = (cubic_weights(sx - x0), cubic_weights(sy - y0));
+                    let (x0, y0) = (x0 as i64, y0 as i64);
+                    for c in 0..P::CHANNELS {
+                        let mut v = 0.0f32;
+                        for (r, &wr) in wy.iter().enumerate() {
+                            let mut hsum = 0.0f32;
+                            for (k, &wk) in wx.iter().enumerate() {
+                                hsum += wk
+                                    * tap(x0 - 1 + k as i64, y0 - 1 + r as i64).channel(c) as f32;
+                            }
+                            v += wr * hsum;
+                        }
+                        o.set_channel(c, saturate_u8(v));
+                    }
+                }
+            }
+            o
+        })
+    }
+
+    #[test]
+    fn block_pipeline_matches_the_per_pixel_definition() {
+        let transforms = [
+            // Rotation by 0.3 rad with scale 1.3 and a shift.
+            Transform::affine(
+                [
+                    1.3 * 0.955,
+                    -1.3 * 0.296,
+                    4.5,
+                    1.3 * 0.296,
+                    1.3 * 0.955,
+                    -3.25,
+                ],
+                Direction::SrcToDst,
+            )
+            .unwrap(),
+            Transform::affine([0.37, 0.11, -2.0, -0.05, 2.9, 1.0], Direction::DstToSrc).unwrap(),
+            // A homography whose divisor changes sign inside the frame.
+            Transform::Perspective([1.1, 0.2, -3.0, -0.1, 0.9, 2.0, 0.05, -0.02, -0.5]),
+            Transform::perspective(
+                [0.9, -0.1, 12.0, 0.1, 0.9, -5.0, 0.001, 0.002, 1.0],
+                Direction::SrcToDst,
+            )
+            .unwrap(),
+            // Far away: everything but a corner is border.
+            Transform::Affine([0.0, 0.0, -1e12, 0.0, 3e7, 0.0]),
+        ];
+        let (g, c) = (gray(37, 23), rgba(37, 23));
+        for t in &transforms {
+            for interp in ALL {
+                for border in [WarpBorder::Constant(201), WarpBorder::Replicate] {
+                    for (ow, oh) in [(41, 29), (64, 3), (1, 1)] {
+                        let what = format!("{t:?} {interp:?} {border:?} {ow}x{oh}");
+                        assert_eq!(
+                            warp(&g, t, ow, oh, interp, border),
+                            reference(&g, t, ow, oh, interp, border),
+                            "{what}"
+                        );
+                        assert_eq!(
+                            warp(&c, t, ow, oh, interp, border),
+                            reference(&c, t, ow, oh, interp, border),
+                            "{what}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn strided_source_is_read_through_its_stride() {
+        let packed = gray(9, 7);
+        let mut data = vec![0u8; 12 * 7];
+        for y in 0..7 {
+            data[y * 12..y * 12 + 9].copy_from_slice(packed.row(y));
+        }
+        let strided = Plane::from_vec_with_stride(9, 7, 12, data).unwrap();
+        let t = Transform::Affine([0.8, 0.1, 0.7, -0.2, 1.1, 0.4]);
+        for interp in ALL {
+            let b = WarpBorder::Replicate;
+            assert_eq!(
+                warp(&strided, &t, 11, 8, interp, b),
+                warp(&packed, &t, 11, 8, interp, b),
+                "{interp:?}"
+            );
+        }
+    }
+
     #[test]
     fn fast_round_and_floor_match_the_definitions() {
         let mut vals = vec![
@@ -579,25 +838,28 @@ mod tests {
             -0.0,
         ]);
         vals.extend((0..20000).map(|i| i as f32 * 0.0137 - 7.0));
+        // A few ulps either side of every k + 0.5, where rounding turns.
+        for k in 0..=256 {
+            let half = k as f32 + 0.5;
+            let (mut lo, mut hi) = (half, half);
+            for _ in 0..4 {
+                lo = f32::from_bits(lo.to_bits() - 1);
+                hi = f32::from_bits(hi.to_bits() + 1);
+                vals.extend([lo, hi]);
+            }
+        }
         for v in vals {
             assert_eq!(round_u8(v), saturate_u8(v), "round {v}");
         }
-        for v in [
-            0.0f32,
-            -0.0,
-            0.5,
-            -0.5,
-            -1.0,
-            -1.5,
-            3.99999,
-            -3.00001,
-            8388607.5,
-            -8388608.5,
-            1e9,
-            -1e9,
-            123456789.0,
-        ] {
-            assert_eq!(floor_int(v), v.floor() as isize, "floor {v}");
+        let mut floors = vec![
+            0.0f32, -0.0, 0.5, -0.5, -1.0, -1.5, 3.99999, -3.00001, 4194300.5, -4194300.5,
+            2097151.8,
+        ];
+        floors.extend((0..20000).map(|i| i as f32 * 0.731 - 7000.0));
+        floors.extend((0..1000).map(|i| (i as f32 - 500.0) * 4194.3 + 0.25));
+        for v in floors {
+            let (f, n) = floor_parts(v);
+            assert_eq!((f, n), (v.floor(), v.floor() as i32), "floor {v}");
         }
     }
 

@@ -34,7 +34,10 @@ pub struct Colorimetry {
 
 impl Default for Colorimetry {
     fn default() -> Self {
-        Self { matrix: Matrix::Bt709, range: Range::Limited }
+        Self {
+            matrix: Matrix::Bt709,
+            range: Range::Limited,
+        }
     }
 }
 
@@ -53,7 +56,11 @@ fn to_ycbcr(p: Rgba, m: Matrix) -> (f32, f32, f32) {
     let (kr, kg, kb) = m.weights();
     let (r, g, b) = (p[0] as f32, p[1] as f32, p[2] as f32);
     let y = kr * r + kg * g + kb * b;
-    (y, (b - y) / (2.0 * (1.0 - kb)), (r - y) / (2.0 * (1.0 - kr)))
+    (
+        y,
+        (b - y) / (2.0 * (1.0 - kb)),
+        (r - y) / (2.0 * (1.0 - kr)),
+    )
 }
 
 /// RGBA to NV12 or I420.
@@ -121,9 +128,24 @@ pub static SPEC: OpSpec = OpSpec {
     name: "yuv",
     summary: "round trip through 4:2:0 YUV (what an encoder's input does to the frame)",
     params: &[
-        ParamSpec::new("matrix", Kind::Choice(&["bt709", "bt601"]), "bt709", "YUV matrix"),
-        ParamSpec::new("range", Kind::Choice(&["limited", "full"]), "limited", "value range"),
-        ParamSpec::new("format", Kind::Choice(&["nv12", "i420"]), "i420", "chroma layout"),
+        ParamSpec::new(
+            "matrix",
+            Kind::Choice(&["bt709", "bt601"]),
+            "bt709",
+            "YUV matrix",
+        ),
+        ParamSpec::new(
+            "range",
+            Kind::Choice(&["limited", "full"]),
+            "limited",
+            "value range",
+        ),
+        ParamSpec::new(
+            "format",
+            Kind::Choice(&["nv12", "i420"]),
+            "i420",
+            "chroma layout",
+        ),
     ],
     example: "yuv:matrix=bt601,range=full",
 };
@@ -135,10 +157,25 @@ pub struct YuvRoundTrip {
 }
 
 pub fn build(p: &Params) -> Result<OpBox> {
-    let matrix = if p.word("matrix")? == "bt601" { Matrix::Bt601 } else { Matrix::Bt709 };
-    let range = if p.word("range")? == "full" { Range::Full } else { Range::Limited };
-    let format = if p.word("format")? == "nv12" { PixelFormat::Nv12 } else { PixelFormat::I420 };
-    Ok(Box::new(YuvRoundTrip { colorimetry: Colorimetry { matrix, range }, format }))
+    let matrix = if p.word("matrix")? == "bt601" {
+        Matrix::Bt601
+    } else {
+        Matrix::Bt709
+    };
+    let range = if p.word("range")? == "full" {
+        Range::Full
+    } else {
+        Range::Limited
+    };
+    let format = if p.word("format")? == "nv12" {
+        PixelFormat::Nv12
+    } else {
+        PixelFormat::I420
+    };
+    Ok(Box::new(YuvRoundTrip {
+        colorimetry: Colorimetry { matrix, range },
+        format,
+    }))
 }
 
 impl Op for YuvRoundTrip {
@@ -168,15 +205,33 @@ mod tests {
     use super::*;
 
     const ALL: [Colorimetry; 4] = [
-        Colorimetry { matrix: Matrix::Bt709, range: Range::Limited },
-        Colorimetry { matrix: Matrix::Bt709, range: Range::Full },
-        Colorimetry { matrix: Matrix::Bt601, range: Range::Limited },
-        Colorimetry { matrix: Matrix::Bt601, range: Range::Full },
+        Colorimetry {
+            matrix: Matrix::Bt709,
+            range: Range::Limited,
+        },
+        Colorimetry {
+            matrix: Matrix::Bt709,
+            range: Range::Full,
+        },
+        Colorimetry {
+            matrix: Matrix::Bt601,
+            range: Range::Limited,
+        },
+        Colorimetry {
+            matrix: Matrix::Bt601,
+            range: Range::Full,
+        },
     ];
 
     #[test]
     fn black_and_white_hit_the_range_ends() {
-        let img = Plane::from_fn(2, 1, |x, _| if x == 0 { [0, 0, 0, 255] } else { [255, 255, 255, 255] });
+        let img = Plane::from_fn(2, 1, |x, _| {
+            if x == 0 {
+                [0, 0, 0, 255]
+            } else {
+                [255, 255, 255, 255]
+            }
+        });
         let lim = rgba_to_yuv420(&img, PixelFormat::I420, ALL[0]).unwrap();
         assert_eq!(lim.y.row(0), &[16, 235]);
         assert_eq!(lim.u.get(0, 0), 128);
@@ -197,7 +252,11 @@ mod tests {
     fn flat_colours_survive_the_round_trip_within_two_levels() {
         for c in ALL {
             for fmt in [PixelFormat::Nv12, PixelFormat::I420] {
-                for colour in [[200, 30, 90, 255], [12, 240, 128, 255], [128, 128, 128, 255]] {
+                for colour in [
+                    [200, 30, 90, 255],
+                    [12, 240, 128, 255],
+                    [128, 128, 128, 255],
+                ] {
                     let img = Plane::new(5, 3, colour);
                     let back = yuv420_to_rgba(&rgba_to_yuv420(&img, fmt, c).unwrap(), c);
                     for ch in 0..3 {
@@ -212,7 +271,13 @@ mod tests {
     #[test]
     fn chroma_is_the_mean_of_its_block() {
         // Left column blue, right column red: one chroma sample between them.
-        let img = Plane::from_fn(2, 2, |x, _| if x == 0 { [0, 0, 255, 255] } else { [255, 0, 0, 255] });
+        let img = Plane::from_fn(2, 2, |x, _| {
+            if x == 0 {
+                [0, 0, 255, 255]
+            } else {
+                [255, 0, 0, 255]
+            }
+        });
         let f = rgba_to_yuv420(&img, PixelFormat::I420, ALL[1]).unwrap();
         let (_, cb_b, cr_b) = to_ycbcr([0, 0, 255, 255], Matrix::Bt709);
         let (_, cb_r, cr_r) = to_ycbcr([255, 0, 0, 255], Matrix::Bt709);
