@@ -15,8 +15,8 @@
 use rayon::prelude::*;
 
 use super::border::{BORDER_CHOICES, Border};
-use super::convolve::floor_u8;
 use super::params::{Kind, OpSpec, ParamSpec, Params};
+use super::pixel::floor_u8;
 use super::{Op, OpBox, Pixel};
 use crate::error::Result;
 use crate::frame::{Frame, Plane};

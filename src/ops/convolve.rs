@@ -17,6 +17,7 @@ use rayon::prelude::*;
 
 use super::border::{BORDER_CHOICES, Border};
 use super::params::{Kind, OpSpec, ParamSpec, Params};
+use super::pixel::saturate_u8;
 use super::{Op, OpBox, Pixel};
 use crate::error::{Error, Result};
 use crate::frame::{Frame, Plane};
@@ -529,7 +530,7 @@ fn store_row<P: Pixel>(acc: &[f32], delta: f32, src: &[P], out: &mut [P]) {
             for ((o, &s), a) in out.iter_mut().zip(src).zip(acc.chunks_exact(P::FILTERED)) {
                 let mut p = s;
                 for (ch, &v) in a.iter().enumerate() {
-                    p.set_channel(ch, round_sat(v + delta));
+                    p.set_channel(ch, saturate_u8(v + delta));
                 }
                 *o = p;
             }
@@ -544,47 +545,16 @@ fn store_body<P: Pixel, const C: usize>(acc: &[f32], delta: f32, src: &[P], out:
     for ((o, &s), a) in out.iter_mut().zip(src).zip(acc) {
         let mut p = s;
         for (ch, &v) in a.iter().enumerate() {
-            p.set_channel(ch, round_sat(v + delta));
+            p.set_channel(ch, saturate_u8(v + delta));
         }
         *o = p;
     }
-}
-
-/// The largest f32 below one half.
-const BELOW_HALF: f32 = 0.499_999_97;
-/// 2²³: adding it to a value in [0, 2²³) leaves that value rounded to an
-/// integer in the low mantissa bits.
-const MAGIC: f32 = 8_388_608.0;
-
-/// Exactly [`saturate_u8`](super::pixel::saturate_u8) (round half away from
-/// zero, clamp to 0..=255, NaN → 0; checked on all 2³² bit patterns), written
-/// without a saturating float-to-int conversion so that loops of it
-/// vectorise. After the clamp `c ≥ 0`, so rounding half away from zero is
-/// `floor(c + pred(0.5))` (`c + 0.5` would round `pred(0.5)` up).
-#[inline]
-#[allow(
-    clippy::manual_clamp,
-    reason = "max/min send NaN to 0, where clamp would keep it"
-)]
-pub(crate) fn round_sat(v: f32) -> u8 {
-    floor_u8(v.max(0.0).min(255.0) + BELOW_HALF)
-}
-
-/// `floor(c)` for `0 ≤ c < 256` (not NaN), without a saturating conversion:
-/// `c + 2²³` holds `c` rounded to the nearest integer in its low mantissa
-/// bits, and one is taken off where that is above `c`.
-#[inline]
-pub(crate) fn floor_u8(c: f32) -> u8 {
-    let m = c + MAGIC;
-    let nearest = m.to_bits().wrapping_sub(MAGIC.to_bits());
-    (nearest - u32::from(m - MAGIC > c)) as u8
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::ops::params::split_op;
-    use crate::ops::pixel::saturate_u8;
 
     fn parse(text: &str) -> Result<OpBox> {
         let (_, pairs) = split_op(text)?;
@@ -593,30 +563,6 @@ mod tests {
 
     fn ramp(w: usize, h: usize) -> Plane<u8> {
         Plane::from_fn(w, h, |x, y| ((x * 37 + y * 91 + x * y * 7) % 256) as u8)
-    }
-
-    #[test]
-    fn round_sat_equals_saturate_u8_on_every_float_from_a_quarter_to_256() {
-        let (lo, hi) = (0.25f32.to_bits(), 256.0f32.to_bits());
-        for b in lo..=hi {
-            let v = f32::from_bits(b);
-            assert_eq!(round_sat(v), saturate_u8(v), "{v:e}");
-        }
-        for v in [
-            f32::NAN,
-            f32::INFINITY,
-            f32::NEG_INFINITY,
-            -0.0,
-            0.0,
-            -0.5,
-            -0.49999997,
-            -1.5,
-            -300.0,
-            1e30,
-            0.1,
-        ] {
-            assert_eq!(round_sat(v), saturate_u8(v), "{v:e}");
-        }
     }
 
     #[test]

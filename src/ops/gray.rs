@@ -28,7 +28,7 @@ impl Matrix {
 pub fn luma(p: Rgba, m: Matrix) -> u8 {
     let (kr, kg, kb) = m.weights();
     let y = kr * p[0] as f32 + kg * p[1] as f32 + kb * p[2] as f32;
-    y.round().min(255.0) as u8
+    super::pixel::saturate_u8(y)
 }
 
 #[inline]

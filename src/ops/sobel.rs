@@ -26,8 +26,8 @@
 use rayon::prelude::*;
 
 use super::border::{BORDER_CHOICES, Border};
-use super::convolve::round_sat;
 use super::params::{Kind, OpSpec, ParamSpec, Params};
+use super::pixel::saturate_u8;
 use super::{Op, OpBox, Pixel};
 use crate::error::{Error, Result};
 use crate::frame::{Frame, Plane};
@@ -364,7 +364,7 @@ pub fn sobel<P: Pixel>(
                 SobelOutput::Magnitude => {
                     for ((v, &gx), &gy) in vals.iter_mut().zip(&s.gx).zip(&s.gy) {
                         let (gx, gy) = (gx as i32, gy as i32);
-                        *v = round_sat(((gx * gx + gy * gy) as f32).sqrt());
+                        *v = saturate_u8(((gx * gx + gy * gy) as f32).sqrt());
                     }
                 }
                 SobelOutput::Dx => abs_clamped(vals, &s.gx),

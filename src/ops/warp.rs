@@ -11,7 +11,7 @@
 use rayon::prelude::*;
 
 use super::params::{Kind, OpSpec, ParamSpec, Params};
-use super::pixel::Pixel;
+use super::pixel::{Pixel, saturate_u8};
 use super::{Op, OpBox};
 use crate::error::{Error, Result};
 use crate::frame::{Frame, Plane};
@@ -237,19 +237,6 @@ fn floor_parts(v: f32) -> (f32, i32) {
     (f, (f + MAGIC).to_bits() as i32 - MAGIC_BITS)
 }
 
-/// Exactly [`super::pixel::saturate_u8`] (round half away from zero, then
-/// saturate), without a call to `roundf`: round to nearest even by the magic
-/// constant, then move ties up; NaN gives 0.
-// Not `clamp`: that keeps NaN, which must give 0 as `saturate_u8` does.
-#[allow(clippy::manual_clamp)]
-#[inline(always)]
-fn round_u8(v: f32) -> u8 {
-    let c = v.max(0.0).min(255.0);
-    let m = c + MAGIC;
-    let m = if c - (m - MAGIC) == 0.5 { m + 1.0 } else { m };
-    m.to_bits() as u8
-}
-
 /// OpenCV's interpolateCubic with A = −0.75, in f32, the same operations.
 #[inline(always)]
 fn cubic_weights(f: f32) -> [f32; 4] {
@@ -440,7 +427,7 @@ fn bilinear_block<P: Pixel>(s: &Source<P>, sx: &Lanes, sy: &Lanes, out: &mut [P]
             let (gx, gy) = (1.0 - fx[i], 1.0 - fy[i]);
             let top = gx * chan(t[0][i], c) + fx[i] * chan(t[1][i], c);
             let bot = gx * chan(t[2][i], c) + fx[i] * chan(t[3][i], c);
-            res[i] |= (round_u8(gy * top + fy[i] * bot) as u32) << (8 * c);
+            res[i] |= (saturate_u8(gy * top + fy[i] * bot) as u32) << (8 * c);
         }
     }
     for (i, o) in out.iter_mut().enumerate() {
@@ -478,7 +465,7 @@ fn bicubic_block<P: Pixel>(s: &Source<P>, sx: &Lanes, sy: &Lanes, out: &mut [P])
             }
         }
         for i in 0..BLOCK {
-            res[i] |= (round_u8(acc[i]) as u32) << (8 * c);
+            res[i] |= (saturate_u8(acc[i]) as u32) << (8 * c);
         }
     }
     for (i, o) in out.iter_mut().enumerate() {
@@ -627,7 +614,6 @@ impl Op for Warp {
 mod tests {
     use super::*;
     use crate::ops::parse_op;
-    use crate::ops::pixel::saturate_u8;
 
     const ALL: [Interpolation; 3] = [
         Interpolation::Nearest,
@@ -849,7 +835,15 @@ mod tests {
             }
         }
         for v in vals {
-            assert_eq!(round_u8(v), saturate_u8(v), "round {v}");
+            assert_eq!(
+                saturate_u8(v),
+                if v.is_nan() {
+                    0
+                } else {
+                    v.round().clamp(0.0, 255.0) as u8
+                },
+                "round {v}"
+            );
         }
         let mut floors = vec![
             0.0f32, -0.0, 0.5, -0.5, -1.0, -1.5, 3.99999, -3.00001, 4194300.5, -4194300.5,
