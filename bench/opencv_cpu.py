@@ -13,18 +13,11 @@ import time
 import cv2
 import numpy as np
 
-W, H = 1920, 1080
+from testframe import H, W, rgb_channels
 
 
 def frames():
-    x = np.arange(W, dtype=np.uint64)[None, :]
-    y = np.arange(H, dtype=np.uint64)[:, None]
-    n = (((x * 2654435761) ^ (y * 40503)) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(59)
-    r = ((x // 7 + y // 5) % 256).astype(np.uint8)
-    g = ((np.sin(x.astype(np.float32) * 0.01) * 100 + 128).astype(np.uint8) + n.astype(np.uint8)).astype(np.uint8)
-    b = ((x ^ y) % 256).astype(np.uint8)
-    rgba = np.dstack([np.broadcast_to(r, (H, W)), np.broadcast_to(g, (H, W)), np.broadcast_to(b, (H, W)),
-                      np.full((H, W), 255, np.uint8)]).copy()
+    rgba = np.dstack(rgb_channels() + [np.full((H, W), 255, np.uint8)]).copy()
     gray = cv2.cvtColor(rgba, cv2.COLOR_RGBA2GRAY)
     return rgba, gray
 

@@ -164,29 +164,46 @@ fn forward_steps(
 ) {
     let w = luma.width();
     let row = luma.row(y);
-    let below = (y + 1 < luma.height()).then(|| luma.row(y + 1));
-    for x in 0..w {
-        let l = row[x.saturating_sub(1)] as i64;
-        let r = row[(x + 1).min(w - 1)] as i64;
+    let below = if y + 1 < luma.height() {
+        luma.row(y + 1)
+    } else {
+        row
+    };
+    let last_row = y + 1 >= luma.height();
+    let at = |x: usize, l: u8, r: u8| {
+        let (l, r, d) = (l as i64, r as i64, below[x] as i64);
         let up = (r - l).abs();
-        centre[x] = up;
-        match below {
-            Some(b) => {
-                let d = b[x] as i64;
-                left[x] = up + (d - l).abs();
-                right[x] = up + (d - r).abs();
-            }
-            None => {
-                left[x] = up;
-                right[x] = up;
-            }
+        if last_row {
+            (up, up, up)
+        } else {
+            (up, up + (d - l).abs(), up + (d - r).abs())
         }
+    };
+    let edge = |x: usize| at(x, row[x.saturating_sub(1)], row[(x + 1).min(w - 1)]);
+    let mut put = |x: usize, (c, l, r): (i64, i64, i64)| {
+        centre[x] = c;
+        left[x] = l;
+        right[x] = r;
+    };
+    put(0, edge(0));
+    if w > 1 {
+        put(w - 1, edge(w - 1));
+    }
+    // The interior without clamping, so that it vectorises.
+    for x in 1..w.saturating_sub(1) {
+        put(x, at(x, row[x - 1], row[x + 1]));
     }
 }
+
+/// Stands for "no neighbour" beyond the frame's edges; large, but far from
+/// overflowing when step costs are added.
+const OUTSIDE: i64 = i64::MAX / 4;
 
 /// Reusable buffers for the dynamic programme.
 #[derive(Debug, Default)]
 struct DpScratch {
+    /// Cumulative costs of the row being computed and of the row below,
+    /// each with an `OUTSIDE` cell at both ends (index x + 1 is column x).
     cum: Vec<i64>,
     next: Vec<i64>,
     cost: Vec<i64>,
@@ -231,9 +248,11 @@ fn dp_seam(input: &DpInput, scratch: &mut DpScratch, seam: &mut Vec<usize>) -> i
         step_right,
         back,
     } = scratch;
+    for v in [&mut *cum, &mut *next] {
+        v.clear();
+        v.resize(w + 2, OUTSIDE);
+    }
     for v in [
-        &mut *cum,
-        &mut *next,
         &mut *cost,
         &mut *step_centre,
         &mut *step_left,
@@ -244,40 +263,31 @@ fn dp_seam(input: &DpInput, scratch: &mut DpScratch, seam: &mut Vec<usize>) -> i
     }
     back.clear();
     back.resize(w * h, 0);
-    input.pixel_costs(h - 1, next);
+    input.pixel_costs(h - 1, &mut next[1..=w]);
     if let Some(luma) = input.forward_luma {
         forward_steps(luma, h - 1, step_centre, step_left, step_right);
-        for (n, &c) in next.iter_mut().zip(step_centre.iter()) {
+        for (n, &c) in next[1..=w].iter_mut().zip(step_centre.iter()) {
             *n += c;
         }
     }
     for y in (0..h - 1).rev() {
         input.pixel_costs(y, cost);
-        let brow = &mut back[y * w..(y + 1) * w];
         if let Some(luma) = input.forward_luma {
             forward_steps(luma, y, step_centre, step_left, step_right);
-            for x in 0..w {
-                let mut best = next[x] + step_centre[x];
-                let mut dir = 0i8;
-                if x > 0 && next[x - 1] + step_left[x] < best {
-                    best = next[x - 1] + step_left[x];
-                    dir = -1;
-                }
-                if x + 1 < w && next[x + 1] + step_right[x] < best {
-                    best = next[x + 1] + step_right[x];
-                    dir = 1;
-                }
-                cum[x] = best + cost[x];
-                brow[x] = dir;
-            }
-        } else {
-            min3_row(next, cost, cum, brow);
         }
+        let steps = (&step_centre[..], &step_left[..], &step_right[..]);
+        min3_row(
+            next,
+            cost,
+            steps,
+            &mut cum[1..=w],
+            &mut back[y * w..(y + 1) * w],
+        );
         std::mem::swap(cum, next);
     }
     // `next` now holds the top row's cumulative costs.
     let (start, total) =
-        next.iter().enumerate().fold(
+        next[1..=w].iter().enumerate().fold(
             (0, i64::MAX),
             |(bx, bv), (x, &v)| if v < bv { (x, v) } else { (bx, bv) },
         );
@@ -291,39 +301,45 @@ fn dp_seam(input: &DpInput, scratch: &mut DpScratch, seam: &mut Vec<usize>) -> i
     total
 }
 
-/// One DP row without step costs: cum[x] = cost[x] + min(next[x], next[x−1],
-/// next[x+1]) with ties to the centre, then left, then right.
+/// One DP row: cum[x] = cost[x] + the least of next[x] + centre[x],
+/// next[x−1] + left[x] and next[x+1] + right[x], ties to the centre, then
+/// left, then right. `next` is padded with `OUTSIDE` at both ends. Written
+/// without branches so that it vectorises.
 #[inline]
-fn min3_row(next: &[i64], cost: &[i64], cum: &mut [i64], back: &mut [i8]) {
-    let w = next.len();
-    if w == 1 {
-        cum[0] = next[0] + cost[0];
-        back[0] = 0;
-        return;
+fn min3_row(
+    next: &[i64],
+    cost: &[i64],
+    (centre, left, right): (&[i64], &[i64], &[i64]),
+    cum: &mut [i64],
+    back: &mut [i8],
+) {
+    let w = cost.len();
+    // Every slice cut to exactly `w`, so that the loop has no bounds checks.
+    let (l_in, c_in, r_in) = (&next[..w], &next[1..=w], &next[2..w + 2]);
+    let (centre, left, right, cum, back) = (
+        &centre[..w],
+        &left[..w],
+        &right[..w],
+        &mut cum[..w],
+        &mut back[..w],
+    );
+    for x in 0..w {
+        let c = c_in[x] + centre[x];
+        let l = l_in[x] + left[x];
+        let r = r_in[x] + right[x];
+        let take_l = l < c;
+        let best = if take_l { l } else { c };
+        let take_r = r < best;
+        let best = if take_r { r } else { best };
+        cum[x] = best + cost[x];
+        back[x] = if take_r {
+            1
+        } else if take_l {
+            -1
+        } else {
+            0
+        };
     }
-    let pick = |c: i64, l: i64, r: i64| -> (i64, i8) {
-        let (mut best, mut dir) = (c, 0i8);
-        if l < best {
-            best = l;
-            dir = -1;
-        }
-        if r < best {
-            best = r;
-            dir = 1;
-        }
-        (best, dir)
-    };
-    let (b, d) = pick(next[0], i64::MAX, next[1]);
-    cum[0] = b + cost[0];
-    back[0] = d;
-    for x in 1..w - 1 {
-        let (b, d) = pick(next[x], next[x - 1], next[x + 1]);
-        cum[x] = b + cost[x];
-        back[x] = d;
-    }
-    let (b, d) = pick(next[w - 1], next[w - 2], i64::MAX);
-    cum[w - 1] = b + cost[w - 1];
-    back[w - 1] = d;
 }
 
 /// The least-energy vertical seam of an energy map (columns from top to
@@ -824,6 +840,80 @@ mod tests {
             |x, y| if y == 0 { [9, 0, 9][x] } else { [5, 5, 1][x] },
         );
         assert_eq!(vertical_seam(&e).0, vec![1, 2]);
+    }
+
+    /// Every seam of a small frame, as columns from top to bottom.
+    fn all_seams(w: usize, h: usize) -> Vec<Vec<usize>> {
+        let mut seams: Vec<Vec<usize>> = (0..w).map(|x| vec![x]).collect();
+        for _ in 1..h {
+            seams = seams
+                .into_iter()
+                .flat_map(|s| {
+                    let x = *s.last().unwrap() as isize;
+                    (x - 1..=x + 1)
+                        .filter(|&n| n >= 0 && (n as usize) < w)
+                        .map(move |n| {
+                            let mut t = s.clone();
+                            t.push(n as usize);
+                            t
+                        })
+                })
+                .collect();
+        }
+        seams
+    }
+
+    fn forward_cost(luma: &Plane<u8>, seam: &[usize]) -> i64 {
+        let (w, h) = (luma.width(), luma.height());
+        let (mut c, mut l, mut r) = (vec![0; w], vec![0; w], vec![0; w]);
+        let mut total = 0;
+        for y in 0..h {
+            forward_steps(luma, y, &mut c, &mut l, &mut r);
+            let x = seam[y];
+            total += match seam.get(y + 1).map(|&n| n as isize - x as isize) {
+                None | Some(0) => c[x],
+                Some(-1) => l[x],
+                _ => r[x],
+            };
+        }
+        total
+    }
+
+    #[test]
+    fn dp_finds_the_cheapest_of_all_seams() {
+        let mut s = 99u32;
+        let mut rnd = move || {
+            s = s.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            (s >> 16) as u8
+        };
+        for (w, h) in [(1, 1), (1, 4), (2, 3), (3, 3), (5, 4), (4, 5), (6, 3)] {
+            for _ in 0..20 {
+                let luma = Plane::from_fn(w, h, |_, _| rnd() % 8);
+                let energy = energy_map(&luma, Energy::Basic);
+                let (seam, total) = vertical_seam(&energy);
+                let cost = |s: &[usize]| {
+                    s.iter()
+                        .enumerate()
+                        .map(|(y, &x)| energy.get(x, y) as i64)
+                        .sum::<i64>()
+                };
+                let best = all_seams(w, h).iter().map(|s| cost(s)).min().unwrap();
+                assert_eq!((total, cost(&seam)), (best, best), "basic {w}x{h}");
+
+                let mut c = Carver::new(luma.clone(), None, Energy::Forward, false);
+                let total = c.find_seam();
+                let best = all_seams(w, h)
+                    .iter()
+                    .map(|s| forward_cost(&luma, s))
+                    .min()
+                    .unwrap();
+                assert_eq!(
+                    (total, forward_cost(&luma, &c.seam)),
+                    (best, best),
+                    "forward {w}x{h}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -75,19 +75,27 @@ pub fn rgba_to_yuv420(src: &Plane<Rgba>, format: PixelFormat, c: Colorimetry) ->
         }
     });
     let (cw, ch) = Yuv420::chroma_size(w, h);
-    for cy in 0..ch {
-        for cx in 0..cw {
+    // Chroma samples in parallel by chroma row, then laid out for the format.
+    let mut uv = Plane::new(cw, ch, (128u8, 128u8));
+    uv.par_rows_mut().for_each(|(cy, row)| {
+        for (cx, o) in row.iter_mut().enumerate() {
             let (mut sb, mut sr, mut n) = (0f32, 0f32, 0f32);
             for y in 2 * cy..(2 * cy + 2).min(h) {
-                for x in 2 * cx..(2 * cx + 2).min(w) {
-                    let (_, cb, cr) = to_ycbcr(src.get(x, y), c.matrix);
+                for &p in &src.row(y)[2 * cx..(2 * cx + 2).min(w)] {
+                    let (_, cb, cr) = to_ycbcr(p, c.matrix);
                     sb += cb;
                     sr += cr;
                     n += 1.0;
                 }
             }
-            let u = saturate_u8(128.0 + sb / n * cs);
-            let v = saturate_u8(128.0 + sr / n * cs);
+            *o = (
+                saturate_u8(128.0 + sb / n * cs),
+                saturate_u8(128.0 + sr / n * cs),
+            );
+        }
+    });
+    for cy in 0..ch {
+        for (cx, &(u, v)) in uv.row(cy).iter().enumerate() {
             match format {
                 PixelFormat::Nv12 => {
                     out.u.set(2 * cx, cy, u);
