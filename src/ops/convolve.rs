@@ -471,23 +471,9 @@ fn load_body_dyn<P: Pixel>(row: &[P], body: &mut [f32]) {
 
 /// `dst[i] = Σ t · buf[off + i]` over `terms` in order, starting from 0, in
 /// f32 without fused multiply-adds (the order is part of the definition).
-/// Uses 256-bit vectors where the CPU has AVX: the same IEEE multiplies and
-/// adds in the same order, so the result is bit-identical.
+/// Built for x86-64-v3 (`.cargo/config.toml`), the blocks are 256-bit
+/// vectors: 64 outputs are 8 registers of accumulators.
 fn mac_row(dst: &mut [f32], buf: &[f32], terms: &[(f32, usize)]) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx") {
-        // SAFETY: the CPU supports AVX, checked just above.
-        unsafe { mac_row_avx(dst, buf, terms) };
-        return;
-    }
-    mac_row_blocked::<32>(dst, buf, terms);
-}
-
-/// [`mac_row_blocked`] compiled for AVX (no FMA: products are still rounded
-/// before they are added).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx")]
-fn mac_row_avx(dst: &mut [f32], buf: &[f32], terms: &[(f32, usize)]) {
     mac_row_blocked::<64>(dst, buf, terms);
 }
 
