@@ -52,6 +52,9 @@ pub enum Error {
 
     #[error("{0}")]
     Device(String),
+
+    #[error("{0}")]
+    Pipeline(String),
 }
 
 impl Error {

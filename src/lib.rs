@@ -7,6 +7,7 @@
 
 pub mod error;
 pub mod frame;
+pub mod gst;
 pub mod io;
 pub mod ops;
 

@@ -55,6 +55,46 @@ enum Command {
         #[arg(long, default_value = "auto", value_name = "DEVICE")]
         device: String,
     },
+    /// Run a video through the chain: GStreamer in, chain, GStreamer out.
+    #[command(
+        after_help = "Inputs: a file or URI; test:PATTERN (videotestsrc: smpte, ball, snow, ...);
+camera:/dev/videoN; or a gst-launch source fragment.
+Outputs: a file (.mp4 and .mkv with x264, .y4m raw); display; null; or a
+gst-launch sink fragment.
+Ctrl-C during a file job ends it cleanly: the output holds every frame so far.
+Examples:
+  seamstream run test:ball out.mp4 --frames 120 --op retarget:width=75%
+  seamstream run clip.mp4 small.mkv --op gaussian:sigma=1.5
+  seamstream run camera:/dev/video0 display --op sobel"
+    )]
+    Run {
+        /// Input: file, URI, test:PATTERN, camera:/dev/videoN or a gst-launch fragment.
+        #[arg(default_value = "test:ball")]
+        input: String,
+        /// Output: .mp4, .mkv or .y4m file, display, null, or a gst-launch fragment.
+        #[arg(default_value = "out.mp4")]
+        output: String,
+        #[arg(long = "op", value_name = "NAME[:k=v,...]", help = "An operation; repeatable (see `seamstream image --help`)", long_help = OP_HELP)]
+        ops: Vec<String>,
+        /// Frame size of test: sources.
+        #[arg(long, default_value = "1280x720", value_name = "WxH")]
+        size: String,
+        /// Frame rate of test: sources.
+        #[arg(long, default_value_t = 30)]
+        fps: i32,
+        /// Frames from test: sources (0 = until stopped).
+        #[arg(long, default_value_t = 300)]
+        frames: u64,
+        /// Make test: sources live (real time, frames dropped when we fall behind).
+        #[arg(long)]
+        live: bool,
+        /// Where to run: auto, cpu, cuda or cuda:N.
+        #[arg(long, default_value = "auto", value_name = "DEVICE")]
+        device: String,
+        /// Print the summary as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// List every operation with its parameters and defaults.
     Ops,
 }
@@ -157,6 +197,122 @@ fn run_image(
     Ok(())
 }
 
+fn parse_size(text: &str) -> anyhow::Result<(usize, usize)> {
+    let bad = || {
+        anyhow::anyhow!(
+            "`--size {text}`: expected WIDTHxHEIGHT in pixels, each from 1 to 16384, e.g. 1920x1080"
+        )
+    };
+    let (w, h) = text.split_once(['x', 'X']).ok_or_else(bad)?;
+    let (w, h): (usize, usize) = (
+        w.trim().parse().map_err(|_| bad())?,
+        h.trim().parse().map_err(|_| bad())?,
+    );
+    if !(1..=16384).contains(&w) || !(1..=16384).contains(&h) {
+        return Err(bad());
+    }
+    Ok((w, h))
+}
+
+struct RunArgs<'a> {
+    input: &'a str,
+    output: &'a str,
+    ops: &'a [String],
+    size: &'a str,
+    fps: i32,
+    frames: u64,
+    live: bool,
+    device: &'a str,
+    json: bool,
+}
+
+fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
+    use seamstream::gst::{Input, Output, TestSettings, run};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    let device = parse_device(a.device)?;
+    let (width, height) = parse_size(a.size)?;
+    if !(1..=1000).contains(&a.fps) {
+        bail!("`--fps {}`: expected a frame rate from 1 to 1000", a.fps);
+    }
+    let chain = Chain::parse(a.ops)?;
+    let input = Input::parse(a.input)?;
+    let output = Output::parse(a.output)?;
+    output.check_writable()?;
+    choose_backend(device)?;
+    let test = TestSettings {
+        width,
+        height,
+        fps: (a.fps, 1),
+        frames: (a.frames > 0).then_some(a.frames),
+        live: a.live,
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let stop = stop.clone();
+        // Ctrl-C or SIGTERM asks for EOS; the output is then finalised. A
+        // second one, while that is under way, ends the process at once.
+        ctrlc::set_handler(move || {
+            if stop.swap(true, Ordering::Relaxed) {
+                std::process::exit(130);
+            }
+        })
+        .context("cannot install the Ctrl-C handler")?;
+    }
+    let opts = run::RunOptions {
+        input,
+        output,
+        test,
+        queue: 2,
+    };
+    let s = run::run(&opts, chain, stop)?;
+    if a.json {
+        println!(
+            "{{\"frames_in\":{},\"frames_out\":{},\"dropped\":{},\"seconds\":{:.3},\"fps\":{:.2},\"ms_copy_in\":{:.3},\"ms_chain\":{:.3},\"ms_copy_out\":{:.3},\"size_in\":[{},{}],\"size_out\":[{},{}],\"interrupted\":{}}}",
+            s.frames_in,
+            s.frames_out,
+            s.dropped,
+            s.seconds,
+            s.fps(),
+            s.ms_copy_in,
+            s.ms_chain,
+            s.ms_copy_out,
+            s.width_in,
+            s.height_in,
+            s.width_out,
+            s.height_out,
+            s.interrupted
+        );
+    } else {
+        eprintln!(
+            "{} frames in, {} out, {} dropped, {:.1} fps; {}x{} -> {}x{}; ms a frame: copy in {:.2}, chain {:.2}, copy out {:.2}{}",
+            s.frames_in,
+            s.frames_out,
+            s.dropped,
+            s.fps(),
+            s.width_in,
+            s.height_in,
+            s.width_out,
+            s.height_out,
+            s.ms_copy_in,
+            s.ms_chain,
+            s.ms_copy_out,
+            if s.interrupted {
+                "; interrupted: the output holds every frame so far"
+            } else {
+                ""
+            }
+        );
+    }
+    // 130: the shell's code for a job ended by SIGINT.
+    Ok(if s.interrupted {
+        ExitCode::from(130)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
 fn list_ops() {
     use std::io::Write;
     let mut text = String::from(
@@ -178,14 +334,35 @@ fn main() -> ExitCode {
             output,
             ops,
             device,
-        } => run_image(input.as_deref(), output, ops, device),
+        } => run_image(input.as_deref(), output, ops, device).map(|()| ExitCode::SUCCESS),
+        Command::Run {
+            input,
+            output,
+            ops,
+            size,
+            fps,
+            frames,
+            live,
+            device,
+            json,
+        } => run_video(RunArgs {
+            input,
+            output,
+            ops,
+            size,
+            fps: *fps,
+            frames: *frames,
+            live: *live,
+            device,
+            json: *json,
+        }),
         Command::Ops => {
             list_ops();
-            Ok(())
+            Ok(ExitCode::SUCCESS)
         }
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE

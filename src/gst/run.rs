@@ -1,0 +1,479 @@
+//! The run loop: appsink → chain → appsrc, on three threads joined by bounded
+//! channels (DESIGN.md §1).
+//!
+//! - GStreamer's streaming thread (the appsink callback) copies each frame
+//!   out of its buffer and hands it to a bounded channel; for a file it waits
+//!   when the channel is full (backpressure, nothing lost), for a live source
+//!   it drops the oldest queued frame instead and counts it.
+//! - A worker thread runs the chain.
+//! - The calling thread pushes results into the appsrc, builds the output
+//!   pipeline when the first frame tells the output size, watches both buses,
+//!   and turns a stop request (Ctrl-C) into EOS so files are finalised.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender, bounded};
+use gst::prelude::*;
+use gst_video::prelude::*;
+use gstreamer as gst;
+use gstreamer_app as gst_app;
+use gstreamer_video as gst_video;
+
+use super::{Input, Output, TestSettings};
+use crate::error::{Error, Result};
+use crate::frame::{Frame, Plane, Rgba};
+use crate::ops::Chain;
+
+/// How long a file input may take to give its first frame before the run
+/// is called stuck (a damaged file can leave the demuxer waiting forever).
+const FIRST_FRAME_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    pub input: Input,
+    pub output: Output,
+    pub test: TestSettings,
+    /// Frames that may wait between the stages.
+    pub queue: usize,
+}
+
+/// What happened, for the summary line and `--json`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Summary {
+    pub frames_in: u64,
+    pub frames_out: u64,
+    pub dropped: u64,
+    pub seconds: f64,
+    /// Milliseconds per frame in each stage.
+    pub ms_copy_in: f64,
+    pub ms_chain: f64,
+    pub ms_copy_out: f64,
+    pub width_in: usize,
+    pub height_in: usize,
+    pub width_out: usize,
+    pub height_out: usize,
+    pub interrupted: bool,
+}
+
+impl Summary {
+    pub fn fps(&self) -> f64 {
+        if self.seconds > 0.0 {
+            self.frames_out as f64 / self.seconds
+        } else {
+            0.0
+        }
+    }
+}
+
+/// A frame with its timing and the caps it arrived with.
+struct Timed {
+    frame: Frame,
+    pts: Option<gst::ClockTime>,
+    duration: Option<gst::ClockTime>,
+    info: gst_video::VideoInfo,
+}
+
+enum Msg {
+    Frame(Timed),
+    Eos,
+    Failed(Error),
+}
+
+fn gst_err(context: &str, e: impl std::fmt::Display) -> Error {
+    Error::Pipeline(format!("{context}: {e}"))
+}
+
+fn launch(description: &str) -> Result<gst::Pipeline> {
+    let element = gst::parse::launch(description)
+        .map_err(|e| gst_err(&format!("cannot build `{description}`"), e))?;
+    element
+        .downcast::<gst::Pipeline>()
+        .map_err(|_| Error::Pipeline(format!("`{description}` is not a pipeline")))
+}
+
+/// Copies an RGBA buffer into a frame (the one copy on the streaming thread).
+fn frame_from_buffer(buffer: &gst::BufferRef, info: &gst_video::VideoInfo) -> Result<Frame> {
+    let vf = gst_video::VideoFrameRef::from_buffer_ref_readable(buffer, info)
+        .map_err(|e| gst_err("cannot map an input buffer", e))?;
+    let (w, h) = (info.width() as usize, info.height() as usize);
+    let stride = vf.plane_stride()[0] as usize;
+    let data = vf
+        .plane_data(0)
+        .map_err(|e| gst_err("cannot read an input buffer", e))?;
+    // One allocation per frame on the CPU path: the chain owns its frames.
+    let mut plane = Plane::new(w, h, [0u8; 4]);
+    for (y, row) in plane.rows_mut().enumerate() {
+        let src = &data[y * stride..y * stride + 4 * w];
+        for (o, c) in row.iter_mut().zip(src.chunks_exact(4)) {
+            *o = [c[0], c[1], c[2], c[3]];
+        }
+    }
+    Ok(Frame::Rgba(plane))
+}
+
+fn buffer_from_frame(
+    frame: &Frame,
+    pts: Option<gst::ClockTime>,
+    duration: Option<gst::ClockTime>,
+) -> gst::Buffer {
+    let rgba: Plane<Rgba> = match frame {
+        Frame::Rgba(p) => p.to_packed(),
+        Frame::Gray(p) => p.map(|v| [v, v, v, 255]),
+    };
+    let bytes: Vec<u8> = rgba.into_packed_vec().into_iter().flatten().collect();
+    let mut buffer = gst::Buffer::from_mut_slice(bytes);
+    if let Some(b) = buffer.get_mut() {
+        b.set_pts(pts);
+        b.set_duration(duration);
+    }
+    buffer
+}
+
+/// The first error or EOS on a bus, without waiting.
+fn poll_bus(pipeline: &gst::Pipeline) -> Option<std::result::Result<(), Error>> {
+    let bus = pipeline.bus()?;
+    while let Some(msg) = bus.pop_filtered(&[gst::MessageType::Error, gst::MessageType::Eos]) {
+        match msg.view() {
+            gst::MessageView::Error(err) => {
+                let who = err
+                    .src()
+                    .map(|s| s.path_string().to_string())
+                    .unwrap_or_else(|| "pipeline".into());
+                let debug = err.debug().map(|d| format!(" ({d})")).unwrap_or_default();
+                return Some(Err(Error::Pipeline(format!(
+                    "{who}: {}{debug}",
+                    err.error()
+                ))));
+            }
+            gst::MessageView::Eos(_) => return Some(Ok(())),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Runs the input through `chain` to the output until EOS, an error, or
+/// `stop` (then EOS is sent, so a file output is still finalised).
+pub fn run(opts: &RunOptions, mut chain: Chain, stop: Arc<AtomicBool>) -> Result<Summary> {
+    gst::init().map_err(|e| gst_err("GStreamer did not start", e))?;
+    opts.output.check_writable()?;
+    let live = opts.input.is_live(&opts.test);
+    let in_pipe = launch(&opts.input.launch(&opts.test))?;
+    let appsink = in_pipe
+        .by_name("seamstream_in")
+        .and_then(|e| e.downcast::<gst_app::AppSink>().ok())
+        .ok_or_else(|| Error::Pipeline("the input pipeline has no appsink".into()))?;
+    appsink.set_property("sync", live);
+    appsink.set_max_buffers(1);
+
+    let (in_tx, in_rx): (Sender<Msg>, Receiver<Msg>) = bounded(opts.queue.max(1));
+    let (out_tx, out_rx): (Sender<Msg>, Receiver<Msg>) = bounded(opts.queue.max(1));
+    // Set when the run ends, so that neither the appsink callback nor the
+    // worker waits on a channel nobody will serve again (the callback keeps
+    // its sender alive until the pipeline is gone).
+    let abort = Arc::new(AtomicBool::new(false));
+    let dropped = Arc::new(AtomicU64::new(0));
+    let copy_in_ns = Arc::new(AtomicU64::new(0));
+    let frames_in = Arc::new(AtomicU64::new(0));
+
+    {
+        let (tx, rx_oldest) = (in_tx.clone(), in_rx.clone());
+        let (dropped, copy_in_ns, frames_in) =
+            (dropped.clone(), copy_in_ns.clone(), frames_in.clone());
+        let eos_tx = in_tx.clone();
+        let abort = abort.clone();
+        appsink.set_callbacks(
+            gst_app::AppSinkCallbacks::builder()
+                .new_sample(move |sink| {
+                    let sample = sink.pull_sample().map_err(|_| gst::FlowError::Eos)?;
+                    let start = Instant::now();
+                    let msg = (|| {
+                        let caps = sample
+                            .caps()
+                            .ok_or_else(|| Error::Pipeline("an input sample has no caps".into()))?;
+                        let info = gst_video::VideoInfo::from_caps(caps)
+                            .map_err(|e| gst_err("unusable input caps", e))?;
+                        let buffer = sample.buffer().ok_or_else(|| {
+                            Error::Pipeline("an input sample has no buffer".into())
+                        })?;
+                        let frame = frame_from_buffer(buffer, &info)?;
+                        Ok(Timed {
+                            frame,
+                            pts: buffer.pts(),
+                            duration: buffer.duration(),
+                            info,
+                        })
+                    })();
+                    copy_in_ns.fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                    frames_in.fetch_add(1, Ordering::Relaxed);
+                    let msg = match msg {
+                        Ok(t) => Msg::Frame(t),
+                        Err(e) => Msg::Failed(e),
+                    };
+                    if live {
+                        // Newest frames win: make room by dropping the oldest.
+                        let mut msg = msg;
+                        loop {
+                            match tx.try_send(msg) {
+                                Ok(()) => break,
+                                Err(crossbeam_channel::TrySendError::Full(m)) => {
+                                    if rx_oldest.try_recv().is_ok() {
+                                        dropped.fetch_add(1, Ordering::Relaxed);
+                                    }
+                                    msg = m;
+                                }
+                                Err(crossbeam_channel::TrySendError::Disconnected(_)) => {
+                                    return Err(gst::FlowError::Flushing);
+                                }
+                            }
+                        }
+                    } else {
+                        // Files: wait for room (nothing is lost), unless the run is over.
+                        let mut msg = msg;
+                        loop {
+                            match tx.send_timeout(msg, Duration::from_millis(50)) {
+                                Ok(()) => break,
+                                Err(crossbeam_channel::SendTimeoutError::Timeout(m))
+                                    if !abort.load(Ordering::Relaxed) =>
+                                {
+                                    msg = m
+                                }
+                                Err(_) => return Err(gst::FlowError::Flushing),
+                            }
+                        }
+                    }
+                    Ok(gst::FlowSuccess::Ok)
+                })
+                .eos(move |_| {
+                    let _ = eos_tx.send(Msg::Eos);
+                })
+                .build(),
+        );
+    }
+    drop(in_tx);
+
+    let chain_ns = Arc::new(AtomicU64::new(0));
+    let worker = {
+        let (chain_ns, abort) = (chain_ns.clone(), abort.clone());
+        std::thread::Builder::new()
+            .name("seamstream-chain".into())
+            .spawn(move || {
+                loop {
+                    let msg = match in_rx.recv_timeout(Duration::from_millis(50)) {
+                        Ok(m) => m,
+                        Err(crossbeam_channel::RecvTimeoutError::Timeout)
+                            if !abort.load(Ordering::Relaxed) =>
+                        {
+                            continue;
+                        }
+                        Err(_) => break,
+                    };
+                    let out = match msg {
+                        Msg::Frame(t) => {
+                            let start = Instant::now();
+                            let r = chain.apply(t.frame);
+                            chain_ns
+                                .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                            match r {
+                                Ok(frame) => Msg::Frame(Timed { frame, ..t }),
+                                Err(e) => Msg::Failed(e),
+                            }
+                        }
+                        other => other,
+                    };
+                    let end = !matches!(out, Msg::Frame(_));
+                    if out_tx.send(out).is_err() || end {
+                        break;
+                    }
+                }
+            })
+            .map_err(|e| Error::Pipeline(format!("cannot start the chain thread: {e}")))?
+    };
+
+    let started = Instant::now();
+    in_pipe
+        .set_state(gst::State::Playing)
+        .map_err(|_| match poll_bus(&in_pipe) {
+            Some(Err(e)) => e,
+            _ => Error::Pipeline(format!(
+                "the input `{}` would not start",
+                opts.input.launch(&opts.test)
+            )),
+        })?;
+
+    let mut summary = Summary::default();
+    let mut out_pipe: Option<(gst::Pipeline, gst_app::AppSrc)> = None;
+    let mut copy_out_ns = 0u64;
+    let mut eos_sent = false;
+    let result: Result<()> = loop {
+        if stop.load(Ordering::Relaxed) && !eos_sent {
+            summary.interrupted = true;
+            eos_sent = true;
+            in_pipe.send_event(gst::event::Eos::new());
+        }
+        if let Some(Err(e)) = poll_bus(&in_pipe) {
+            break Err(e);
+        }
+        if !live
+            && frames_in.load(Ordering::Relaxed) == 0
+            && started.elapsed() > FIRST_FRAME_TIMEOUT
+        {
+            break Err(Error::Pipeline(format!(
+                "the input gave no frame in {} s; is it a complete, playable video?",
+                FIRST_FRAME_TIMEOUT.as_secs()
+            )));
+        }
+        if let Some((p, _)) = &out_pipe
+            && let Some(Err(e)) = poll_bus(p)
+        {
+            break Err(e);
+        }
+        let msg = match out_rx.recv_timeout(Duration::from_millis(50)) {
+            Ok(m) => m,
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => continue,
+            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break Ok(()),
+        };
+        match msg {
+            Msg::Frame(t) => {
+                if out_pipe.is_none() {
+                    summary.width_in = t.info.width() as usize;
+                    summary.height_in = t.info.height() as usize;
+                    summary.width_out = t.frame.width();
+                    summary.height_out = t.frame.height();
+                    match open_output(opts, &t) {
+                        Ok(o) => out_pipe = Some(o),
+                        Err(e) => break Err(e),
+                    }
+                }
+                if (t.frame.width(), t.frame.height()) != (summary.width_out, summary.height_out) {
+                    break Err(Error::Pipeline(format!(
+                        "the frame size changed mid-stream to {}x{}; seamstream needs one size per run",
+                        t.frame.width(),
+                        t.frame.height()
+                    )));
+                }
+                let start = Instant::now();
+                let buffer = buffer_from_frame(&t.frame, t.pts, t.duration);
+                copy_out_ns += start.elapsed().as_nanos() as u64;
+                if let Some((_, src)) = &out_pipe
+                    && src.push_buffer(buffer).is_err()
+                {
+                    break Err(match out_pipe.as_ref().and_then(|(p, _)| poll_bus(p)) {
+                        Some(Err(e)) => e,
+                        _ => Error::Pipeline("the output pipeline stopped taking frames".into()),
+                    });
+                }
+                summary.frames_out += 1;
+            }
+            Msg::Eos => break Ok(()),
+            Msg::Failed(e) => break Err(e),
+        }
+    };
+    // Finish the output file whatever happened, so frames already written stay playable.
+    let finish = finish_output(out_pipe.as_ref());
+    abort.store(true, Ordering::Relaxed);
+    drop(out_rx);
+    let _ = worker.join();
+    let _ = in_pipe.set_state(gst::State::Null);
+    if let Some((p, _)) = &out_pipe {
+        let _ = p.set_state(gst::State::Null);
+    }
+    summary.seconds = started.elapsed().as_secs_f64();
+    summary.frames_in = frames_in.load(Ordering::Relaxed);
+    summary.dropped = dropped.load(Ordering::Relaxed);
+    let per = |ns: u64, n: u64| {
+        if n > 0 {
+            ns as f64 / n as f64 / 1e6
+        } else {
+            0.0
+        }
+    };
+    summary.ms_copy_in = per(copy_in_ns.load(Ordering::Relaxed), summary.frames_in);
+    summary.ms_chain = per(
+        chain_ns.load(Ordering::Relaxed),
+        summary.frames_in.saturating_sub(summary.dropped),
+    );
+    summary.ms_copy_out = per(copy_out_ns, summary.frames_out);
+    if result.is_err() && summary.frames_out == 0 {
+        // Nothing was written: leave no empty or broken file behind.
+        opts.output.remove_file();
+    }
+    result?;
+    finish?;
+    Ok(summary)
+}
+
+fn open_output(opts: &RunOptions, first: &Timed) -> Result<(gst::Pipeline, gst_app::AppSrc)> {
+    let (w, h) = (first.frame.width(), first.frame.height());
+    if let Output::File {
+        container: super::Container::Y4m,
+        ..
+    } = &opts.output
+        && (!w.is_multiple_of(8) || !h.is_multiple_of(2))
+    {
+        // GStreamer 1.22's y4menc writes its row strides (padded to 4 bytes)
+        // into the file, which is only right when no row needs padding.
+        return Err(Error::Pipeline(format!(
+            "the frames are {w}x{h}, and .y4m output needs a width that is a multiple of 8 and an even height here (GStreamer 1.22's y4menc writes broken files otherwise); use .mp4 or .mkv, or such a size"
+        )));
+    }
+    let description = opts.output.launch(w, h);
+    let pipe = launch(&description)?;
+    let src = pipe
+        .by_name("seamstream_out")
+        .and_then(|e| e.downcast::<gst_app::AppSrc>().ok())
+        .ok_or_else(|| Error::Pipeline("the output pipeline has no appsrc".into()))?;
+    let info = &first.info;
+    let out_info = gst_video::VideoInfo::builder(
+        gst_video::VideoFormat::Rgba,
+        first.frame.width() as u32,
+        first.frame.height() as u32,
+    )
+    .fps(info.fps())
+    .par(info.par())
+    .colorimetry(&info.colorimetry())
+    .build()
+    .map_err(|e| gst_err("cannot describe the output frames", e))?;
+    let caps = out_info
+        .to_caps()
+        .map_err(|e| gst_err("cannot make the output caps", e))?;
+    src.set_caps(Some(&caps));
+    src.set_format(gst::Format::Time);
+    src.set_block(true);
+    src.set_max_bytes(2 * 4 * (first.frame.width() * first.frame.height()) as u64);
+    pipe.set_state(gst::State::Playing)
+        .map_err(|_| match poll_bus(&pipe) {
+            Some(Err(e)) => e,
+            _ => Error::Pipeline(format!("the output `{description}` would not start")),
+        })?;
+    Ok((pipe, src))
+}
+
+/// Sends EOS into the output and waits until it has gone through (the muxer
+/// has written its index) or an error says why not.
+fn finish_output(out: Option<&(gst::Pipeline, gst_app::AppSrc)>) -> Result<()> {
+    let Some((pipe, src)) = out else {
+        return Ok(());
+    };
+    let _ = src.end_of_stream();
+    let bus = pipe
+        .bus()
+        .ok_or_else(|| Error::Pipeline("the output pipeline has no bus".into()))?;
+    let msg = bus.timed_pop_filtered(
+        gst::ClockTime::from_seconds(60),
+        &[gst::MessageType::Error, gst::MessageType::Eos],
+    );
+    match msg.as_ref().map(|m| m.view()) {
+        Some(gst::MessageView::Eos(_)) => Ok(()),
+        Some(gst::MessageView::Error(err)) => Err(Error::Pipeline(format!(
+            "while finishing the output: {}",
+            err.error()
+        ))),
+        _ => Err(Error::Pipeline(
+            "the output did not finish within 60 s".into(),
+        )),
+    }
+}

@@ -1,0 +1,320 @@
+//! `seamstream run` end to end with real GStreamer: a test source through the
+//! chain into a file, decoded back and checked.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use gstreamer as gst;
+use gstreamer::prelude::*;
+use gstreamer_app as gst_app;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_seamstream"))
+}
+
+fn tempdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("seamstream-stream-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("the binary runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Decodes a file and returns (pts in ns, width, height) of every frame.
+fn decode(path: &Path) -> Vec<(u64, u32, u32)> {
+    gst::init().unwrap();
+    let desc = format!(
+        "filesrc location=\"{}\" ! decodebin ! videoconvert ! video/x-raw,format=RGBA ! appsink name=s sync=false",
+        path.display()
+    );
+    let pipe = gst::parse::launch(&desc)
+        .unwrap()
+        .downcast::<gst::Pipeline>()
+        .unwrap();
+    let sink = pipe
+        .by_name("s")
+        .unwrap()
+        .downcast::<gst_app::AppSink>()
+        .unwrap();
+    pipe.set_state(gst::State::Playing).unwrap();
+    let mut frames = Vec::new();
+    while let Some(sample) = sink.try_pull_sample(gst::ClockTime::from_seconds(10)) {
+        let caps = sample.caps().unwrap().structure(0).unwrap().to_owned();
+        let (w, h) = (
+            caps.get::<i32>("width").unwrap() as u32,
+            caps.get::<i32>("height").unwrap() as u32,
+        );
+        frames.push((
+            sample
+                .buffer()
+                .unwrap()
+                .pts()
+                .map_or(u64::MAX, |t| t.nseconds()),
+            w,
+            h,
+        ));
+    }
+    let bus = pipe.bus().unwrap();
+    let err = bus.pop_filtered(&[gst::MessageType::Error]);
+    pipe.set_state(gst::State::Null).unwrap();
+    assert!(err.is_none(), "decoding {} failed: {err:?}", path.display());
+    frames
+}
+
+fn frame_ns(i: u64, fps: u64) -> u64 {
+    i * 1_000_000_000 / fps
+}
+
+#[test]
+fn n_test_frames_come_back_from_mp4_with_their_timestamps() {
+    let dir = tempdir("mp4");
+    let out = dir.join("o.mp4");
+    let o = run(&[
+        "run",
+        "test:smpte",
+        out.to_str().unwrap(),
+        "--frames",
+        "12",
+        "--size",
+        "96x64",
+        "--fps",
+        "25",
+        "--op",
+        "gaussian:sigma=1",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("12 frames in, 12 out, 0 dropped"),
+        "{}",
+        stderr(&o)
+    );
+    let frames = decode(&out);
+    assert_eq!(frames.len(), 12);
+    for (i, &(pts, w, h)) in frames.iter().enumerate() {
+        assert_eq!((w, h), (96, 64));
+        assert_eq!(pts, frame_ns(i as u64, 25), "frame {i}");
+    }
+}
+
+#[test]
+fn odd_sizes_and_retarget_change_the_output_size() {
+    let dir = tempdir("odd");
+    for name in ["o.mp4", "o.mkv"] {
+        let out = dir.join(name);
+        let o = run(&[
+            "run",
+            "test:ball",
+            out.to_str().unwrap(),
+            "--frames",
+            "4",
+            "--size",
+            "321x241",
+            "--op",
+            "retarget:width=301,energy=basic",
+        ]);
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+        let frames = decode(&out);
+        assert_eq!(frames.len(), 4, "{name}");
+        assert!(
+            frames.iter().all(|&(_, w, h)| (w, h) == (301, 241)),
+            "{name}: {frames:?}"
+        );
+        assert_eq!(frames[3].0, frame_ns(3, 30), "{name}");
+    }
+    // y4m takes widths that are a multiple of 8; others are refused (see run.rs).
+    let out = dir.join("o.y4m");
+    let o = run(&[
+        "run",
+        "test:ball",
+        out.to_str().unwrap(),
+        "--frames",
+        "3",
+        "--size",
+        "320x240",
+        "--op",
+        "retarget:width=296",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        decode(&out),
+        vec![
+            (0, 296, 240),
+            (frame_ns(1, 30), 296, 240),
+            (frame_ns(2, 30), 296, 240)
+        ]
+    );
+    assert_fails_cleanly(
+        &[
+            "run",
+            "test:ball",
+            out.to_str().unwrap(),
+            "--frames",
+            "3",
+            "--size",
+            "321x241",
+        ],
+        &["multiple of 8"],
+    );
+    assert!(!out.exists(), "the refused run left {}", out.display());
+}
+
+#[test]
+fn json_summary_reports_frames_and_sizes() {
+    let o = run(&[
+        "run",
+        "test:snow",
+        "null",
+        "--frames",
+        "5",
+        "--size",
+        "64x48",
+        "--json",
+        "--op",
+        "retarget:width=50%",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    for key in [
+        "\"frames_in\":5",
+        "\"frames_out\":5",
+        "\"dropped\":0",
+        "\"size_in\":[64,48]",
+        "\"size_out\":[32,48]",
+    ] {
+        assert!(out.contains(key), "{key} missing from {out}");
+    }
+}
+
+fn assert_fails_cleanly(args: &[&str], expect: &[&str]) {
+    let mut child = bin()
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // No hang: a bad input must end the run by itself.
+    for _ in 0..300 {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    if child.try_wait().unwrap().is_none() {
+        child.kill().unwrap();
+        panic!("{args:?} hung");
+    }
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    for e in expect {
+        assert!(err.contains(e), "expected `{e}` in: {err}");
+    }
+}
+
+#[test]
+fn bad_inputs_and_outputs_fail_with_a_message_and_leave_no_file() {
+    let dir = tempdir("bad");
+    let out = dir.join("o.mp4");
+    let o = out.to_str().unwrap();
+    assert_fails_cleanly(
+        &["run", "/nonexistent/clip.mp4", o],
+        &["/nonexistent/clip.mp4", "test:PATTERN"],
+    );
+    // Bytes that are no media at all.
+    let junk = dir.join("junk.mp4");
+    let mut x = 12345u32;
+    let bytes: Vec<u8> = (0..5000)
+        .map(|_| {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            (x >> 24) as u8
+        })
+        .collect();
+    std::fs::write(&junk, bytes).unwrap();
+    assert_fails_cleanly(&["run", junk.to_str().unwrap(), o], &["decodebin"]);
+    assert!(
+        !out.exists(),
+        "a run that wrote no frame left {}",
+        out.display()
+    );
+    // A real mp4 cut in half (its index is at the end).
+    let whole = dir.join("whole.mp4");
+    let made = run(&[
+        "run",
+        "test:smpte",
+        whole.to_str().unwrap(),
+        "--frames",
+        "20",
+        "--size",
+        "64x48",
+    ]);
+    assert!(made.status.success(), "{}", stderr(&made));
+    let data = std::fs::read(&whole).unwrap();
+    let cut = dir.join("cut.mp4");
+    std::fs::write(&cut, &data[..data.len() / 2]).unwrap();
+    assert_fails_cleanly(&["run", cut.to_str().unwrap(), o], &["error:"]);
+    assert_fails_cleanly(
+        &["run", "test:smpte", "/nonexistent-dir/o.mp4"],
+        &["does not exist"],
+    );
+    assert_fails_cleanly(&["run", "test:smpte", "o.avi"], &[".mp4, .mkv or .y4m"]);
+    assert_fails_cleanly(&["run", "test:smpte", "null", "--op", "blur"], &["`blur`"]);
+    assert_fails_cleanly(
+        &["run", "test:smpte", "null", "--size", "0x10"],
+        &["--size 0x10"],
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn sigint_mid_file_keeps_a_playable_file_of_the_frames_so_far() {
+    let dir = tempdir("sigint");
+    let out = dir.join("o.mp4");
+    let child = bin()
+        .args([
+            "run",
+            "test:smpte",
+            out.to_str().unwrap(),
+            "--frames",
+            "0",
+            "--size",
+            "160x120",
+            "--op",
+            "gaussian:sigma=1",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2500));
+    let pid = child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    let frames = decode(&out);
+    assert!(!frames.is_empty(), "no frames kept");
+    // The summary's count is what the file holds.
+    let written: usize = err
+        .split(" out,")
+        .next()
+        .and_then(|s| s.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    assert_eq!(frames.len(), written, "{err}");
+}
