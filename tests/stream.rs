@@ -318,3 +318,38 @@ fn sigint_mid_file_keeps_a_playable_file_of_the_frames_so_far() {
         .unwrap();
     assert_eq!(frames.len(), written, "{err}");
 }
+
+#[test]
+fn a_live_source_with_a_slow_chain_drops_the_oldest_frames_and_counts_them() {
+    // A 601-tap gaussian on 640x480 takes far longer than a 30 fps frame
+    // period, so the live source outruns the chain.
+    let o = run(&[
+        "run",
+        "test:ball",
+        "null",
+        "--live",
+        "--frames",
+        "45",
+        "--fps",
+        "30",
+        "--size",
+        "640x480",
+        "--json",
+        "--op",
+        "gaussian:sigma=100,radius=300",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let field = |k: &str| -> u64 {
+        let rest = out
+            .split(&format!("\"{k}\":"))
+            .nth(1)
+            .unwrap_or_else(|| panic!("{k} missing: {out}"));
+        rest.split([',', '}']).next().unwrap().parse().unwrap()
+    };
+    let (fin, fout, dropped) = (field("frames_in"), field("frames_out"), field("dropped"));
+    assert_eq!(fin, 45, "{out}");
+    assert!(dropped > 0, "nothing dropped: {out}");
+    // Every frame is either shown or counted as dropped.
+    assert_eq!(fout + dropped, fin, "{out}");
+}

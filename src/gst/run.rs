@@ -305,6 +305,7 @@ pub fn run(opts: &RunOptions, mut chain: Chain, stop: Arc<AtomicBool>) -> Result
         })?;
 
     let mut summary = Summary::default();
+    let progress = Progress::new(live);
     let mut out_pipe: Option<(gst::Pipeline, gst_app::AppSrc)> = None;
     let mut copy_out_ns = 0u64;
     let mut eos_sent = false;
@@ -347,6 +348,7 @@ pub fn run(opts: &RunOptions, mut chain: Chain, stop: Arc<AtomicBool>) -> Result
                         Ok(o) => out_pipe = Some(o),
                         Err(e) => break Err(e),
                     }
+                    progress.start(expected_frames(opts, &in_pipe, &t.info));
                 }
                 if (t.frame.width(), t.frame.height()) != (summary.width_out, summary.height_out) {
                     break Err(Error::Pipeline(format!(
@@ -367,12 +369,14 @@ pub fn run(opts: &RunOptions, mut chain: Chain, stop: Arc<AtomicBool>) -> Result
                     });
                 }
                 summary.frames_out += 1;
+                progress.frame(dropped.load(Ordering::Relaxed));
             }
             Msg::Eos => break Ok(()),
             Msg::Failed(e) => break Err(e),
         }
     };
     // Finish the output file whatever happened, so frames already written stay playable.
+    progress.finish();
     let finish = finish_output(out_pipe.as_ref());
     abort.store(true, Ordering::Relaxed);
     drop(out_rx);
@@ -404,6 +408,69 @@ pub fn run(opts: &RunOptions, mut chain: Chain, stop: Arc<AtomicBool>) -> Result
     result?;
     finish?;
     Ok(summary)
+}
+
+/// Frames a file job should give, for the progress bar: the test source's
+/// count, or the duration times the frame rate; `None` if unknown.
+fn expected_frames(
+    opts: &RunOptions,
+    pipe: &gst::Pipeline,
+    info: &gst_video::VideoInfo,
+) -> Option<u64> {
+    if let Input::Test { .. } = opts.input {
+        return opts.test.frames;
+    }
+    let duration = pipe.query_duration::<gst::ClockTime>()?;
+    let fps = info.fps();
+    if fps.numer() <= 0 || fps.denom() <= 0 {
+        return None;
+    }
+    Some(duration.nseconds() * fps.numer() as u64 / fps.denom() as u64 / 1_000_000_000)
+}
+
+/// A progress bar for file jobs (frames, fps, ETA) and a rolling rate for
+/// live ones; drawn on stderr only when it is a terminal.
+struct Progress {
+    bar: indicatif::ProgressBar,
+    live: bool,
+}
+
+impl Progress {
+    fn new(live: bool) -> Self {
+        Self {
+            bar: indicatif::ProgressBar::hidden(),
+            live,
+        }
+    }
+
+    fn start(&self, total: Option<u64>) {
+        let (template, len) = match (self.live, total) {
+            (false, Some(n)) => ("{bar:40} {pos}/{len} frames, {fps}, ETA {eta}", Some(n)),
+            _ => ("{spinner} {pos} frames, {fps} {msg}", None),
+        };
+        if let Some(n) = len {
+            self.bar.set_length(n);
+        }
+        if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
+            let fps = |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = write!(w, "{:.1} fps", s.per_sec());
+            };
+            self.bar.set_style(style.with_key("fps", fps));
+        }
+        self.bar
+            .set_draw_target(indicatif::ProgressDrawTarget::stderr());
+    }
+
+    fn frame(&self, dropped: u64) {
+        self.bar.inc(1);
+        if self.live && dropped > 0 {
+            self.bar.set_message(format!("({dropped} dropped)"));
+        }
+    }
+
+    fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
 }
 
 fn open_output(opts: &RunOptions, first: &Timed) -> Result<(gst::Pipeline, gst_app::AppSrc)> {
