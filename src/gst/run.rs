@@ -23,7 +23,7 @@ use gstreamer_video as gst_video;
 
 use super::{Input, Output, TestSettings};
 use crate::error::{Error, Result};
-use crate::frame::{Frame, Plane, Rgba};
+use crate::frame::{Frame, Plane};
 use crate::ops::Chain;
 
 /// How long a file input may take to give its first frame before the run
@@ -119,11 +119,14 @@ fn buffer_from_frame(
     pts: Option<gst::ClockTime>,
     duration: Option<gst::ClockTime>,
 ) -> gst::Buffer {
-    let rgba: Plane<Rgba> = match frame {
-        Frame::Rgba(p) => p.to_packed(),
-        Frame::Gray(p) => p.map(|v| [v, v, v, 255]),
-    };
-    let bytes: Vec<u8> = rgba.into_packed_vec().into_iter().flatten().collect();
+    // One allocation per frame (the buffer GStreamer takes), written row by
+    // row straight from the frame.
+    let mut bytes = Vec::with_capacity(4 * frame.width() * frame.height());
+    match frame {
+        Frame::Rgba(p) => (0..p.height()).for_each(|y| bytes.extend(p.row(y).iter().flatten())),
+        Frame::Gray(p) => (0..p.height())
+            .for_each(|y| bytes.extend(p.row(y).iter().flat_map(|&v| [v, v, v, 255]))),
+    }
     let mut buffer = gst::Buffer::from_mut_slice(bytes);
     if let Some(b) = buffer.get_mut() {
         b.set_pts(pts);
