@@ -1,9 +1,10 @@
 //! `seamstream run` end to end with real GStreamer: a test source through the
 //! chain into a file, decoded back and checked.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::Duration;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use gstreamer as gst;
 use gstreamer::prelude::*;
@@ -20,8 +21,55 @@ fn tempdir(name: &str) -> PathBuf {
     d
 }
 
+/// The longest any one run in these tests may take before it counts as hung.
+const DEADLINE: Duration = Duration::from_secs(120);
+
+/// Waits for `child` to exit, reading its output meanwhile; kills it and
+/// fails the test if it has not exited `deadline` from now.
+fn finish(mut child: Child, what: &str, deadline: Duration) -> Output {
+    let read = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let out = read(child.stdout.take().map(|p| Box::new(p) as _));
+    let err = read(child.stderr.take().map(|p| Box::new(p) as _));
+    let end = Instant::now() + deadline;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > end {
+            let _ = child.kill();
+            let _ = child.wait();
+            let err = String::from_utf8_lossy(&err.join().unwrap()).into_owned();
+            panic!("{what} hung for {deadline:?}; stderr: {err}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+    }
+}
+
+fn spawn(args: &[&str]) -> Child {
+    bin()
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs")
+}
+
 fn run(args: &[&str]) -> Output {
-    bin().args(args).output().expect("the binary runs")
+    finish(spawn(args), &format!("{args:?}"), DEADLINE)
 }
 
 fn stderr(o: &Output) -> String {
@@ -194,24 +242,8 @@ fn json_summary_reports_frames_and_sizes() {
 }
 
 fn assert_fails_cleanly(args: &[&str], expect: &[&str]) {
-    let mut child = bin()
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
     // No hang: a bad input must end the run by itself.
-    for _ in 0..300 {
-        if child.try_wait().unwrap().is_some() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    if child.try_wait().unwrap().is_none() {
-        child.kill().unwrap();
-        panic!("{args:?} hung");
-    }
-    let o = child.wait_with_output().unwrap();
+    let o = finish(spawn(args), &format!("{args:?}"), Duration::from_secs(30));
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
     assert!(!err.contains("panicked"), "{err}");
@@ -278,23 +310,25 @@ fn bad_inputs_and_outputs_fail_with_a_message_and_leave_no_file() {
 fn sigint_mid_file_keeps_a_playable_file_of_the_frames_so_far() {
     let dir = tempdir("sigint");
     let out = dir.join("o.mp4");
-    let child = bin()
-        .args([
-            "run",
-            "test:smpte",
-            out.to_str().unwrap(),
-            "--frames",
-            "0",
-            "--size",
-            "160x120",
-            "--op",
-            "gaussian:sigma=1",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(2500));
+    let args = [
+        "run",
+        "test:smpte",
+        out.to_str().unwrap(),
+        "--frames",
+        "0",
+        "--size",
+        "160x120",
+        "--op",
+        "gaussian:sigma=1",
+    ];
+    let child = spawn(&args);
+    // Interrupt once frames are reaching the file (mp4mux writes as it goes),
+    // however slowly the machine starts the run.
+    let start = Instant::now();
+    while std::fs::metadata(&out).map_or(0, |m| m.len()) < 4096 {
+        assert!(start.elapsed() < DEADLINE, "no output after {DEADLINE:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let pid = child.id().to_string();
     assert!(
         Command::new("kill")
@@ -303,7 +337,7 @@ fn sigint_mid_file_keeps_a_playable_file_of_the_frames_so_far() {
             .unwrap()
             .success()
     );
-    let o = child.wait_with_output().unwrap();
+    let o = finish(child, "the interrupted run", Duration::from_secs(60));
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(130), "{err}");
     assert!(err.contains("interrupted"), "{err}");

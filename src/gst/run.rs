@@ -7,8 +7,11 @@
 //!   it drops the oldest queued frame instead and counts it.
 //! - A worker thread runs the chain.
 //! - The calling thread pushes results into the appsrc, builds the output
-//!   pipeline when the first frame tells the output size, watches both buses,
-//!   and turns a stop request (Ctrl-C) into EOS so files are finalised.
+//!   pipeline when the first frame tells the output size, and watches both
+//!   buses. A stop request (Ctrl-C) closes the intake, lets the frames
+//!   already taken run through, then sends EOS so files are finalised. The
+//!   stop does not rely on GStreamer passing an EOS event through the input,
+//!   which is lost when it comes before the source has started.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -178,6 +181,11 @@ pub fn run(opts: &RunOptions, mut chain: Chain, stop: Arc<AtomicBool>) -> Result
     // worker waits on a channel nobody will serve again (the callback keeps
     // its sender alive until the pipeline is gone).
     let abort = Arc::new(AtomicBool::new(false));
+    // Set on a stop request: the callback takes no more frames.
+    let closing = Arc::new(AtomicBool::new(false));
+    // The main thread's way to put its end-of-stream mark behind the frames
+    // already queued when a stop comes.
+    let marker_tx = in_tx.clone();
     let dropped = Arc::new(AtomicU64::new(0));
     let copy_in_ns = Arc::new(AtomicU64::new(0));
     let frames_in = Arc::new(AtomicU64::new(0));
@@ -187,11 +195,15 @@ pub fn run(opts: &RunOptions, mut chain: Chain, stop: Arc<AtomicBool>) -> Result
         let (dropped, copy_in_ns, frames_in) =
             (dropped.clone(), copy_in_ns.clone(), frames_in.clone());
         let eos_tx = in_tx.clone();
-        let abort = abort.clone();
+        let (abort, eos_abort) = (abort.clone(), abort.clone());
+        let closing = closing.clone();
         appsink.set_callbacks(
             gst_app::AppSinkCallbacks::builder()
                 .new_sample(move |sink| {
                     let sample = sink.pull_sample().map_err(|_| gst::FlowError::Eos)?;
+                    if closing.load(Ordering::Relaxed) {
+                        return Err(gst::FlowError::Eos);
+                    }
                     let start = Instant::now();
                     let msg = (|| {
                         let caps = sample
@@ -251,7 +263,16 @@ pub fn run(opts: &RunOptions, mut chain: Chain, stop: Arc<AtomicBool>) -> Result
                     Ok(gst::FlowSuccess::Ok)
                 })
                 .eos(move |_| {
-                    let _ = eos_tx.send(Msg::Eos);
+                    // Never block the streaming thread past the end of the run.
+                    let mut msg = Msg::Eos;
+                    while let Err(crossbeam_channel::SendTimeoutError::Timeout(m)) =
+                        eos_tx.send_timeout(msg, Duration::from_millis(50))
+                    {
+                        if eos_abort.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        msg = m;
+                    }
                 })
                 .build(),
         );
@@ -259,8 +280,11 @@ pub fn run(opts: &RunOptions, mut chain: Chain, stop: Arc<AtomicBool>) -> Result
     drop(in_tx);
 
     let chain_ns = Arc::new(AtomicU64::new(0));
+    // Frames the worker took; with the dropped ones, the frames that came in
+    // (a frame that slips in behind a stop's end mark is not counted).
+    let taken = Arc::new(AtomicU64::new(0));
     let worker = {
-        let (chain_ns, abort) = (chain_ns.clone(), abort.clone());
+        let (chain_ns, abort, taken) = (chain_ns.clone(), abort.clone(), taken.clone());
         std::thread::Builder::new()
             .name("seamstream-chain".into())
             .spawn(move || {
@@ -276,6 +300,7 @@ pub fn run(opts: &RunOptions, mut chain: Chain, stop: Arc<AtomicBool>) -> Result
                     };
                     let out = match msg {
                         Msg::Frame(t) => {
+                            taken.fetch_add(1, Ordering::Relaxed);
                             let start = Instant::now();
                             let r = chain.apply(t.frame);
                             chain_ns
@@ -311,12 +336,19 @@ pub fn run(opts: &RunOptions, mut chain: Chain, stop: Arc<AtomicBool>) -> Result
     let progress = Progress::new(live);
     let mut out_pipe: Option<(gst::Pipeline, gst_app::AppSrc)> = None;
     let mut copy_out_ns = 0u64;
-    let mut eos_sent = false;
+    let mut marker = None;
     let result: Result<()> = loop {
-        if stop.load(Ordering::Relaxed) && !eos_sent {
+        if stop.load(Ordering::Relaxed) && !summary.interrupted {
             summary.interrupted = true;
-            eos_sent = true;
-            in_pipe.send_event(gst::event::Eos::new());
+            closing.store(true, Ordering::Relaxed);
+            marker = Some(Msg::Eos);
+        }
+        // The mark goes in as soon as there is room; the worker drains the
+        // frames ahead of it meanwhile.
+        if let Some(m) = marker.take()
+            && let Err(crossbeam_channel::TrySendError::Full(m)) = marker_tx.try_send(m)
+        {
+            marker = Some(m);
         }
         if let Some(Err(e)) = poll_bus(&in_pipe) {
             break Err(e);
@@ -363,13 +395,10 @@ pub fn run(opts: &RunOptions, mut chain: Chain, stop: Arc<AtomicBool>) -> Result
                 let start = Instant::now();
                 let buffer = buffer_from_frame(&t.frame, t.pts, t.duration);
                 copy_out_ns += start.elapsed().as_nanos() as u64;
-                if let Some((_, src)) = &out_pipe
-                    && src.push_buffer(buffer).is_err()
+                if let Some((p, src)) = &out_pipe
+                    && let Err(e) = push(p, src, buffer)
                 {
-                    break Err(match out_pipe.as_ref().and_then(|(p, _)| poll_bus(p)) {
-                        Some(Err(e)) => e,
-                        _ => Error::Pipeline("the output pipeline stopped taking frames".into()),
-                    });
+                    break Err(e);
                 }
                 summary.frames_out += 1;
                 progress.frame(dropped.load(Ordering::Relaxed));
@@ -383,14 +412,15 @@ pub fn run(opts: &RunOptions, mut chain: Chain, stop: Arc<AtomicBool>) -> Result
     let finish = finish_output(out_pipe.as_ref());
     abort.store(true, Ordering::Relaxed);
     drop(out_rx);
+    drop(marker_tx);
     let _ = worker.join();
     let _ = in_pipe.set_state(gst::State::Null);
     if let Some((p, _)) = &out_pipe {
         let _ = p.set_state(gst::State::Null);
     }
     summary.seconds = started.elapsed().as_secs_f64();
-    summary.frames_in = frames_in.load(Ordering::Relaxed);
     summary.dropped = dropped.load(Ordering::Relaxed);
+    summary.frames_in = taken.load(Ordering::Relaxed) + summary.dropped;
     let per = |ns: u64, n: u64| {
         if n > 0 {
             ns as f64 / n as f64 / 1e6
@@ -398,10 +428,13 @@ pub fn run(opts: &RunOptions, mut chain: Chain, stop: Arc<AtomicBool>) -> Result
             0.0
         }
     };
-    summary.ms_copy_in = per(copy_in_ns.load(Ordering::Relaxed), summary.frames_in);
+    summary.ms_copy_in = per(
+        copy_in_ns.load(Ordering::Relaxed),
+        frames_in.load(Ordering::Relaxed),
+    );
     summary.ms_chain = per(
         chain_ns.load(Ordering::Relaxed),
-        summary.frames_in.saturating_sub(summary.dropped),
+        taken.load(Ordering::Relaxed),
     );
     summary.ms_copy_out = per(copy_out_ns, summary.frames_out);
     if result.is_err() && summary.frames_out == 0 {
@@ -512,14 +545,37 @@ fn open_output(opts: &RunOptions, first: &Timed) -> Result<(gst::Pipeline, gst_a
         .map_err(|e| gst_err("cannot make the output caps", e))?;
     src.set_caps(Some(&caps));
     src.set_format(gst::Format::Time);
-    src.set_block(true);
-    src.set_max_bytes(2 * 4 * (first.frame.width() * first.frame.height()) as u64);
+    // Not `block`: a blocked push would wait forever on an output that has
+    // failed; `push` waits for room itself and watches the bus meanwhile.
+    src.set_block(false);
+    src.set_max_bytes(
+        OUTPUT_QUEUE_FRAMES * 4 * (first.frame.width() * first.frame.height()) as u64,
+    );
     pipe.set_state(gst::State::Playing)
         .map_err(|_| match poll_bus(&pipe) {
             Some(Err(e)) => e,
             _ => Error::Pipeline(format!("the output `{description}` would not start")),
         })?;
     Ok((pipe, src))
+}
+
+/// Frames the output's appsrc may hold before `push` waits.
+const OUTPUT_QUEUE_FRAMES: u64 = 2;
+
+/// Pushes one buffer into the output, first waiting while its queue is full;
+/// an error on the output bus meanwhile ends the wait with that error.
+fn push(pipe: &gst::Pipeline, src: &gst_app::AppSrc, buffer: gst::Buffer) -> Result<()> {
+    while src.current_level_bytes() >= src.max_bytes() {
+        if let Some(Err(e)) = poll_bus(pipe) {
+            return Err(e);
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    src.push_buffer(buffer).map_err(|_| match poll_bus(pipe) {
+        Some(Err(e)) => e,
+        _ => Error::Pipeline("the output pipeline stopped taking frames".into()),
+    })?;
+    Ok(())
 }
 
 /// Sends EOS into the output and waits until it has gone through (the muxer
