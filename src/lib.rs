@@ -5,6 +5,7 @@
 //! The CPU reference of every operation lives in [`ops`]; [`frame`] holds the
 //! host frame types; [`io`] reads and writes still images.
 
+pub mod cuda;
 pub mod error;
 pub mod frame;
 pub mod gst;

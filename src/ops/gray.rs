@@ -103,6 +103,10 @@ impl Op for Gray {
             Frame::Gray(y)
         })
     }
+
+    fn cuda(&self) -> Result<Box<dyn crate::cuda::GpuOp>> {
+        Ok(Box::new(crate::cuda::ops::gray::GpuGray::new(self)))
+    }
 }
 
 #[cfg(test)]

@@ -43,6 +43,14 @@ pub trait Op: Send + std::fmt::Debug {
     fn output_size(&self, width: usize, height: usize) -> Result<(usize, usize)> {
         Ok((width, height))
     }
+
+    /// The operation's GPU half, with the same parameters.
+    fn cuda(&self) -> Result<Box<dyn crate::cuda::GpuOp>> {
+        Err(Error::Unsupported(format!(
+            "`{}` has no GPU version yet; use --device cpu",
+            self.name()
+        )))
+    }
 }
 
 pub type OpBox = Box<dyn Op>;

@@ -1,0 +1,34 @@
+// Shared helpers for every kernel. Included textually by the loader
+// (src/cuda/module.rs), so kernels need no include path.
+#pragma once
+
+typedef unsigned char u8;
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+// Border modes, numbered as src/ops/border.rs's Border (zero, replicate,
+// reflect101).
+#define BORDER_ZERO 0
+#define BORDER_REPLICATE 1
+#define BORDER_REFLECT101 2
+
+// The index to read for coordinate i of an axis of length n, or -1 for the
+// zero border.
+__device__ __forceinline__ int border_index(int i, int n, int mode) {
+    if (i >= 0 && i < n) return i;
+    if (mode == BORDER_ZERO) return -1;
+    if (mode == BORDER_REPLICATE || n == 1) return i < 0 ? 0 : n - 1;
+    // reflect101: ... 2 1 | 0 1 2 ... n-1 | n-2 n-3 ...
+    int period = 2 * (n - 1);
+    int m = i % period;
+    if (m < 0) m += period;
+    return m < n ? m : period - m;
+}
+
+// Clamps to 0..255 (NaN to 0) and rounds half up, with the same f32
+// operations as the CPU's saturate_u8 in src/ops/pixel.rs, so the two agree
+// on every float.
+__device__ __forceinline__ u8 saturate_u8(float v) {
+    float c = fminf(fmaxf(v, 0.0f), 255.0f);
+    return (u8)floorf(__fadd_rn(c, 0.49999997f));
+}

@@ -1,0 +1,364 @@
+//! The CUDA backend: the device and its compute stream, kernels compiled at
+//! run time by NVRTC (cached on disk), frames on the device, and the GPU
+//! half of each operation. All `unsafe` of the crate lives under here.
+//!
+//! cudarc loads `libcuda` and `libnvrtc` when first used, so the crate builds
+//! and runs without a CUDA toolkit; [`Gpu::open`] turns their absence into an
+//! [`Error::Device`] rather than a panic.
+
+pub mod module;
+pub mod ops;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream};
+
+use crate::error::{Error, Result};
+use crate::frame::{Frame, Plane};
+
+/// A CUDA result as our error, naming what was being done.
+pub(crate) fn cuda_err(doing: &str, e: impl std::fmt::Display) -> Error {
+    Error::Device(format!("CUDA: {doing}: {e}"))
+}
+
+/// One GPU, its compute stream, and the kernels loaded on it.
+#[derive(Clone)]
+pub struct Gpu {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    arch: (u32, u32),
+    modules: Mutex<HashMap<String, Arc<CudaModule>>>,
+}
+
+impl std::fmt::Debug for Gpu {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Gpu({}, sm_{}{})",
+            self.inner.ctx.ordinal(),
+            self.inner.arch.0,
+            self.inner.arch.1
+        )
+    }
+}
+
+/// What `seamstream devices` shows of one GPU.
+#[derive(Clone, Debug)]
+pub struct DeviceInfo {
+    pub ordinal: usize,
+    pub name: String,
+    pub memory_bytes: usize,
+    pub compute_capability: (u32, u32),
+}
+
+/// Runs `f`, turning a panic inside cudarc's loader (it panics when
+/// `libcuda.so` cannot be found) into an error.
+fn guarded<T>(doing: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    std::panic::set_hook(hook);
+    r.unwrap_or_else(|p| {
+        let why = p
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| p.downcast_ref::<&str>().copied())
+            .unwrap_or("unknown reason");
+        Err(Error::Device(format!("{doing}: {why}")))
+    })
+}
+
+/// The number of GPUs the driver sees; an error if there is no driver.
+pub fn device_count() -> Result<usize> {
+    guarded("no CUDA driver (libcuda.so) could be loaded", || {
+        CudaContext::device_count()
+            .map(|n| n.max(0) as usize)
+            .map_err(|e| cuda_err("counting devices", e))
+    })
+}
+
+/// Every GPU the driver sees.
+pub fn devices() -> Result<Vec<DeviceInfo>> {
+    (0..device_count()?)
+        .map(|i| {
+            let ctx = CudaContext::new(i).map_err(|e| cuda_err(&format!("opening GPU {i}"), e))?;
+            let (maj, min) = ctx
+                .compute_capability()
+                .map_err(|e| cuda_err("reading the compute capability", e))?;
+            Ok(DeviceInfo {
+                ordinal: i,
+                name: ctx.name().map_err(|e| cuda_err("reading the name", e))?,
+                memory_bytes: ctx
+                    .total_mem()
+                    .map_err(|e| cuda_err("reading the memory size", e))?,
+                compute_capability: (maj as u32, min as u32),
+            })
+        })
+        .collect()
+}
+
+impl Gpu {
+    /// Opens GPU `ordinal`. Errors say whether the driver is missing or the
+    /// GPU does not exist, and how many there are.
+    pub fn open(ordinal: usize) -> Result<Gpu> {
+        let n = device_count()?;
+        if n == 0 {
+            return Err(Error::Device(
+                "the CUDA driver sees no GPU; use --device cpu".into(),
+            ));
+        }
+        if ordinal >= n {
+            return Err(Error::Device(format!(
+                "`cuda:{ordinal}`: there {} {n} GPU{} (cuda:0{}); `seamstream devices` lists them",
+                if n == 1 { "is" } else { "are" },
+                if n == 1 { "" } else { "s" },
+                if n == 1 {
+                    String::new()
+                } else {
+                    format!(" to cuda:{}", n - 1)
+                }
+            )));
+        }
+        let ctx = CudaContext::new(ordinal)
+            .map_err(|e| cuda_err(&format!("opening GPU {ordinal}"), e))?;
+        let (maj, min) = ctx
+            .compute_capability()
+            .map_err(|e| cuda_err("reading the compute capability", e))?;
+        let stream = ctx
+            .new_stream()
+            .map_err(|e| cuda_err("creating the compute stream", e))?;
+        Ok(Gpu {
+            inner: Arc::new(Inner {
+                ctx,
+                stream,
+                arch: (maj as u32, min as u32),
+                modules: Mutex::new(HashMap::new()),
+            }),
+        })
+    }
+
+    pub fn ctx(&self) -> &Arc<CudaContext> {
+        &self.inner.ctx
+    }
+
+    /// The stream every operation enqueues its kernels on.
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.inner.stream
+    }
+
+    /// The compute capability, (9, 0) on Hopper.
+    pub fn arch(&self) -> (u32, u32) {
+        self.inner.arch
+    }
+
+    /// Kernel `name` from `kernels/{file}`, compiled for this GPU on first
+    /// use (or taken from the disk cache) and kept for the process.
+    pub fn function(&self, file: &str, name: &str) -> Result<CudaFunction> {
+        let module = {
+            let mut modules = self
+                .inner
+                .modules
+                .lock()
+                .map_err(|_| Error::Device("the kernel table was poisoned".into()))?;
+            match modules.get(file) {
+                Some(m) => m.clone(),
+                None => {
+                    let image = module::compile(file, self.inner.arch)?;
+                    let m = self
+                        .inner
+                        .ctx
+                        .load_module(cudarc::nvrtc::Ptx::from_binary(image))
+                        .map_err(|e| cuda_err(&format!("loading kernels/{file}"), e))?;
+                    modules.insert(file.to_string(), m.clone());
+                    m
+                }
+            }
+        };
+        module
+            .load_function(name)
+            .map_err(|e| cuda_err(&format!("kernels/{file} has no kernel `{name}`"), e))
+    }
+
+    /// Waits for everything enqueued on the compute stream.
+    pub fn sync(&self) -> Result<()> {
+        self.inner
+            .stream
+            .synchronize()
+            .map_err(|e| cuda_err("waiting for the GPU", e))
+    }
+}
+
+/// The pixel layout of a frame on the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DevFormat {
+    /// 4 bytes a pixel, R G B A.
+    Rgba,
+    /// 1 byte a pixel.
+    Gray,
+}
+
+impl DevFormat {
+    pub fn bytes_per_pixel(self) -> usize {
+        match self {
+            DevFormat::Rgba => 4,
+            DevFormat::Gray => 1,
+        }
+    }
+
+    pub fn of(frame: &Frame) -> DevFormat {
+        match frame {
+            Frame::Rgba(_) => DevFormat::Rgba,
+            Frame::Gray(_) => DevFormat::Gray,
+        }
+    }
+}
+
+/// A frame in device memory, rows packed (`width * bytes_per_pixel` bytes a
+/// row, no padding).
+pub struct DevFrame {
+    pub width: usize,
+    pub height: usize,
+    pub format: DevFormat,
+    pub data: CudaSlice<u8>,
+}
+
+impl std::fmt::Debug for DevFrame {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "DevFrame({}x{} {:?})",
+            self.width, self.height, self.format
+        )
+    }
+}
+
+impl DevFrame {
+    /// Allocates a frame (contents undefined until written).
+    pub fn alloc(gpu: &Gpu, width: usize, height: usize, format: DevFormat) -> Result<DevFrame> {
+        let bytes = (width * height * format.bytes_per_pixel()).max(1);
+        let data = gpu.stream().alloc_zeros::<u8>(bytes).map_err(|e| {
+            cuda_err(
+                &format!(
+                    "allocating a {width}x{height} {format:?} frame ({} MB)",
+                    bytes.div_ceil(1 << 20)
+                ),
+                e,
+            )
+        })?;
+        Ok(DevFrame {
+            width,
+            height,
+            format,
+            data,
+        })
+    }
+
+    /// Bytes in one row.
+    pub fn pitch(&self) -> usize {
+        self.width * self.format.bytes_per_pixel()
+    }
+
+    pub fn len(&self) -> usize {
+        self.width * self.height * self.format.bytes_per_pixel()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Fills every byte with `value` (tests poison outputs with this).
+    pub fn fill(&mut self, gpu: &Gpu, value: u8) -> Result<()> {
+        let bytes = vec![value; self.data.len()];
+        gpu.stream()
+            .memcpy_htod(&bytes, &mut self.data)
+            .map_err(|e| cuda_err("filling a frame", e))
+    }
+
+    /// Copies a host frame up (synchronous; the stage uses pinned slots).
+    pub fn upload(gpu: &Gpu, frame: &Frame) -> Result<DevFrame> {
+        let format = DevFormat::of(frame);
+        let mut d = DevFrame::alloc(gpu, frame.width(), frame.height(), format)?;
+        d.write(gpu, frame)?;
+        Ok(d)
+    }
+
+    /// Copies a host frame of this frame's size and format into it.
+    pub fn write(&mut self, gpu: &Gpu, frame: &Frame) -> Result<()> {
+        if (frame.width(), frame.height(), DevFormat::of(frame))
+            != (self.width, self.height, self.format)
+        {
+            return Err(Error::BadFrame(format!(
+                "a {}x{} {:?} frame cannot go into a {self:?}",
+                frame.width(),
+                frame.height(),
+                DevFormat::of(frame)
+            )));
+        }
+        let bytes: Vec<u8> = match frame {
+            Frame::Rgba(p) => p.clone().into_packed_vec().into_iter().flatten().collect(),
+            Frame::Gray(p) => p.clone().into_packed_vec(),
+        };
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        gpu.stream()
+            .memcpy_htod(&bytes, &mut self.data)
+            .map_err(|e| cuda_err("uploading a frame", e))
+    }
+
+    /// Copies the frame down (synchronous).
+    pub fn download(&self, gpu: &Gpu) -> Result<Frame> {
+        let mut bytes = vec![0u8; self.data.len()];
+        gpu.stream()
+            .memcpy_dtoh(&self.data, &mut bytes)
+            .map_err(|e| cuda_err("downloading a frame", e))?;
+        gpu.sync()?;
+        bytes.truncate(self.len());
+        Ok(match self.format {
+            DevFormat::Gray => Frame::Gray(Plane::from_vec(self.width, self.height, bytes)?),
+            DevFormat::Rgba => Frame::Rgba(Plane::from_vec(
+                self.width,
+                self.height,
+                bytes
+                    .chunks_exact(4)
+                    .map(|c| [c[0], c[1], c[2], c[3]])
+                    .collect(),
+            )?),
+        })
+    }
+}
+
+/// The GPU half of an operation: enqueues its kernels on [`Gpu::stream`].
+///
+/// Built once per chain by [`crate::ops::Op::cuda`]; [`GpuOp::prepare`] is
+/// called once with the input's size and format before any frame, and
+/// allocates every scratch buffer, so [`GpuOp::run`] allocates nothing.
+pub trait GpuOp: Send {
+    fn name(&self) -> &'static str;
+
+    /// Size and format of the output for an input of this size and format;
+    /// an error if the operation cannot take it.
+    fn output(
+        &self,
+        width: usize,
+        height: usize,
+        format: DevFormat,
+    ) -> Result<(usize, usize, DevFormat)>;
+
+    /// Allocates scratch for inputs of this size and format.
+    fn prepare(&mut self, gpu: &Gpu, width: usize, height: usize, format: DevFormat) -> Result<()>;
+
+    /// Enqueues the work; `output` has the size and format [`GpuOp::output`]
+    /// gave, and every one of its pixels must be written.
+    fn run(&mut self, gpu: &Gpu, input: &DevFrame, output: &mut DevFrame) -> Result<()>;
+}
+
+/// A grid that covers `n` items with blocks of `block` threads.
+pub fn blocks(n: usize, block: u32) -> u32 {
+    (n.div_ceil(block as usize)).max(1) as u32
+}

@@ -1,0 +1,1 @@
+//! GPU adaptive (to be written).

@@ -1,0 +1,1 @@
+//! GPU boxfilter (to be written).

@@ -1,0 +1,1 @@
+//! GPU convolve (to be written).

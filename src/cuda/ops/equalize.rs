@@ -1,0 +1,1 @@
+//! GPU equalize (to be written).

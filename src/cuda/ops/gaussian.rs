@@ -1,0 +1,1 @@
+//! GPU gaussian (to be written).

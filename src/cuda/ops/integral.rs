@@ -1,0 +1,1 @@
+//! GPU integral (to be written).

@@ -1,0 +1,1 @@
+//! GPU retarget (to be written).

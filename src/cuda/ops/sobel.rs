@@ -1,0 +1,1 @@
+//! GPU sobel (to be written).

@@ -1,0 +1,1 @@
+//! GPU threshold (to be written).

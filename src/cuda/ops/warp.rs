@@ -1,0 +1,1 @@
+//! GPU warp (to be written).

@@ -1,0 +1,1 @@
+//! GPU yuv (to be written).

@@ -1,0 +1,124 @@
+//! Shared by the GPU tests: the GPU (or a visible skip), random frames,
+//! running one op on both backends, and comparisons.
+#![allow(dead_code)]
+
+use seamstream::cuda::{DevFormat, DevFrame, Gpu};
+use seamstream::frame::{Frame, Plane};
+use seamstream::ops::parse_op;
+
+/// Sizes every kernel is checked at (DESIGN.md §6, issue 4).
+pub const SIZES: &[(usize, usize)] = &[(1, 1), (17, 3), (321, 241), (1917, 1081), (3840, 2160)];
+
+/// The GPU, or `None` after printing why these tests skip. The notice is
+/// written straight to stderr (not through `eprintln!`, which the test
+/// harness captures), once per test binary, so it shows in CI logs.
+pub fn gpu() -> Option<Gpu> {
+    static NOTICE: std::sync::Once = std::sync::Once::new();
+    match Gpu::open(0) {
+        Ok(g) => Some(g),
+        Err(e) => {
+            NOTICE.call_once(|| {
+                use std::io::Write;
+                let why = e.to_string();
+                let why = why.split(" - searched").next().unwrap_or("");
+                let _ = writeln!(
+                    std::io::stderr().lock(),
+                    "SKIP: GPU tests in this binary skip: no usable GPU ({why})"
+                );
+            });
+            None
+        }
+    }
+}
+
+/// A frame of random bytes (xorshift from `seed`, so failures repeat).
+pub fn random_frame(w: usize, h: usize, format: DevFormat, seed: u64) -> Frame {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x >> 24) as u8
+    };
+    match format {
+        DevFormat::Gray => {
+            Frame::Gray(Plane::from_vec(w, h, (0..w * h).map(|_| next()).collect()).unwrap())
+        }
+        DevFormat::Rgba => Frame::Rgba(
+            Plane::from_vec(
+                w,
+                h,
+                (0..w * h)
+                    .map(|_| [next(), next(), next(), next()])
+                    .collect(),
+            )
+            .unwrap(),
+        ),
+    }
+}
+
+/// Runs `op` (chain syntax) on `frame` on the GPU twice, with the output
+/// poisoned with two different bytes first; both runs must agree, so a
+/// pixel the kernel never wrote fails. Returns the output.
+pub fn run_gpu(gpu: &Gpu, op: &str, frame: &Frame) -> Frame {
+    let cpu_op = parse_op(op).unwrap_or_else(|e| panic!("{op}: {e}"));
+    let mut g = cpu_op.cuda().unwrap_or_else(|e| panic!("{op}: {e}"));
+    let format = DevFormat::of(frame);
+    let (w, h) = (frame.width(), frame.height());
+    let (ow, oh, of) = g.output(w, h, format).unwrap();
+    g.prepare(gpu, w, h, format).unwrap();
+    let input = DevFrame::upload(gpu, frame).unwrap();
+    let mut outs = Vec::new();
+    for poison in [0xA5u8, 0x5A] {
+        let mut out = DevFrame::alloc(gpu, ow, oh, of).unwrap();
+        out.fill(gpu, poison).unwrap();
+        g.run(gpu, &input, &mut out)
+            .unwrap_or_else(|e| panic!("{op}: {e}"));
+        outs.push(out.download(gpu).unwrap());
+    }
+    assert!(
+        bytes(&outs[0]) == bytes(&outs[1]),
+        "{op} at {w}x{h}: some output pixels were never written (they kept the poison)"
+    );
+    outs.pop().unwrap()
+}
+
+/// Runs `op` on the CPU reference.
+pub fn run_cpu(op: &str, frame: &Frame) -> Frame {
+    parse_op(op).unwrap().apply(frame).unwrap()
+}
+
+/// The frame's bytes, rows packed.
+pub fn bytes(f: &Frame) -> Vec<u8> {
+    match f {
+        Frame::Rgba(p) => p.clone().into_packed_vec().into_iter().flatten().collect(),
+        Frame::Gray(p) => p.clone().into_packed_vec(),
+    }
+}
+
+/// Asserts the two frames have the same size and format and that no byte
+/// differs by more than `tolerance`; the message shows the first difference.
+pub fn assert_close(gpu: &Frame, cpu: &Frame, tolerance: u8, what: &str) {
+    assert_eq!(
+        (gpu.width(), gpu.height(), DevFormat::of(gpu)),
+        (cpu.width(), cpu.height(), DevFormat::of(cpu)),
+        "{what}: size or format"
+    );
+    let (a, b) = (bytes(gpu), bytes(cpu));
+    let bpp = DevFormat::of(cpu).bytes_per_pixel();
+    if let Some(i) = a
+        .iter()
+        .zip(&b)
+        .position(|(x, y)| x.abs_diff(*y) > tolerance)
+    {
+        let px = i / bpp;
+        panic!(
+            "{what}: byte {} of pixel ({}, {}) is {} on the GPU and {} on the CPU (tolerance {tolerance})",
+            i % bpp,
+            px % cpu.width(),
+            px / cpu.width(),
+            a[i],
+            b[i]
+        );
+    }
+}
