@@ -5,12 +5,14 @@
 //! The CPU reference of every operation lives in [`ops`]; [`frame`] holds the
 //! host frame types; [`io`] reads and writes still images.
 
+pub mod bench;
 pub mod cuda;
 pub mod error;
 pub mod frame;
 pub mod gst;
 pub mod io;
 pub mod ops;
+pub mod pipeline;
 
 pub use error::{Error, Result};
 pub use frame::{Frame, PixelFormat, Plane, Rgba, Yuv420};

@@ -4,9 +4,14 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+mod bench_cli;
+
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
 
+use seamstream::cuda::stage::GpuChain;
+use seamstream::cuda::{DevFormat, Gpu};
+use seamstream::gst::run::Backend;
 use seamstream::ops::{self, Chain};
 use seamstream::{Frame, io};
 
@@ -25,6 +30,7 @@ Examples:
     version,
     about = "Video and image operations on CUDA or the CPU: filters, warps, thresholds, equalisation and seam-carving retargeting",
     after_help = "Examples:
+  seamstream run                                     # carve the built-in sample clip from 16:9 to 4:3 -> out.mp4
   seamstream image                                   # retarget the built-in sample to 75% width -> out.png
   seamstream image photo.jpg small.png --op retarget:width=640
   seamstream image doc.png bw.png --op adaptive:method=sauvola,window=25
@@ -57,46 +63,77 @@ enum Command {
     },
     /// Run a video through the chain: GStreamer in, chain, GStreamer out.
     #[command(
-        after_help = "Inputs: a file or URI; test:PATTERN (videotestsrc: smpte, ball, snow, ...);
+        after_help = "Inputs: sample (the built-in clip: a pan and zoom across the bundled photo);
+a file or URI; test:PATTERN (videotestsrc: smpte, ball, snow, ...);
 camera:/dev/videoN; or a gst-launch source fragment.
 Outputs: a file (.mp4 and .mkv with x264, .y4m raw); display; null; or a
 gst-launch sink fragment.
+With no arguments: the sample clip through retarget:width=75% (16:9 to 4:3)
+into out.mp4.
+A pipeline file (--pipeline, see pipelines/) gives the input, output, device,
+test-source settings and operations; what the command line gives wins.
 Ctrl-C during a file job ends it cleanly: the output holds every frame so far.
 Examples:
+  seamstream run                                     # the sample clip, retargeted to 4:3 -> out.mp4
   seamstream run test:ball out.mp4 --frames 120 --op retarget:width=75%
   seamstream run clip.mp4 small.mkv --op gaussian:sigma=1.5
-  seamstream run camera:/dev/video0 display --op sobel"
+  seamstream run camera:/dev/video0 display --op sobel
+  seamstream run --pipeline pipelines/camera-edges.toml
+  seamstream run --pipeline pipelines/document-binarize.toml -o bw.mkv --frames 30"
     )]
     Run {
-        /// Input: file, URI, test:PATTERN, camera:/dev/videoN or a gst-launch fragment.
-        #[arg(default_value = "test:ball")]
-        input: String,
-        /// Output: .mp4, .mkv or .y4m file, display, null, or a gst-launch fragment.
-        #[arg(default_value = "out.mp4")]
-        output: String,
+        /// Input: sample, a file, URI, test:PATTERN, camera:/dev/videoN or a
+        /// gst-launch fragment [default: the pipeline file's, else sample]
+        input: Option<String>,
+        /// Output: .mp4, .mkv or .y4m file, display, null, or a gst-launch
+        /// fragment [default: the pipeline file's, else out.mp4]
+        #[arg(conflicts_with = "output_flag")]
+        output: Option<String>,
+        /// The output, as an option: with --pipeline it replaces the file's
+        /// output and keeps its input.
+        #[arg(
+            short = 'o',
+            long = "output",
+            id = "output_flag",
+            value_name = "OUTPUT"
+        )]
+        output_flag: Option<String>,
         #[arg(long = "op", value_name = "NAME[:k=v,...]", help = "An operation; repeatable (see `seamstream image --help`)", long_help = OP_HELP)]
         ops: Vec<String>,
-        /// Frame size of test: sources.
-        #[arg(long, default_value = "1280x720", value_name = "WxH")]
-        size: String,
-        /// Frame rate of test: sources.
-        #[arg(long, default_value_t = 30)]
-        fps: i32,
-        /// Frames from test: sources (0 = until stopped).
-        #[arg(long, default_value_t = 300)]
-        frames: u64,
+        /// A pipeline file (TOML): input, output, device, test-source settings
+        /// and operations. Arguments given here win over it.
+        #[arg(long, value_name = "FILE.toml")]
+        pipeline: Option<PathBuf>,
+        /// Frame size of test: sources and the sample clip [default: the
+        /// pipeline file's, else 1280x720; the sample: 480x270]
+        #[arg(long, value_name = "WxH")]
+        size: Option<String>,
+        /// Frame rate of test: sources and the sample clip [default: the
+        /// pipeline file's, else 30]
+        #[arg(long)]
+        fps: Option<i32>,
+        /// Frames from test: sources, 0 = until stopped [default: the
+        /// pipeline file's, else 300; the sample: 90]
+        #[arg(long)]
+        frames: Option<u64>,
         /// Make test: sources live (real time, frames dropped when we fall behind).
         #[arg(long)]
         live: bool,
-        /// Where to run: auto, cpu, cuda or cuda:N.
-        #[arg(long, default_value = "auto", value_name = "DEVICE")]
-        device: String,
+        /// Where to run: auto, cpu, cuda or cuda:N [default: the pipeline
+        /// file's, else auto]
+        #[arg(long, value_name = "DEVICE")]
+        device: Option<String>,
         /// Print the summary as JSON.
         #[arg(long)]
         json: bool,
     },
     /// List every operation with its parameters and defaults.
     Ops,
+    /// List the GPUs, with name, memory, compute capability, and whether
+    /// NVRTC (which compiles the kernels) was found.
+    Devices,
+    /// Measure kernel times per operation, transfers, and the GPU stage.
+    Bench(bench_cli::BenchArgs),
 }
 
 /// The backend a `--device` value selects.
@@ -123,22 +160,47 @@ fn parse_device(text: &str) -> anyhow::Result<Device> {
     }
 }
 
-/// Resolves the device to the CPU backend, the only one built so far.
-fn choose_backend(device: Device) -> anyhow::Result<()> {
+/// Resolves `--device` for `chain`. `auto` takes the GPU when one works and
+/// every op has a GPU version, and otherwise says in one line why it runs on
+/// the CPU; `cuda`/`cuda:N` is an error when that GPU cannot be used.
+fn choose_backend(device: Device, chain: &Chain) -> anyhow::Result<Backend> {
+    let missing = || {
+        chain
+            .ops()
+            .iter()
+            .find(|op| op.cuda().is_err())
+            .map(|op| op.name())
+    };
     match device {
-        Device::Cpu => Ok(()),
-        Device::Auto => {
-            eprintln!("note: the CUDA backend is not built yet; running on the CPU");
-            Ok(())
-        }
-        Device::Cuda(n) => bail!(
-            "`--device cuda{}`: the CUDA backend is not built yet; use --device cpu or auto",
-            if n == 0 {
-                String::new()
-            } else {
-                format!(":{n}")
+        Device::Cpu => Ok(Backend::Cpu),
+        Device::Auto => match Gpu::open(0) {
+            Err(e) => {
+                let why = e.to_string();
+                let why = why.split(" - searched").next().unwrap_or("");
+                eprintln!("note: running on the CPU ({why})");
+                Ok(Backend::Cpu)
             }
-        ),
+            Ok(gpu) => match missing() {
+                Some(name) => {
+                    eprintln!("note: running on the CPU: `{name}` has no GPU version yet");
+                    Ok(Backend::Cpu)
+                }
+                None => Ok(Backend::Cuda(gpu)),
+            },
+        },
+        Device::Cuda(n) => {
+            let gpu = Gpu::open(n).map_err(|e| {
+                let why = e.to_string();
+                let why = why.split(" - searched").next().unwrap_or("").to_string();
+                anyhow::anyhow!("`--device cuda:{n}`: {why}; use --device cpu or auto")
+            })?;
+            if let Some(name) = missing() {
+                bail!(
+                    "`--device cuda:{n}`: `{name}` has no GPU version yet; use --device cpu or auto"
+                );
+            }
+            Ok(Backend::Cuda(gpu))
+        }
     }
 }
 
@@ -174,14 +236,19 @@ fn run_image(
     };
     let (w, h) = (frame.width(), frame.height());
     let (ow, oh) = chain.output_size(w, h)?;
-    choose_backend(device)?;
+    let backend = choose_backend(device, &chain)?;
     let name = input.map_or("<built-in sample>".to_string(), |p| p.display().to_string());
     let start = Instant::now();
     let bar = spinner(format!(
         "{name} {w}x{h} -> {ow}x{oh}: {}",
         chain.names().join(" -> ")
     ));
-    let result = chain.apply(frame);
+    let result = match &backend {
+        Backend::Cpu => chain.apply(frame).map_err(anyhow::Error::from),
+        Backend::Cuda(gpu) => GpuChain::new(gpu, &chain, w, h, DevFormat::of(&frame))
+            .and_then(|mut g| g.apply(gpu, &frame))
+            .map_err(anyhow::Error::from),
+    };
     bar.finish_and_clear();
     let out = result?;
     io::save_image(&out, output)
@@ -215,38 +282,112 @@ fn parse_size(text: &str) -> anyhow::Result<(usize, usize)> {
 }
 
 struct RunArgs<'a> {
-    input: &'a str,
-    output: &'a str,
+    input: Option<&'a str>,
+    output: Option<&'a str>,
     ops: &'a [String],
-    size: &'a str,
-    fps: i32,
-    frames: u64,
+    pipeline: Option<&'a Path>,
+    size: Option<&'a str>,
+    fps: Option<i32>,
+    frames: Option<u64>,
     live: bool,
-    device: &'a str,
+    device: Option<&'a str>,
     json: bool,
 }
 
+/// The input a pipeline file names (the sample clip if none), or its
+/// fallback when that is a camera that does not exist here; the fallback
+/// runs live, as the camera would have.
+fn file_input(
+    file: &seamstream::pipeline::PipelineFile,
+    live: &mut bool,
+) -> anyhow::Result<seamstream::gst::Input> {
+    use seamstream::gst::Input;
+    let Some(input) = file.input()? else {
+        return Ok(Input::Sample);
+    };
+    if input.check_available().is_ok() {
+        return Ok(input);
+    }
+    let Some(fallback) = file.fallback_input()? else {
+        return Ok(input);
+    };
+    eprintln!(
+        "note: {input} does not exist here; using the live test source {fallback} instead (the fallback in {})",
+        file.path.display()
+    );
+    *live = true;
+    Ok(fallback)
+}
+
 fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
-    use seamstream::gst::{Input, Output, TestSettings, run};
+    use seamstream::gst::{Input, Output, TestSettings, run, sample};
+    use seamstream::pipeline::PipelineFile;
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering};
 
-    let device = parse_device(a.device)?;
-    let (width, height) = parse_size(a.size)?;
-    if !(1..=1000).contains(&a.fps) {
-        bail!("`--fps {}`: expected a frame rate from 1 to 1000", a.fps);
+    // What the command line gives wins over the pipeline file.
+    let mut file = a.pipeline.map(PipelineFile::load).transpose()?;
+    if let Some(f) = &file
+        && !a.ops.is_empty()
+    {
+        bail!(
+            "both --op and --pipeline {} give operations; put the chain in one place: the file's [[op]] tables, or --op without --pipeline",
+            f.path.display()
+        );
     }
-    let chain = Chain::parse(a.ops)?;
-    let input = Input::parse(a.input)?;
-    let output = Output::parse(a.output)?;
+    let device = parse_device(
+        a.device
+            .or(file.as_ref().and_then(|f| f.device.as_deref()))
+            .unwrap_or("auto"),
+    )?;
+    let mut live = a.live || file.as_ref().is_some_and(|f| f.live == Some(true));
+    let input = match (a.input, &file) {
+        (Some(text), _) => Input::parse(text)?,
+        (None, Some(f)) => file_input(f, &mut live)?,
+        (None, None) => Input::Sample,
+    };
+    input.check_available()?;
+    let is_sample = input == Input::Sample;
+    let (default_size, default_frames) = if is_sample {
+        (sample::DEFAULT_SIZE, sample::DEFAULT_FRAMES)
+    } else {
+        ((1280, 720), 300)
+    };
+    let (width, height) = match a.size {
+        Some(text) => parse_size(text)?,
+        None => file.as_ref().and_then(|f| f.size).unwrap_or(default_size),
+    };
+    let fps = a.fps.or(file.as_ref().and_then(|f| f.fps)).unwrap_or(30);
+    if !(1..=1000).contains(&fps) {
+        bail!("`--fps {fps}`: expected a frame rate from 1 to 1000");
+    }
+    let frames = a
+        .frames
+        .or(file.as_ref().and_then(|f| f.frames))
+        .unwrap_or(default_frames);
+    let chain = match &mut file {
+        Some(f) => std::mem::take(&mut f.chain),
+        None if !a.ops.is_empty() => Chain::parse(a.ops)?,
+        None if is_sample => {
+            let default = "retarget:width=75%";
+            eprintln!("note: no --op given; using {default} (16:9 -> 4:3)");
+            Chain::parse(&[default])?
+        }
+        None => Chain::default(),
+    };
+    let output = match (a.output, &file) {
+        (Some(text), _) => Output::parse(text)?,
+        (None, Some(f)) => f.output()?.map_or_else(|| Output::parse("out.mp4"), Ok)?,
+        (None, None) => Output::parse("out.mp4")?,
+    };
     output.check_writable()?;
-    choose_backend(device)?;
+    let backend = choose_backend(device, &chain)?;
     let test = TestSettings {
         width,
         height,
-        fps: (a.fps, 1),
-        frames: (a.frames > 0).then_some(a.frames),
-        live: a.live,
+        fps: (fps, 1),
+        frames: (frames > 0).then_some(frames),
+        live,
     };
     let stop = Arc::new(AtomicBool::new(false));
     {
@@ -265,6 +406,8 @@ fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
         output,
         test,
         queue: 2,
+        backend,
+        slots: 3,
     };
     let s = run::run(&opts, chain, stop)?;
     if a.json {
@@ -338,7 +481,9 @@ fn main() -> ExitCode {
         Command::Run {
             input,
             output,
+            output_flag,
             ops,
+            pipeline,
             size,
             fps,
             frames,
@@ -346,20 +491,23 @@ fn main() -> ExitCode {
             device,
             json,
         } => run_video(RunArgs {
-            input,
-            output,
+            input: input.as_deref(),
+            output: output.as_deref().or(output_flag.as_deref()),
             ops,
-            size,
+            pipeline: pipeline.as_deref(),
+            size: size.as_deref(),
             fps: *fps,
             frames: *frames,
             live: *live,
-            device,
+            device: device.as_deref(),
             json: *json,
         }),
         Command::Ops => {
             list_ops();
             Ok(ExitCode::SUCCESS)
         }
+        Command::Devices => bench_cli::devices(),
+        Command::Bench(args) => bench_cli::run_bench(args),
     };
     match result {
         Ok(code) => code,
@@ -380,12 +528,6 @@ mod tests {
         assert_eq!(parse_device("cpu").unwrap(), Device::Cpu);
         let e = parse_device("gpu").unwrap_err().to_string();
         assert!(e.contains("gpu") && e.contains("cuda:N"), "{e}");
-    }
-
-    #[test]
-    fn cuda_is_a_clear_not_built_error() {
-        let e = choose_backend(Device::Cuda(0)).unwrap_err().to_string();
-        assert!(e.contains("not built yet"), "{e}");
     }
 
     #[test]

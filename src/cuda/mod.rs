@@ -8,6 +8,7 @@
 
 pub mod module;
 pub mod ops;
+pub mod stage;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -129,6 +130,12 @@ impl Gpu {
         let (maj, min) = ctx
             .compute_capability()
             .map_err(|e| cuda_err("reading the compute capability", e))?;
+        // The stage orders its streams with its own events; cudarc's
+        // per-buffer tracking would add an event record and wait to every
+        // launch argument.
+        // SAFETY: every buffer is used on one stream, or across streams only
+        // behind the stage's events (src/cuda/stage.rs).
+        unsafe { ctx.disable_event_tracking() };
         let stream = ctx
             .new_stream()
             .map_err(|e| cuda_err("creating the compute stream", e))?;

@@ -8,6 +8,7 @@
 //! colorimetry. See [`run`].
 
 pub mod run;
+pub mod sample;
 
 use std::path::{Path, PathBuf};
 
@@ -16,6 +17,10 @@ use crate::error::{Error, Result};
 /// Where frames come from.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Input {
+    /// `sample`: the built-in clip, a pan and zoom across the bundled
+    /// photograph rendered at run time (see [`sample`]), with the size, rate
+    /// and length of [`TestSettings`].
+    Sample,
     /// `test:PATTERN`: videotestsrc with that pattern (smpte, ball, snow, …).
     Test { pattern: String },
     /// `camera:/dev/videoN`: v4l2src.
@@ -55,10 +60,14 @@ fn looks_like_fragment(text: &str) -> bool {
 }
 
 impl Input {
-    /// Reads what the user wrote: `test:PATTERN`, `camera:/dev/videoN`, a
-    /// URI, a gst-launch fragment, or a file path (which must exist).
+    /// Reads what the user wrote: `sample`, `test:PATTERN`,
+    /// `camera:/dev/videoN`, a URI, a gst-launch fragment, or a file path
+    /// (which must exist; a file named `sample` is written `./sample`).
     pub fn parse(text: &str) -> Result<Self> {
         let text = text.trim();
+        if text == "sample" {
+            return Ok(Input::Sample);
+        }
         if let Some(p) = text.strip_prefix("test:") {
             let pattern = if p.is_empty() { "smpte" } else { p };
             return Ok(Input::Test {
@@ -84,7 +93,7 @@ impl Input {
         if !path.is_file() {
             return Err(Error::Read {
                 path: path.into(),
-                reason: "no such file; give a video file, a URI, test:PATTERN, camera:/dev/videoN or a gst-launch fragment"
+                reason: "no such file; give a video file, a URI, sample, test:PATTERN, camera:/dev/videoN or a gst-launch fragment"
                     .into(),
             });
         }
@@ -99,19 +108,37 @@ impl Input {
         })
     }
 
+    /// Checks that a camera's device exists, so that a missing camera is an
+    /// error naming it rather than v4l2src's; other inputs pass.
+    pub fn check_available(&self) -> Result<()> {
+        match self {
+            Input::Camera { device } if !Path::new(device).exists() => Err(Error::Read {
+                path: device.into(),
+                reason:
+                    "there is no such camera; `ls /dev/video*` lists the cameras on this machine, \
+                         and without one a test source such as test:ball (with --live) stands in"
+                        .into(),
+            }),
+            _ => Ok(()),
+        }
+    }
+
     /// Whether frames arrive in real time (and may be dropped when we fall behind).
     pub fn is_live(&self, test: &TestSettings) -> bool {
         match self {
             Input::Camera { .. } => true,
             Input::Test { .. } => test.live,
             Input::Fragment(f) => f.contains("is-live=true") || f.contains("v4l2src"),
-            Input::Uri { .. } => false,
+            Input::Uri { .. } | Input::Sample => false,
         }
     }
 
-    /// The gst-launch description of the input pipeline, ending in the appsink.
+    /// The gst-launch description of the input pipeline, ending in the
+    /// appsink. The sample's appsrc gets its caps and frames from
+    /// [`sample::feed`] once the pipeline is built.
     pub fn launch(&self, test: &TestSettings) -> String {
         let src = match self {
+            Input::Sample => format!("appsrc name={} format=time", sample::APPSRC_NAME),
             Input::Test { pattern } => {
                 let n = test
                     .frames
@@ -129,6 +156,22 @@ impl Input {
     }
 }
 
+/// As the user would write it: `sample`, `test:ball`, the file's path, …
+impl std::fmt::Display for Input {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Input::Sample => write!(f, "sample"),
+            Input::Test { pattern } => write!(f, "test:{pattern}"),
+            Input::Camera { device } => write!(f, "camera:{device}"),
+            Input::Uri {
+                path: Some(path), ..
+            } => write!(f, "{}", path.display()),
+            Input::Uri { uri, .. } => write!(f, "{uri}"),
+            Input::Fragment(text) => write!(f, "{text}"),
+        }
+    }
+}
+
 /// A file URI for an absolute path, with the characters a URI cannot hold
 /// escaped.
 fn gst_uri_from_path(path: &Path) -> String {
@@ -142,6 +185,20 @@ fn gst_uri_from_path(path: &Path) -> String {
         }
     }
     uri
+}
+
+/// `display` needs an X or Wayland display: without one autovideosink
+/// tries every sink it knows, and on GStreamer 1.22 one of them (DirectFB)
+/// crashes the process instead of failing.
+fn check_display(is_set: impl Fn(&str) -> bool) -> Result<()> {
+    if is_set("DISPLAY") || is_set("WAYLAND_DISPLAY") {
+        return Ok(());
+    }
+    Err(Error::Pipeline(
+        "`display`: there is no display here (neither DISPLAY nor WAYLAND_DISPLAY is set); \
+         write to a file (out.mp4) or `null` instead, or name a sink as a gst-launch fragment"
+            .into(),
+    ))
 }
 
 /// A file container, chosen by the output's extension.
@@ -193,8 +250,12 @@ impl Output {
         Ok(Output::File { path, container })
     }
 
-    /// Checks before any work that a file output can be created.
+    /// Checks before any work that a file output can be created, and that
+    /// `display` has a display to show on.
     pub fn check_writable(&self) -> Result<()> {
+        if *self == Output::Display {
+            return check_display(|k| std::env::var_os(k).is_some_and(|v| !v.is_empty()));
+        }
         let Output::File { path, .. } = self else {
             return Ok(());
         };
@@ -296,6 +357,30 @@ mod tests {
             e.contains("/nonexistent/clip.mp4") && e.contains("test:PATTERN"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn sample_is_the_built_in_clip_and_a_missing_camera_is_named() {
+        assert_eq!(Input::parse("sample").unwrap(), Input::Sample);
+        assert!(
+            Input::Sample
+                .launch(&TestSettings::default())
+                .starts_with("appsrc name=seamstream_sample")
+        );
+        let cam = Input::parse("camera:/dev/video-none").unwrap();
+        let e = cam.check_available().unwrap_err().to_string();
+        assert!(
+            e.contains("/dev/video-none") && e.contains("ls /dev/video*") && e.contains("test:"),
+            "{e}"
+        );
+        assert!(Input::Sample.check_available().is_ok());
+    }
+
+    #[test]
+    fn display_without_a_display_is_refused_with_a_way_out() {
+        let e = check_display(|_| false).unwrap_err().to_string();
+        assert!(e.contains("DISPLAY") && e.contains("null"), "{e}");
+        assert!(check_display(|k| k == "WAYLAND_DISPLAY").is_ok());
     }
 
     #[test]

@@ -25,6 +25,8 @@ use gstreamer_app as gst_app;
 use gstreamer_video as gst_video;
 
 use super::{Input, Output, TestSettings};
+use crate::cuda::stage::Stage;
+use crate::cuda::{DevFormat, Gpu};
 use crate::error::{Error, Result};
 use crate::frame::{Frame, Plane};
 use crate::ops::Chain;
@@ -32,6 +34,15 @@ use crate::ops::Chain;
 /// How long a file input may take to give its first frame before the run
 /// is called stuck (a damaged file can leave the demuxer waiting forever).
 const FIRST_FRAME_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// Where the chain runs.
+#[derive(Clone, Debug, Default)]
+pub enum Backend {
+    #[default]
+    Cpu,
+    /// The GPU stage, with its ring of slots.
+    Cuda(Gpu),
+}
 
 /// What to run.
 #[derive(Clone, Debug)]
@@ -41,6 +52,9 @@ pub struct RunOptions {
     pub test: TestSettings,
     /// Frames that may wait between the stages.
     pub queue: usize,
+    pub backend: Backend,
+    /// Slots in the GPU stage's ring.
+    pub slots: usize,
 }
 
 /// What happened, for the summary line and `--json`.
@@ -85,6 +99,84 @@ enum Msg {
     Failed(Error),
 }
 
+/// What travels with a frame through the GPU stage.
+type Meta = (
+    Option<gst::ClockTime>,
+    Option<gst::ClockTime>,
+    gst_video::VideoInfo,
+);
+
+/// The chain on its backend, as the worker thread drives it: frames in,
+/// finished frames out in order (the GPU stage may hold a few).
+struct Work {
+    chain: Chain,
+    backend: Backend,
+    slots: usize,
+    stage: Option<Stage<Meta>>,
+}
+
+impl Work {
+    fn new(chain: Chain, backend: Backend, slots: usize) -> Self {
+        Work {
+            chain,
+            backend,
+            slots,
+            stage: None,
+        }
+    }
+
+    fn busy(&self) -> bool {
+        self.stage.as_ref().is_some_and(|s| s.in_flight() > 0)
+    }
+
+    fn push(&mut self, t: Timed) -> Result<Vec<Timed>> {
+        let Backend::Cuda(gpu) = &self.backend else {
+            let frame = self.chain.apply(t.frame)?;
+            return Ok(vec![Timed { frame, ..t }]);
+        };
+        if self.stage.is_none() {
+            // Set up on the first frame, which tells the size.
+            let f = &t.frame;
+            self.stage = Some(Stage::new(
+                gpu,
+                &self.chain,
+                f.width(),
+                f.height(),
+                DevFormat::of(f),
+                self.slots,
+            )?);
+        }
+        let stage = self.stage.as_mut().expect("set up above");
+        let done = stage.push(&t.frame, (t.pts, t.duration, t.info))?;
+        Ok(Self::timed(done))
+    }
+
+    fn poll(&mut self) -> Result<Vec<Timed>> {
+        match &mut self.stage {
+            Some(s) => Ok(Self::timed(s.poll()?)),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    fn finish(&mut self) -> Result<Vec<Timed>> {
+        match &mut self.stage {
+            Some(s) => Ok(Self::timed(s.finish()?)),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    fn timed(done: Vec<(Frame, Meta)>) -> Vec<Timed> {
+        done.into_iter()
+            .map(|(frame, (pts, duration, info))| Timed {
+                frame,
+                pts,
+                duration,
+                info,
+            })
+            .collect()
+    }
+}
+
 fn gst_err(context: &str, e: impl std::fmt::Display) -> Error {
     Error::Pipeline(format!("{context}: {e}"))
 }
@@ -95,6 +187,119 @@ fn launch(description: &str) -> Result<gst::Pipeline> {
     element
         .downcast::<gst::Pipeline>()
         .map_err(|_| Error::Pipeline(format!("`{description}` is not a pipeline")))
+}
+
+/// Builds the input pipeline, explaining a source that cannot link to video
+/// conversion, and sets up the sample clip's appsrc.
+fn launch_input(opts: &RunOptions) -> Result<gst::Pipeline> {
+    let description = opts.input.launch(&opts.test);
+    let pipe = gst::parse::launch(&description).map_err(|e| {
+        let message = e.to_string();
+        match &opts.input {
+            Input::Fragment(f) if message.contains("could not link") => not_video(
+                &opts.input,
+                &fragment_caps(f).into_iter().collect::<Vec<_>>(),
+            ),
+            _ => gst_err(&format!("cannot build `{description}`"), e),
+        }
+    })?;
+    let pipe = pipe
+        .downcast::<gst::Pipeline>()
+        .map_err(|_| Error::Pipeline(format!("`{description}` is not a pipeline")))?;
+    if opts.input == Input::Sample {
+        super::sample::feed(&pipe, &opts.test)?;
+    }
+    Ok(pipe)
+}
+
+/// What a gst-launch source fragment gives, as caps text, found by building
+/// it alone; `None` if that fails too.
+fn fragment_caps(fragment: &str) -> Option<String> {
+    let bin = gst::parse::bin_from_description(fragment, true).ok()?;
+    let pad = bin.static_pad("src")?;
+    Some(pad.query_caps(None).to_string())
+}
+
+/// Records the caps of every pad the input's elements add as streams turn
+/// up (uridecodebin, decodebin, demuxers), so that an input with no video
+/// stream can be told apart from a broken one.
+fn watch_streams(pipe: &gst::Pipeline) -> Arc<std::sync::Mutex<Vec<String>>> {
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    for element in pipe.iterate_elements().into_iter().flatten() {
+        let seen = seen.clone();
+        element.connect_pad_added(move |_, pad| {
+            if pad.direction() != gst::PadDirection::Src {
+                return;
+            }
+            let caps = pad.current_caps().unwrap_or_else(|| pad.query_caps(None));
+            if let Ok(mut seen) = seen.lock() {
+                seen.push(caps.to_string());
+            }
+        });
+    }
+    seen
+}
+
+/// An input error that came before the first frame, restated when the
+/// input turned out to have no raw video to give.
+fn explain_input_error(
+    e: Error,
+    input: &Input,
+    streams: &std::sync::Mutex<Vec<String>>,
+    before_first: bool,
+) -> Error {
+    if !before_first {
+        return e;
+    }
+    let streams = streams.lock().map(|s| s.clone()).unwrap_or_default();
+    let any_raw_video = streams.iter().any(|c| c.starts_with("video/x-raw"));
+    if !streams.is_empty() && !any_raw_video {
+        return not_video(input, &streams);
+    }
+    if streams.is_empty() && e.to_string().contains("not-linked") {
+        return Error::Pipeline(format!(
+            "the input `{input}` gave no stream that could be turned into video frames; \
+             does it have a video stream? ({e})"
+        ));
+    }
+    e
+}
+
+/// The error for an input whose streams (`caps`, as text) hold no raw video.
+fn not_video(input: &Input, caps: &[String]) -> Error {
+    // Caps of raw audio list every format and rate; the head says enough.
+    let short = |c: &String| {
+        let head: String = c.chars().take(80).collect();
+        if head.len() < c.len() {
+            format!("{head}…")
+        } else {
+            head
+        }
+    };
+    let gives = if caps.is_empty() {
+        "something other than video".to_string()
+    } else {
+        caps.iter().map(short).collect::<Vec<_>>().join("; ")
+    };
+    let hint = if !caps.is_empty() && caps.iter().all(|c| c.starts_with("audio/")) {
+        "it is audio only: there is no video stream to process"
+    } else if caps.iter().any(|c| c.starts_with("video/")) {
+        match input {
+            Input::Fragment(_) => {
+                "that is encoded video; decode it in the fragment (`... ! decodebin`)"
+            }
+            _ => {
+                "no decoder for that video is installed (gstreamer1.0-libav and \
+                 gstreamer1.0-plugins-bad/-ugly hold most)"
+            }
+        }
+    } else {
+        "give an input with a video stream"
+    };
+    Error::Pipeline(format!(
+        "the input `{input}` has no video stream seamstream can take: it gives `{gives}`, \
+         which cannot be turned into video frames; {hint}"
+    ))
 }
 
 /// Copies an RGBA buffer into a frame (the one copy on the streaming thread).
@@ -109,10 +314,8 @@ fn frame_from_buffer(buffer: &gst::BufferRef, info: &gst_video::VideoInfo) -> Re
     // One allocation per frame on the CPU path: the chain owns its frames.
     let mut plane = Plane::new(w, h, [0u8; 4]);
     for (y, row) in plane.rows_mut().enumerate() {
-        let src = &data[y * stride..y * stride + 4 * w];
-        for (o, c) in row.iter_mut().zip(src.chunks_exact(4)) {
-            *o = [c[0], c[1], c[2], c[3]];
-        }
+        row.as_flattened_mut()
+            .copy_from_slice(&data[y * stride..y * stride + 4 * w]);
     }
     Ok(Frame::Rgba(plane))
 }
@@ -126,7 +329,9 @@ fn buffer_from_frame(
     // row straight from the frame.
     let mut bytes = Vec::with_capacity(4 * frame.width() * frame.height());
     match frame {
-        Frame::Rgba(p) => (0..p.height()).for_each(|y| bytes.extend(p.row(y).iter().flatten())),
+        Frame::Rgba(p) => {
+            (0..p.height()).for_each(|y| bytes.extend_from_slice(p.row(y).as_flattened()))
+        }
         Frame::Gray(p) => (0..p.height())
             .for_each(|y| bytes.extend(p.row(y).iter().flat_map(|&v| [v, v, v, 255]))),
     }
@@ -163,11 +368,13 @@ fn poll_bus(pipeline: &gst::Pipeline) -> Option<std::result::Result<(), Error>> 
 
 /// Runs the input through `chain` to the output until EOS, an error, or
 /// `stop` (then EOS is sent, so a file output is still finalised).
-pub fn run(opts: &RunOptions, mut chain: Chain, stop: Arc<AtomicBool>) -> Result<Summary> {
+pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Summary> {
     gst::init().map_err(|e| gst_err("GStreamer did not start", e))?;
     opts.output.check_writable()?;
     let live = opts.input.is_live(&opts.test);
-    let in_pipe = launch(&opts.input.launch(&opts.test))?;
+    opts.input.check_available()?;
+    let in_pipe = launch_input(opts)?;
+    let streams = watch_streams(&in_pipe);
     let appsink = in_pipe
         .by_name("seamstream_in")
         .and_then(|e| e.downcast::<gst_app::AppSink>().ok())
@@ -285,35 +492,42 @@ pub fn run(opts: &RunOptions, mut chain: Chain, stop: Arc<AtomicBool>) -> Result
     let taken = Arc::new(AtomicU64::new(0));
     let worker = {
         let (chain_ns, abort, taken) = (chain_ns.clone(), abort.clone(), taken.clone());
+        let backend = opts.backend.clone();
+        let slots = opts.slots;
         std::thread::Builder::new()
             .name("seamstream-chain".into())
             .spawn(move || {
+                let mut work = Work::new(chain, backend, slots);
                 loop {
-                    let msg = match in_rx.recv_timeout(Duration::from_millis(50)) {
-                        Ok(m) => m,
+                    // While the GPU holds frames, look for finished ones often,
+                    // so a live source gets each frame back as soon as it is done.
+                    let wait = if work.busy() { 1 } else { 50 };
+                    let msg = match in_rx.recv_timeout(Duration::from_millis(wait)) {
+                        Ok(m) => Some(m),
                         Err(crossbeam_channel::RecvTimeoutError::Timeout)
                             if !abort.load(Ordering::Relaxed) =>
                         {
-                            continue;
+                            None
                         }
                         Err(_) => break,
                     };
-                    let out = match msg {
-                        Msg::Frame(t) => {
+                    let start = Instant::now();
+                    let (outs, end) = match msg {
+                        Some(Msg::Frame(t)) => {
                             taken.fetch_add(1, Ordering::Relaxed);
-                            let start = Instant::now();
-                            let r = chain.apply(t.frame);
-                            chain_ns
-                                .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
-                            match r {
-                                Ok(frame) => Msg::Frame(Timed { frame, ..t }),
-                                Err(e) => Msg::Failed(e),
-                            }
+                            (work.push(t), None)
                         }
-                        other => other,
+                        Some(other) => (work.finish(), Some(other)),
+                        None => (work.poll(), None),
                     };
-                    let end = !matches!(out, Msg::Frame(_));
-                    if out_tx.send(out).is_err() || end {
+                    chain_ns.fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                    let mut msgs: Vec<Msg> = match outs {
+                        Ok(frames) => frames.into_iter().map(Msg::Frame).collect(),
+                        Err(e) => vec![Msg::Failed(e)],
+                    };
+                    msgs.extend(end);
+                    let stop = msgs.iter().any(|m| !matches!(m, Msg::Frame(_)));
+                    if msgs.into_iter().any(|m| out_tx.send(m).is_err()) || stop {
                         break;
                     }
                 }
@@ -351,7 +565,8 @@ pub fn run(opts: &RunOptions, mut chain: Chain, stop: Arc<AtomicBool>) -> Result
             marker = Some(m);
         }
         if let Some(Err(e)) = poll_bus(&in_pipe) {
-            break Err(e);
+            let before_first = frames_in.load(Ordering::Relaxed) == 0;
+            break Err(explain_input_error(e, &opts.input, &streams, before_first));
         }
         if !live
             && frames_in.load(Ordering::Relaxed) == 0
@@ -453,8 +668,10 @@ fn expected_frames(
     pipe: &gst::Pipeline,
     info: &gst_video::VideoInfo,
 ) -> Option<u64> {
-    if let Input::Test { .. } = opts.input {
-        return opts.test.frames;
+    match opts.input {
+        Input::Test { .. } => return opts.test.frames,
+        Input::Sample => return Some(opts.test.frames.unwrap_or(super::sample::DEFAULT_FRAMES)),
+        _ => {}
     }
     let duration = pipe.query_duration::<gst::ClockTime>()?;
     let fps = info.fps();

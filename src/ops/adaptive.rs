@@ -320,6 +320,10 @@ impl Op for Adaptive {
             Frame::Rgba(p) => Frame::Rgba(adaptive(p, self.method, self.window, self.max)?),
         })
     }
+
+    fn cuda(&self) -> Result<Box<dyn crate::cuda::GpuOp>> {
+        Ok(Box::new(crate::cuda::ops::adaptive::GpuAdaptive::new(self)))
+    }
 }
 
 #[cfg(test)]

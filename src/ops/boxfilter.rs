@@ -73,6 +73,10 @@ impl Op for BoxFilter {
             Frame::Gray(p) => Frame::Gray(box_filter(p, self.radius, self.border)),
         })
     }
+
+    fn cuda(&self) -> Result<Box<dyn crate::cuda::GpuOp>> {
+        Ok(Box::new(crate::cuda::ops::boxfilter::GpuBox::new(self)))
+    }
 }
 
 /// The box mean of `src` over a `(2·radius+1)²` window read through `border`:

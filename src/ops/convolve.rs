@@ -198,6 +198,10 @@ impl Op for Convolve {
             Frame::Gray(p) => Frame::Gray(self.run(p)),
         })
     }
+
+    fn cuda(&self) -> Result<Box<dyn crate::cuda::GpuOp>> {
+        Ok(Box::new(crate::cuda::ops::convolve::GpuConvolve::new(self)))
+    }
 }
 
 /// Correlates `src` with an n×n row-major `kernel` anchored at `(n/2, n/2)`:

@@ -47,7 +47,7 @@ pub struct Gaussian {
     pub sigma: f64,
     pub radius: usize,
     pub border: Border,
-    taps: Vec<f32>,
+    pub taps: Vec<f32>,
 }
 
 impl Gaussian {
@@ -88,6 +88,10 @@ impl Op for Gaussian {
             Frame::Rgba(p) => Frame::Rgba(convolve::separable(p, t, t, b, 0.0)),
             Frame::Gray(p) => Frame::Gray(convolve::separable(p, t, t, b, 0.0)),
         })
+    }
+
+    fn cuda(&self) -> Result<Box<dyn crate::cuda::GpuOp>> {
+        Ok(Box::new(crate::cuda::ops::gaussian::GpuGaussian::new(self)))
     }
 }
 

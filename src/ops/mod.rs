@@ -169,6 +169,11 @@ impl Chain {
         self.ops.len()
     }
 
+    /// The operations, in order.
+    pub fn ops(&self) -> &[OpBox] {
+        &self.ops
+    }
+
     pub fn names(&self) -> Vec<&'static str> {
         self.ops.iter().map(|o| o.name()).collect()
     }

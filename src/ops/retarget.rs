@@ -51,7 +51,7 @@ impl Energy {
 
     /// How far (in pixels) a pixel's energy looks; bounds the band that must
     /// be recomputed around a removed seam.
-    fn reach(self) -> usize {
+    pub(crate) fn reach(self) -> usize {
         match self {
             Energy::Basic | Energy::Sobel3 | Energy::Forward => 1,
             Energy::Sobel5 => 2,
@@ -197,7 +197,7 @@ fn forward_steps(
 
 /// Stands for "no neighbour" beyond the frame's edges; large, but far from
 /// overflowing when step costs are added.
-const OUTSIDE: i64 = i64::MAX / 4;
+pub(crate) const OUTSIDE: i64 = i64::MAX / 4;
 
 /// Reusable buffers for the dynamic programme.
 #[derive(Debug, Default)]
@@ -468,7 +468,7 @@ impl Default for CarveOptions<'_> {
     }
 }
 
-fn combine_masks(w: usize, h: usize, opts: &CarveOptions) -> Result<Option<Plane<i8>>> {
+pub(crate) fn combine_masks(w: usize, h: usize, opts: &CarveOptions) -> Result<Option<Plane<i8>>> {
     if opts.protect.is_none() && opts.remove.is_none() {
         return Ok(None);
     }
@@ -656,7 +656,7 @@ pub fn retarget<P: Pixel>(
     Ok(img)
 }
 
-fn check_target(side: &str, target: usize, input: usize) -> Result<()> {
+pub(crate) fn check_target(side: &str, target: usize, input: usize) -> Result<()> {
     if target == 0 || target > 2 * input {
         return Err(Error::bad_value(
             "retarget",
@@ -786,6 +786,10 @@ impl Op for Retarget {
             Frame::Rgba(p) => Frame::Rgba(retarget::<Rgba>(p, tw, th, &opts)?),
             Frame::Gray(p) => Frame::Gray(retarget::<u8>(p, tw, th, &opts)?),
         })
+    }
+
+    fn cuda(&self) -> Result<Box<dyn crate::cuda::GpuOp>> {
+        Ok(Box::new(crate::cuda::ops::retarget::GpuRetarget::new(self)))
     }
 }
 

@@ -138,6 +138,10 @@ impl Op for Sobel {
             Frame::Gray(p) => Frame::Gray(sobel(p, self.ksize, self.output, self.border)),
         })
     }
+
+    fn cuda(&self) -> Result<Box<dyn crate::cuda::GpuOp>> {
+        Ok(Box::new(crate::cuda::ops::sobel::GpuSobel::new(self)))
+    }
 }
 
 /// The kernels as outer products `G[ky][kx] = col[ky] · row[kx]`; the fast

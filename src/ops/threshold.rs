@@ -263,6 +263,12 @@ impl Op for Threshold {
             Frame::Rgba(p) => Frame::Rgba(self.run(p)),
         })
     }
+
+    fn cuda(&self) -> Result<Box<dyn crate::cuda::GpuOp>> {
+        Ok(Box::new(crate::cuda::ops::threshold::GpuThreshold::new(
+            self,
+        )))
+    }
 }
 
 #[cfg(test)]

@@ -608,6 +608,10 @@ impl Op for Warp {
     fn output_size(&self, width: usize, height: usize) -> Result<(usize, usize)> {
         Ok(self.size.unwrap_or((width, height)))
     }
+
+    fn cuda(&self) -> Result<Box<dyn crate::cuda::GpuOp>> {
+        Ok(Box::new(crate::cuda::ops::warp::GpuWarp::new(self)))
+    }
 }
 
 #[cfg(test)]

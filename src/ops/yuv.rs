@@ -206,6 +206,10 @@ impl Op for YuvRoundTrip {
             Frame::Rgba(_) => Frame::Rgba(back),
         })
     }
+
+    fn cuda(&self) -> Result<Box<dyn crate::cuda::GpuOp>> {
+        Ok(Box::new(crate::cuda::ops::yuv::GpuYuv::new(self)))
+    }
 }
 
 #[cfg(test)]

@@ -1,1 +1,204 @@
-//! GPU boxfilter (to be written).
+//! GPU `box` (kernels/boxfilter.cu), exact as the CPU: integer window sums
+//! and `(S + n/2) / n`. Up to [`TILE_MAX_RADIUS`] one kernel a tile (running
+//! sums over the tile and its halo in shared memory); beyond, column prefix
+//! sums into a buffer allocated in `prepare`, then one block a row, whose
+//! cost does not depend on the radius.
+
+use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+
+use super::convolve::{allow_shared, border_code, check_prepared, dims, suffix, tile_pitch_bytes};
+use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, blocks, cuda_err};
+use crate::error::{Error, Result};
+use crate::ops::border::Border;
+use crate::ops::boxfilter::BoxFilter;
+
+/// The largest radius the tiled kernel takes; its halo grows with r.
+pub const TILE_MAX_RADIUS: usize = 16;
+
+/// Output tile height and threads of `box_tile_*` (`BOX_TH`, `BOX_THREADS`),
+/// and threads of `box_rows_*`.
+const BOX_TH: usize = 64;
+const BOX_THREADS: u32 = 256;
+
+/// Output tile width of `box_tile_*` (`BoxTile<C>::TW`).
+fn tile_width(format: DevFormat) -> usize {
+    match format {
+        DevFormat::Gray => 64,
+        DevFormat::Rgba => 32,
+    }
+}
+
+fn channels(format: DevFormat) -> usize {
+    match format {
+        DevFormat::Gray => 1,
+        DevFormat::Rgba => 3,
+    }
+}
+
+/// Dynamic shared memory of `box_tile_*` (its layout comment): u32 row sums
+/// of every tile row, then the source tile.
+fn tile_smem(format: DevFormat, r: usize) -> usize {
+    let (tw, rows) = (tile_width(format), BOX_TH + 2 * r);
+    4 * rows * channels(format) * (tw + 1) + rows * tile_pitch_bytes(format, tw + 2 * r)
+}
+
+/// The GPU half of [`BoxFilter`].
+pub struct GpuBox {
+    radius: usize,
+    border: Border,
+    plan: Option<Plan>,
+}
+
+struct Plan {
+    shape: (usize, usize, DevFormat),
+    path: Path,
+}
+
+enum Path {
+    Tile {
+        kernel: CudaFunction,
+        smem: u32,
+    },
+    Prefix {
+        colprefix: CudaFunction,
+        rows: CudaFunction,
+        smem: u32,
+        /// Column prefix sums: C planes of (h + 1) × w u32.
+        pre: CudaSlice<u32>,
+    },
+}
+
+impl GpuBox {
+    pub fn new(op: &BoxFilter) -> Self {
+        GpuBox {
+            radius: op.radius,
+            border: op.border,
+            plan: None,
+        }
+    }
+}
+
+impl GpuOp for GpuBox {
+    fn name(&self) -> &'static str {
+        "box"
+    }
+
+    fn output(&self, w: usize, h: usize, f: DevFormat) -> Result<(usize, usize, DevFormat)> {
+        Ok((w, h, f))
+    }
+
+    fn prepare(&mut self, gpu: &Gpu, w: usize, h: usize, format: DevFormat) -> Result<()> {
+        let sfx = suffix(format);
+        let to_u32 = |b: usize| {
+            u32::try_from(b).map_err(|_| Error::Unsupported(format!("box on {w}x{h} frames")))
+        };
+        let path = if self.radius <= TILE_MAX_RADIUS {
+            let kernel = gpu.function("boxfilter.cu", &format!("box_tile_{sfx}"))?;
+            let smem = tile_smem(format, self.radius);
+            allow_shared(gpu, &kernel, smem, "box")?;
+            Path::Tile {
+                kernel,
+                smem: to_u32(smem)?,
+            }
+        } else {
+            let colprefix = gpu.function("boxfilter.cu", &format!("box_colprefix_{sfx}"))?;
+            let rows = gpu.function("boxfilter.cu", &format!("box_rows_{sfx}"))?;
+            // One row's prefix sums, a plane a channel.
+            let smem = 4 * channels(format) * (w + 1);
+            allow_shared(gpu, &rows, smem, &format!("box on {w}-pixel-wide frames"))?;
+            let len = (channels(format) * (h + 1) * w).max(1);
+            let pre = gpu.stream().alloc_zeros::<u32>(len).map_err(|e| {
+                cuda_err(
+                    &format!("box: allocating {} MB of prefix sums", (4 * len) >> 20),
+                    e,
+                )
+            })?;
+            Path::Prefix {
+                colprefix,
+                rows,
+                smem: to_u32(smem)?,
+                pre,
+            }
+        };
+        self.plan = Some(Plan {
+            shape: (w, h, format),
+            path,
+        });
+        Ok(())
+    }
+
+    fn run(&mut self, gpu: &Gpu, input: &DevFrame, output: &mut DevFrame) -> Result<()> {
+        check_prepared("box", self.plan.as_ref().map(|p| p.shape), input)?;
+        let Some(plan) = &mut self.plan else {
+            return Ok(());
+        };
+        if input.is_empty() {
+            return Ok(());
+        }
+        let (w, h) = dims(input)?;
+        let r = self.radius as i32;
+        let border = border_code(self.border);
+        let stream = gpu.stream();
+        match &mut plan.path {
+            Path::Tile { kernel, smem } => {
+                let cfg = LaunchConfig {
+                    grid_dim: (
+                        blocks(input.width, tile_width(input.format) as u32),
+                        blocks(input.height, BOX_TH as u32),
+                        1,
+                    ),
+                    block_dim: (BOX_THREADS, 1, 1),
+                    shared_mem_bytes: *smem,
+                };
+                let mut b = stream.launch_builder(kernel);
+                b.arg(&input.data)
+                    .arg(&mut output.data)
+                    .arg(&w)
+                    .arg(&h)
+                    .arg(&r)
+                    .arg(&border);
+                // SAFETY: box_tile_* takes (src, dst, w, h, r, border); src
+                // and dst hold w·h pixels of the kernel's format and the
+                // shared memory is tile_smem's size for this r.
+                unsafe { b.launch(cfg) }.map_err(|e| cuda_err("box: launching box_tile", e))?;
+            }
+            Path::Prefix {
+                colprefix,
+                rows,
+                smem,
+                pre,
+            } => {
+                let cfg = LaunchConfig {
+                    grid_dim: (blocks(input.width, 32), 1, 1),
+                    block_dim: (1024, 1, 1),
+                    shared_mem_bytes: 0,
+                };
+                let mut b = stream.launch_builder(colprefix);
+                b.arg(&input.data).arg(&mut *pre).arg(&w).arg(&h);
+                // SAFETY: box_colprefix_* takes (src, pre, w, h); src holds
+                // w·h pixels and pre C·(h + 1)·w u32 (allocated in prepare
+                // for this shape).
+                unsafe { b.launch(cfg) }
+                    .map_err(|e| cuda_err("box: launching box_colprefix", e))?;
+                let cfg = LaunchConfig {
+                    grid_dim: (input.height as u32, 1, 1),
+                    block_dim: (BOX_THREADS, 1, 1),
+                    shared_mem_bytes: *smem,
+                };
+                let mut b = stream.launch_builder(rows);
+                b.arg(&input.data)
+                    .arg(&*pre)
+                    .arg(&mut output.data)
+                    .arg(&w)
+                    .arg(&h)
+                    .arg(&r)
+                    .arg(&border);
+                // SAFETY: box_rows_* takes (src, pre, dst, w, h, r, border);
+                // src and dst hold w·h pixels, pre the column prefix sums of
+                // this frame, and the shared memory C·(w + 1) u32.
+                unsafe { b.launch(cfg) }.map_err(|e| cuda_err("box: launching box_rows", e))?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,1 +1,469 @@
-//! GPU convolve (to be written).
+//! GPU `convolve` (kernels/convolve.cu). A 2-D kernel runs as one tiled
+//! kernel (`filter2d_*_n{n}`, the taps passed by value). Separable taps run
+//! through [`Separable`], which `gaussian` shares: one fused kernel a tile
+//! (row pass into shared memory, column pass out of it) while each tap list
+//! has at most [`FUSED_MAX_TAPS`] taps, else a row pass into an f32 frame
+//! allocated in `prepare` and a column pass from it. Both match the CPU
+//! reference bit for bit (same f32 operations in the same order).
+
+use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
+use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+
+use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, blocks, cuda_err};
+use crate::error::{Error, Result};
+use crate::ops::border::Border;
+use crate::ops::convolve::{Convolve, Kernel, MAX_KERNEL_SIDE, MAX_SEPARABLE_TAPS};
+
+/// Longest tap list the fused kernel takes (its tile grows with the taps).
+pub const FUSED_MAX_TAPS: usize = MAX_SEPARABLE_TAPS;
+
+/// Threads a block and outputs a thread of the separable kernels
+/// (`SEP_THREADS`, `SEP_B` in kernels/convolve.cu).
+const SEP_THREADS: u32 = 128;
+const SEP_B: usize = 8;
+/// Output tile height of the fused kernel (`SEP_TH`).
+const SEP_TH: usize = 64;
+/// Row-pass tile of the two-pass path (`ROWS_TW` × `ROWS_TH`), and the rows
+/// a column-pass block covers (4 warps of `SEP_B` rows, 32 columns).
+const ROWS_TW: usize = 128;
+const ROWS_TH: usize = 16;
+const COLS_TH: usize = 4 * SEP_B;
+/// Output tile height of `filter2d` (`F2D_TH`) and its threads.
+const F2D_TH: usize = 32;
+const F2D_THREADS: u32 = 128;
+
+/// The kernels' border numbering (kernels/common.cuh).
+pub(crate) fn border_code(border: Border) -> i32 {
+    match border {
+        Border::Zero => 0,
+        Border::Replicate => 1,
+        Border::Reflect101 => 2,
+    }
+}
+
+/// The kernel-name suffix of a format.
+pub(crate) fn suffix(format: DevFormat) -> &'static str {
+    match format {
+        DevFormat::Gray => "u8",
+        DevFormat::Rgba => "u8x4",
+    }
+}
+
+/// Output tile width of the fused separable kernel and of `filter2d`
+/// (`SepTile<C>::TW`): 64 gray or 32 RGBA pixels, 64 or 128 bytes a row.
+fn tile_width(format: DevFormat) -> usize {
+    match format {
+        DevFormat::Gray => 64,
+        DevFormat::Rgba => 32,
+    }
+}
+
+/// Bytes of one shared-memory tile row of `cols` pixels: an odd number of
+/// 4-byte words (`tile_pitch` in kernels/filters.cuh).
+pub(crate) fn tile_pitch_bytes(format: DevFormat, cols: usize) -> usize {
+    match format {
+        DevFormat::Gray => 4 * (cols.div_ceil(4) | 1),
+        DevFormat::Rgba => 4 * (cols | 1),
+    }
+}
+
+/// Lets `func` use `bytes` of dynamic shared memory a block, or says that
+/// this GPU cannot. The limit is set to the GPU's maximum, the same for
+/// every op sharing the function, so one op never lowers another's.
+pub(crate) fn allow_shared(gpu: &Gpu, func: &CudaFunction, bytes: usize, what: &str) -> Result<()> {
+    let max = gpu
+        .ctx()
+        .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+        .map_err(|e| cuda_err("reading the shared memory size", e))?;
+    if bytes > max.max(0) as usize {
+        return Err(Error::Unsupported(format!(
+            "{what} needs {} KiB of shared memory a block and this GPU has {} KiB; use --device cpu",
+            bytes.div_ceil(1024),
+            max / 1024
+        )));
+    }
+    func.set_attribute(
+        CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+        max,
+    )
+    .map_err(|e| {
+        cuda_err(
+            &format!("{what}: allowing {bytes} bytes of shared memory"),
+            e,
+        )
+    })
+}
+
+/// An error unless `input` has the size and format the op was prepared for.
+pub(crate) fn check_prepared(
+    name: &str,
+    prepared: Option<(usize, usize, DevFormat)>,
+    input: &DevFrame,
+) -> Result<()> {
+    match prepared {
+        Some(p) if p == (input.width, input.height, input.format) => Ok(()),
+        Some((w, h, f)) => Err(Error::BadFrame(format!(
+            "{name} was prepared for {w}x{h} {f:?} frames and got a {input:?}"
+        ))),
+        None => Err(Error::Device(format!("{name}: run before prepare"))),
+    }
+}
+
+/// The frame size as the kernels' `int w, int h`; an error where their
+/// `int` indices (up to 3 planes of w × (h + 1)) could overflow.
+pub(crate) fn dims(f: &DevFrame) -> Result<(i32, i32)> {
+    if f.width.saturating_mul(f.height + 1) > i32::MAX as usize / 4 {
+        return Err(Error::BadFrame(format!(
+            "{f:?} is too large for the GPU filter kernels"
+        )));
+    }
+    Ok((f.width as i32, f.height as i32))
+}
+
+/// Separable correlation as [`crate::ops::convolve::separable`]: row taps,
+/// then column taps, then `+ delta`, then `saturate_u8`.
+pub(crate) struct Separable {
+    name: &'static str,
+    row: Vec<f32>,
+    col: Vec<f32>,
+    delta: f32,
+    border: Border,
+    plan: Option<Plan>,
+}
+
+struct Plan {
+    shape: (usize, usize, DevFormat),
+    /// Row taps then column taps.
+    taps: CudaSlice<f32>,
+    passes: Passes,
+}
+
+enum Passes {
+    Fused {
+        kernel: CudaFunction,
+        smem: u32,
+    },
+    Two {
+        rows: CudaFunction,
+        cols: CudaFunction,
+        rows_smem: u32,
+        cols_smem: u32,
+        /// The row pass's output: one f32 plane a channel.
+        mid: CudaSlice<f32>,
+    },
+}
+
+impl Separable {
+    pub(crate) fn new(
+        name: &'static str,
+        row: &[f32],
+        col: &[f32],
+        delta: f32,
+        border: Border,
+    ) -> Self {
+        Separable {
+            name,
+            row: row.to_vec(),
+            col: col.to_vec(),
+            delta,
+            border,
+            plan: None,
+        }
+    }
+
+    fn channels(format: DevFormat) -> usize {
+        match format {
+            DevFormat::Gray => 1,
+            DevFormat::Rgba => 3,
+        }
+    }
+
+    /// Dynamic shared memory of the fused kernel (its layout comment in
+    /// kernels/convolve.cu): taps, the f32 row-pass tile, the source tile.
+    fn fused_smem(format: DevFormat, nr: usize, nc: usize) -> usize {
+        let tw = tile_width(format);
+        let rows = SEP_TH + nc - 1;
+        4 * ((nr + nc).next_multiple_of(4) + Self::channels(format) * rows * (tw + 1))
+            + rows * tile_pitch_bytes(format, tw + nr - 1)
+    }
+
+    /// Dynamic shared memory of `sep_rows_*`: row taps, then the source rows.
+    fn rows_smem(format: DevFormat, nr: usize) -> usize {
+        4 * nr.next_multiple_of(4) + ROWS_TH * tile_pitch_bytes(format, ROWS_TW + nr - 1)
+    }
+
+    fn shared_bytes(bytes: usize) -> Result<u32> {
+        u32::try_from(bytes).map_err(|_| Error::Unsupported("a filter tile this large".into()))
+    }
+}
+
+impl GpuOp for Separable {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn output(&self, w: usize, h: usize, f: DevFormat) -> Result<(usize, usize, DevFormat)> {
+        Ok((w, h, f))
+    }
+
+    fn prepare(&mut self, gpu: &Gpu, w: usize, h: usize, format: DevFormat) -> Result<()> {
+        let (nr, nc) = (self.row.len(), self.col.len());
+        if nr == 0 || nc == 0 {
+            return Err(Error::Device(format!("{}: empty tap list", self.name)));
+        }
+        let stream = gpu.stream();
+        let taps: Vec<f32> = self.row.iter().chain(&self.col).copied().collect();
+        let taps = stream
+            .clone_htod(&taps)
+            .map_err(|e| cuda_err(&format!("{}: uploading the taps", self.name), e))?;
+        let sfx = suffix(format);
+        let passes = if nr <= FUSED_MAX_TAPS && nc <= FUSED_MAX_TAPS {
+            let kernel = gpu.function("convolve.cu", &format!("sep_fused_{sfx}"))?;
+            let smem = Self::fused_smem(format, nr, nc);
+            allow_shared(gpu, &kernel, smem, self.name)?;
+            Passes::Fused {
+                kernel,
+                smem: Self::shared_bytes(smem)?,
+            }
+        } else {
+            let rows = gpu.function("convolve.cu", &format!("sep_rows_{sfx}"))?;
+            let cols = gpu.function("convolve.cu", &format!("sep_cols_{sfx}"))?;
+            let rows_smem = Self::rows_smem(format, nr);
+            let cols_smem = 4 * nc;
+            allow_shared(gpu, &rows, rows_smem, self.name)?;
+            allow_shared(gpu, &cols, cols_smem, self.name)?;
+            let len = (Self::channels(format) * w * h).max(1);
+            let mid = stream.alloc_zeros::<f32>(len).map_err(|e| {
+                cuda_err(
+                    &format!(
+                        "{}: allocating the {} MB row-pass frame",
+                        self.name,
+                        (4 * len) >> 20
+                    ),
+                    e,
+                )
+            })?;
+            Passes::Two {
+                rows,
+                cols,
+                rows_smem: Self::shared_bytes(rows_smem)?,
+                cols_smem: Self::shared_bytes(cols_smem)?,
+                mid,
+            }
+        };
+        self.plan = Some(Plan {
+            shape: (w, h, format),
+            taps,
+            passes,
+        });
+        Ok(())
+    }
+
+    fn run(&mut self, gpu: &Gpu, input: &DevFrame, output: &mut DevFrame) -> Result<()> {
+        check_prepared(self.name, self.plan.as_ref().map(|p| p.shape), input)?;
+        let Some(plan) = &mut self.plan else {
+            return Ok(());
+        };
+        if input.is_empty() {
+            return Ok(());
+        }
+        let (w, h) = dims(input)?;
+        let (nr, nc) = (self.row.len() as i32, self.col.len() as i32);
+        let border = border_code(self.border);
+        let delta = self.delta;
+        let stream = gpu.stream();
+        let launch = |what: &str, e| cuda_err(&format!("{}: launching {what}", self.name), e);
+        match &mut plan.passes {
+            Passes::Fused { kernel, smem } => {
+                let cfg = LaunchConfig {
+                    grid_dim: (
+                        blocks(input.width, tile_width(input.format) as u32),
+                        blocks(input.height, SEP_TH as u32),
+                        1,
+                    ),
+                    block_dim: (SEP_THREADS, 1, 1),
+                    shared_mem_bytes: *smem,
+                };
+                let mut b = stream.launch_builder(kernel);
+                b.arg(&input.data)
+                    .arg(&mut output.data)
+                    .arg(&w)
+                    .arg(&h)
+                    .arg(&plan.taps)
+                    .arg(&nr)
+                    .arg(&nc)
+                    .arg(&delta)
+                    .arg(&border);
+                // SAFETY: sep_fused_* takes (src, dst, w, h, taps, nr, nc,
+                // delta, border) as pushed; src and dst hold w·h pixels of
+                // the kernel's format, taps nr + nc floats, and the shared
+                // memory is fused_smem's size for these nr, nc.
+                unsafe { b.launch(cfg) }.map_err(|e| launch("the fused pass", e))?;
+            }
+            Passes::Two {
+                rows,
+                cols,
+                rows_smem,
+                cols_smem,
+                mid,
+            } => {
+                let cfg = LaunchConfig {
+                    grid_dim: (
+                        blocks(input.width, ROWS_TW as u32),
+                        blocks(input.height, ROWS_TH as u32),
+                        1,
+                    ),
+                    block_dim: (SEP_THREADS, 1, 1),
+                    shared_mem_bytes: *rows_smem,
+                };
+                let mut b = stream.launch_builder(rows);
+                b.arg(&input.data)
+                    .arg(&mut *mid)
+                    .arg(&w)
+                    .arg(&h)
+                    .arg(&plan.taps)
+                    .arg(&nr)
+                    .arg(&border);
+                // SAFETY: sep_rows_* takes (src, mid, w, h, taps, nr, border);
+                // src holds w·h pixels, mid C·w·h floats (allocated in
+                // prepare for this shape), taps at least nr floats, and the
+                // shared memory is rows_smem's size for this nr.
+                unsafe { b.launch(cfg) }.map_err(|e| launch("the row pass", e))?;
+                let cfg = LaunchConfig {
+                    grid_dim: (
+                        blocks(input.width, 32),
+                        blocks(input.height, COLS_TH as u32),
+                        1,
+                    ),
+                    block_dim: (SEP_THREADS, 1, 1),
+                    shared_mem_bytes: *cols_smem,
+                };
+                let mut b = stream.launch_builder(cols);
+                b.arg(&input.data)
+                    .arg(&*mid)
+                    .arg(&mut output.data)
+                    .arg(&w)
+                    .arg(&h)
+                    .arg(&plan.taps)
+                    .arg(&nr)
+                    .arg(&nc)
+                    .arg(&delta)
+                    .arg(&border);
+                // SAFETY: sep_cols_* takes (src, mid, dst, w, h, taps, nr,
+                // nc, delta, border); src and dst hold w·h pixels, mid the
+                // row pass of this frame, taps nr + nc floats, and the
+                // shared memory nc floats.
+                unsafe { b.launch(cfg) }.map_err(|e| launch("the column pass", e))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A 2-D kernel of side `n`, the taps row-major in the first n² of 49.
+struct Full {
+    taps: [f32; MAX_KERNEL_SIDE * MAX_KERNEL_SIDE],
+    n: usize,
+    delta: f32,
+    border: Border,
+    kernel: Option<CudaFunction>,
+    shape: Option<(usize, usize, DevFormat)>,
+}
+
+impl Full {
+    fn run(&self, gpu: &Gpu, input: &DevFrame, output: &mut DevFrame) -> Result<()> {
+        check_prepared("convolve", self.shape, input)?;
+        let Some(kernel) = &self.kernel else {
+            return Ok(());
+        };
+        if input.is_empty() {
+            return Ok(());
+        }
+        let (w, h) = dims(input)?;
+        let border = border_code(self.border);
+        let cfg = LaunchConfig {
+            grid_dim: (
+                blocks(input.width, tile_width(input.format) as u32),
+                blocks(input.height, F2D_TH as u32),
+                1,
+            ),
+            block_dim: (F2D_THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut b = gpu.stream().launch_builder(kernel);
+        b.arg(&input.data)
+            .arg(&mut output.data)
+            .arg(&w)
+            .arg(&h)
+            .arg(&self.taps)
+            .arg(&self.delta)
+            .arg(&border);
+        // SAFETY: filter2d_*_n{n} takes (src, dst, w, h, Kernel49 by value,
+        // delta, border); [f32; 49] has Kernel49's layout, and src and dst
+        // hold w·h pixels of the kernel's format.
+        unsafe { b.launch(cfg) }.map_err(|e| cuda_err("convolve: launching filter2d", e))?;
+        Ok(())
+    }
+}
+
+enum Inner {
+    Full(Full),
+    Separable(Separable),
+}
+
+/// The GPU half of [`Convolve`].
+pub struct GpuConvolve {
+    inner: Inner,
+}
+
+impl GpuConvolve {
+    pub fn new(op: &Convolve) -> Self {
+        let inner = match &op.kernel {
+            Kernel::Full { taps, n } => {
+                let mut k = [0.0; MAX_KERNEL_SIDE * MAX_KERNEL_SIDE];
+                k[..taps.len()].copy_from_slice(taps);
+                Inner::Full(Full {
+                    taps: k,
+                    n: *n,
+                    delta: op.delta,
+                    border: op.border,
+                    kernel: None,
+                    shape: None,
+                })
+            }
+            Kernel::Separable { row, col } => {
+                Inner::Separable(Separable::new("convolve", row, col, op.delta, op.border))
+            }
+        };
+        GpuConvolve { inner }
+    }
+}
+
+impl GpuOp for GpuConvolve {
+    fn name(&self) -> &'static str {
+        "convolve"
+    }
+
+    fn output(&self, w: usize, h: usize, f: DevFormat) -> Result<(usize, usize, DevFormat)> {
+        Ok((w, h, f))
+    }
+
+    fn prepare(&mut self, gpu: &Gpu, w: usize, h: usize, format: DevFormat) -> Result<()> {
+        match &mut self.inner {
+            Inner::Full(f) => {
+                let name = format!("filter2d_{}_n{}", suffix(format), f.n);
+                f.kernel = Some(gpu.function("convolve.cu", &name)?);
+                f.shape = Some((w, h, format));
+                Ok(())
+            }
+            Inner::Separable(s) => s.prepare(gpu, w, h, format),
+        }
+    }
+
+    fn run(&mut self, gpu: &Gpu, input: &DevFrame, output: &mut DevFrame) -> Result<()> {
+        match &mut self.inner {
+            Inner::Full(f) => f.run(gpu, input, output),
+            Inner::Separable(s) => s.run(gpu, input, output),
+        }
+    }
+}

@@ -60,7 +60,8 @@ impl GpuOp for GpuGray {
                 .map_err(|e| cuda_err("gray: copying", e));
         };
         let cfg = LaunchConfig {
-            grid_dim: (blocks(n, 256), 1, 1),
+            // Four pixels a thread, plus one thread for the remainder.
+            grid_dim: (blocks(n / 4 + 1, 256), 1, 1),
             block_dim: (256, 1, 1),
             shared_mem_bytes: 0,
         };

@@ -1,1 +1,198 @@
-//! GPU threshold (to be written).
+//! GPU `threshold` (kernels/threshold.cu): one pass, 16 bytes a thread, the
+//! level read from a device scalar. With `t=otsu` two kernels set that scalar
+//! first: the luma histogram (kernels/histogram.cuh) and Otsu's level from it,
+//! so the frame never goes back to the host.
+
+use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+
+use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, blocks, cuda_err};
+use crate::error::{Error, Result};
+use crate::ops::threshold::{Level, Threshold, ThresholdType};
+
+/// Threads a block of the histogram kernels (`HIST_THREADS` in
+/// kernels/histogram.cuh), and of the kernels that load a 256-entry table.
+pub(crate) const HIST_THREADS: u32 = 256;
+
+/// One block of [`HIST_THREADS`], one thread a level: otsu_level and
+/// equalize_lut.
+pub(crate) const ONE_BLOCK: LaunchConfig = LaunchConfig {
+    grid_dim: (1, 1, 1),
+    block_dim: (HIST_THREADS, 1, 1),
+    shared_mem_bytes: 0,
+};
+
+/// Blocks of [`HIST_THREADS`] covering `frame` with one thread a 16-byte
+/// unit, the last thread taking the bytes after the last whole unit.
+pub(crate) fn unit_grid(frame: &DevFrame) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (blocks(frame.len().div_ceil(16), HIST_THREADS), 1, 1),
+        block_dim: (HIST_THREADS, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+/// The luma histogram kernel of `file` for frames of `format`.
+pub(crate) fn histogram_kernel(gpu: &Gpu, file: &str, format: DevFormat) -> Result<CudaFunction> {
+    let name = match format {
+        DevFormat::Gray => "luma_histogram_gray",
+        DevFormat::Rgba => "luma_histogram_rgba",
+    };
+    gpu.function(file, name)
+}
+
+/// Blocks of the grid-stride histogram: enough to fill every SM a few times
+/// over, few enough that adding the blocks' bins to the result stays cheap.
+pub(crate) fn histogram_blocks(gpu: &Gpu) -> Result<u32> {
+    use cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT;
+    let sms = gpu
+        .ctx()
+        .attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+        .map_err(|e| cuda_err("reading the SM count", e))?;
+    Ok(4 * sms.max(1) as u32)
+}
+
+/// Adds the luma histogram of `input` to `hist` (256 counts, zero before).
+pub(crate) fn launch_histogram(
+    gpu: &Gpu,
+    kernel: &CudaFunction,
+    max_blocks: u32,
+    input: &DevFrame,
+    hist: &mut CudaSlice<u32>,
+    what: &str,
+) -> Result<()> {
+    // A thread a 16-byte unit, up to the cap; then the grid strides.
+    let mut cfg = unit_grid(input);
+    cfg.grid_dim.0 = cfg.grid_dim.0.min(max_blocks);
+    let n32 = (input.width * input.height) as u32;
+    let mut b = gpu.stream().launch_builder(kernel);
+    b.arg(&input.data).arg(&n32).arg(hist);
+    // SAFETY: luma_histogram_{gray,rgba} take (in, n, hist) as pushed; `in`
+    // holds n pixels of the format the kernel was chosen for, `hist` 256 u32.
+    unsafe { b.launch(cfg) }
+        .map_err(|e| cuda_err(&format!("{what}: launching the histogram"), e))?;
+    Ok(())
+}
+
+/// The kernels' numbering of the types (`THRESH_*` in kernels/threshold.cu).
+fn type_code(kind: ThresholdType) -> u32 {
+    match kind {
+        ThresholdType::Binary => 0,
+        ThresholdType::BinaryInv => 1,
+        ThresholdType::Trunc => 2,
+        ThresholdType::ToZero => 3,
+        ThresholdType::ToZeroInv => 4,
+    }
+}
+
+/// What `prepare` sets up for one input format.
+struct Prepared {
+    apply: CudaFunction,
+    /// The level, a u32 the apply kernel reads.
+    level: CudaSlice<u32>,
+    otsu: Option<Otsu>,
+}
+
+/// With `t=otsu`: the kernels that set the level from each frame.
+struct Otsu {
+    histogram: CudaFunction,
+    max_blocks: u32,
+    /// 256 counts, kept zero between frames by otsu_level.
+    hist: CudaSlice<u32>,
+    otsu_level: CudaFunction,
+}
+
+pub struct GpuThreshold {
+    level: Level,
+    max: u32,
+    kind: u32,
+    prepared: Option<Prepared>,
+}
+
+impl GpuThreshold {
+    pub fn new(op: &Threshold) -> Self {
+        GpuThreshold {
+            level: op.level,
+            max: op.max as u32,
+            kind: type_code(op.kind),
+            prepared: None,
+        }
+    }
+}
+
+impl GpuOp for GpuThreshold {
+    fn name(&self) -> &'static str {
+        "threshold"
+    }
+
+    fn output(&self, w: usize, h: usize, f: DevFormat) -> Result<(usize, usize, DevFormat)> {
+        Ok((w, h, f))
+    }
+
+    fn prepare(&mut self, gpu: &Gpu, _: usize, _: usize, format: DevFormat) -> Result<()> {
+        let stream = gpu.stream();
+        let apply = gpu.function(
+            "threshold.cu",
+            match format {
+                DevFormat::Gray => "threshold_gray",
+                DevFormat::Rgba => "threshold_rgba",
+            },
+        )?;
+        let mut level = stream
+            .alloc_zeros::<u32>(1)
+            .map_err(|e| cuda_err("threshold: allocating the level", e))?;
+        let otsu = match self.level {
+            Level::Fixed(t) => {
+                stream
+                    .memcpy_htod(&[t as u32], &mut level)
+                    .map_err(|e| cuda_err("threshold: setting the level", e))?;
+                None
+            }
+            Level::Otsu => Some(Otsu {
+                histogram: histogram_kernel(gpu, "threshold.cu", format)?,
+                max_blocks: histogram_blocks(gpu)?,
+                hist: stream
+                    .alloc_zeros::<u32>(256)
+                    .map_err(|e| cuda_err("threshold: allocating the histogram", e))?,
+                otsu_level: gpu.function("threshold.cu", "otsu_level")?,
+            }),
+        };
+        self.prepared = Some(Prepared { apply, level, otsu });
+        Ok(())
+    }
+
+    fn run(&mut self, gpu: &Gpu, input: &DevFrame, output: &mut DevFrame) -> Result<()> {
+        let Some(p) = &mut self.prepared else {
+            return Err(Error::Device("threshold: run before prepare".into()));
+        };
+        let stream = gpu.stream();
+        if let Some(o) = &mut p.otsu {
+            launch_histogram(
+                gpu,
+                &o.histogram,
+                o.max_blocks,
+                input,
+                &mut o.hist,
+                "threshold",
+            )?;
+            let mut b = stream.launch_builder(&o.otsu_level);
+            b.arg(&mut o.hist).arg(&mut p.level);
+            // SAFETY: otsu_level takes (hist, level): 256 u32 and one u32,
+            // run by one block of 256 threads, one a level.
+            unsafe { b.launch(ONE_BLOCK) }
+                .map_err(|e| cuda_err("threshold: launching otsu_level", e))?;
+        }
+        let n = (input.width * input.height) as u32;
+        let mut b = stream.launch_builder(&p.apply);
+        b.arg(&input.data)
+            .arg(&mut output.data)
+            .arg(&n)
+            .arg(&p.level)
+            .arg(&self.max)
+            .arg(&self.kind);
+        // SAFETY: threshold_{gray,rgba} take (in, out, n, level, max, type)
+        // as pushed; in and out hold n pixels of the kernel's format, level
+        // one u32; the grid is the one-thread-a-unit grid they expect.
+        unsafe { b.launch(unit_grid(input)) }.map_err(|e| cuda_err("threshold: launching", e))?;
+        Ok(())
+    }
+}

@@ -1,1 +1,112 @@
-//! GPU warp (to be written).
+//! GPU `warp` (kernels/warp.cu): one thread a destination pixel, in 32×8
+//! blocks so that a block's taps stay close in the source under rotation and
+//! scale. The matrix is the CPU op's [`Transform`], already inverted on the
+//! host. Bilinear RGBA at 1080p writes 8.3 MB and reads about as much
+//! (mostly from L2): about 6 µs of memory traffic.
+
+use cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
+
+use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, blocks, cuda_err};
+use crate::error::{Error, Result};
+use crate::frame::Rgba;
+use crate::ops::warp::{Interpolation, Transform, Warp, WarpBorder};
+
+pub struct GpuWarp {
+    transform: Transform,
+    size: Option<(usize, usize)>,
+    interpolation: Interpolation,
+    border: WarpBorder,
+    /// The kernel and the format it was chosen for, set by `prepare`.
+    kernel: Option<(CudaFunction, DevFormat)>,
+}
+
+impl GpuWarp {
+    pub fn new(op: &Warp) -> Self {
+        GpuWarp {
+            transform: op.transform,
+            size: op.size,
+            interpolation: op.interpolation,
+            border: op.border,
+            kernel: None,
+        }
+    }
+}
+
+impl GpuOp for GpuWarp {
+    fn name(&self) -> &'static str {
+        "warp"
+    }
+
+    fn output(&self, w: usize, h: usize, f: DevFormat) -> Result<(usize, usize, DevFormat)> {
+        let (w, h) = self.size.unwrap_or((w, h));
+        Ok((w, h, f))
+    }
+
+    fn prepare(&mut self, gpu: &Gpu, _: usize, _: usize, format: DevFormat) -> Result<()> {
+        let kind = match self.transform {
+            Transform::Affine(_) => "affine",
+            Transform::Perspective(_) => "perspective",
+        };
+        let interp = match self.interpolation {
+            Interpolation::Nearest => "nearest",
+            Interpolation::Bilinear => "bilinear",
+            Interpolation::Bicubic => "bicubic",
+        };
+        let pixel = match format {
+            DevFormat::Rgba => "rgba",
+            DevFormat::Gray => "gray",
+        };
+        let name = format!("warp_{kind}_{interp}_{pixel}");
+        self.kernel = Some((gpu.function("warp.cu", &name)?, format));
+        Ok(())
+    }
+
+    fn run(&mut self, gpu: &Gpu, input: &DevFrame, output: &mut DevFrame) -> Result<()> {
+        let (kernel, format) = self
+            .kernel
+            .as_ref()
+            .ok_or_else(|| Error::Device("warp: run before prepare".into()))?;
+        let (dw, dh, _) = self.output(input.width, input.height, *format)?;
+        if input.format != *format
+            || (output.width, output.height, output.format) != (dw, dh, *format)
+        {
+            return Err(Error::BadFrame(format!(
+                "warp: prepared for {format:?} to {dw}x{dh}, given {input:?} into {output:?}"
+            )));
+        }
+        if dw == 0 || dh == 0 {
+            return Ok(());
+        }
+        let int = |n: usize| {
+            i32::try_from(n).map_err(|_| Error::BadFrame(format!("warp: side {n} beyond i32")))
+        };
+        let (sw, sh, dw32, dh32) = (int(input.width)?, int(input.height)?, int(dw)?, int(dh)?);
+        let m: [f32; 9] = match self.transform {
+            Transform::Affine(a) => std::array::from_fn(|i| if i < 6 { a[i] } else { 0.0 }),
+            Transform::Perspective(p) => p,
+        };
+        // The CPU's fill pixel, channel c in bits 8c..8c+8.
+        let fill = match format {
+            DevFormat::Rgba => u32::from_le_bytes(self.border.fill::<Rgba>()),
+            DevFormat::Gray => self.border.fill::<u8>() as u32,
+        };
+        let replicate = (self.border == WarpBorder::Replicate) as i32;
+        let cfg = LaunchConfig {
+            grid_dim: (blocks(dw, 32), blocks(dh, 8), 1),
+            block_dim: (32, 8, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut b = gpu.stream().launch_builder(kernel);
+        b.arg(&input.data).arg(&sw).arg(&sh);
+        b.arg(&mut output.data).arg(&dw32).arg(&dh32);
+        for v in &m {
+            b.arg(v);
+        }
+        b.arg(&replicate).arg(&fill);
+        // SAFETY: warp_*(src, sw, sh, dst, dw, dh, m0..m8, replicate, fill)
+        // as pushed; the kernel was chosen for this format, the input holds
+        // sw·sh pixels of it and the output dw·dh (checked above).
+        unsafe { b.launch(cfg) }.map_err(|e| cuda_err("warp: launching", e))?;
+        Ok(())
+    }
+}

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Bundles the release binary and the GPU test binaries into .gpu/b for the
+# GPU host (see bench/gpu-check.sh). Run after
+#   cargo build --release && cargo test --release --no-run
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tests=()
+for n in gpu_color gpu_filters gpu_geometry gpu_retarget gpu_stage kernel_cache; do
+  f=$(ls -t target/release/deps/$n-* 2>/dev/null | grep -v '\.d$' | head -1 || true)
+  [ -n "$f" ] && tests+=("$f")
+done
+rm -rf .gpu/b
+../shared/gpu/bundle.sh .gpu/b target/release/seamstream "${tests[@]}"

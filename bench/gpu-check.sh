@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The GPU host's whole check-and-bench, in one call (../shared/gpu/README.md):
+#   here:  cargo build --release && cargo test --release --no-run
+#          bench/gpu-bundle.sh            (bundles the binaries into .gpu/b)
+#   there: bench/gpu-check.sh [tests|bench|e2e|all]
+# Logs go to $OUT (or ./gpu-out); the last lines printed are a short summary.
+set -u
+what=${1:-all}
+out=${OUT:-gpu-out}; mkdir -p "$out"
+. .gpu/b/env.sh
+export SEAMSTREAM_CACHE="$out/cache"
+summary=()
+step() { # name command...
+  local name=$1; shift
+  local t0=$(date +%s.%N)
+  "$@" > "$out/$name.log" 2>&1; local rc=$?
+  local dt=$(echo "$(date +%s.%N) - $t0" | bc)
+  summary+=("$(printf '%-32s rc=%-3s %6.1fs' "$name" "$rc" "$dt")")
+  return $rc
+}
+nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,utilization.gpu --format=csv > "$out/nvidia-smi.txt" 2>&1
+seamstream devices > "$out/devices.txt" 2>&1
+if [ "$what" = tests ] || [ "$what" = all ]; then
+  for t in .gpu/b/bin/gpu_* .gpu/b/bin/kernel_cache*; do
+    [ -x "$t" ] || continue
+    n=$(basename "$t" | sed 's/-[0-9a-f]*$//')
+    step "test-$n" "$t" --test-threads=4
+    grep -E "^test .*(FAILED|ok)$|panicked|SKIP" "$out/test-$n.log" | grep -v " ok$" | head -5
+    grep -E "test result" "$out/test-$n.log"
+  done
+fi
+if [ "$what" = bench ] || [ "$what" = all ]; then
+  step bench seamstream bench --runs 200 --op gaussian:sigma=2.5
+  cat "$out/bench.log"
+  step bench-json seamstream bench --runs 200 --op gaussian:sigma=2.5 --json
+fi
+if [ "$what" = e2e ] || [ "$what" = all ]; then
+  for p in pipelines/*.toml; do
+    n=$(basename "$p" .toml)
+    step "e2e-$n" seamstream run --pipeline "$p" "$out/$n.mp4" --frames 300 --device cuda
+    tail -1 "$out/e2e-$n.log"
+  done
+  ( cd "$out" && step e2e-default seamstream run --device cuda )
+  tail -1 "$out/e2e-default.log"
+fi
+printf '%s\n' "${summary[@]}"

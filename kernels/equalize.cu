@@ -1,0 +1,95 @@
+// equalize: the luma histogram, its CDF by scan, the table of equalize_lut
+// (src/ops/equalize.rs) in the same u64 arithmetic, applied to the value
+// (gray) or to R, G and B alike (RGBA, alpha kept). All on the device.
+#include "common.cuh"
+#include "histogram.cuh"
+
+// The table from the histogram, one thread a level:
+// ((cdf − cdf_min)·255 + range/2) / range with range = N − cdf_min, 0 below
+// the lowest present level. A frame of fewer than two levels (N ≤ cdf_min,
+// or empty) gets the identity, so it passes unchanged. Zeroes the histogram
+// for the next frame.
+extern "C" __global__ void __launch_bounds__(HIST_THREADS)
+    equalize_lut(u32* __restrict__ hist, u8* __restrict__ lut) {
+    __shared__ u64 cdf_min;
+    u32 v = threadIdx.x;
+    u64 c = hist[v];
+    hist[v] = 0;
+    if (v == 0) cdf_min = 0;
+    u64 n;
+    // The scan's barriers order the write above before the one below.
+    u64 cdf = block_scan_256(c, n);
+    // The lowest present level is the one level whose cdf is its own count.
+    if (c > 0 && cdf == c) cdf_min = c;
+    __syncthreads();
+    u64 m = cdf_min;
+    u32 out;
+    if (m == 0 || n <= m) {
+        out = v;
+    } else if (cdf < m) {
+        out = 0;
+    } else {
+        u64 range = n - m;
+        u64 q = ((cdf - m) * 255 + range / 2) / range;
+        out = (u32)(q < 255 ? q : 255);
+    }
+    lut[v] = (u8)out;
+}
+
+// Four gray values through the table.
+__device__ __forceinline__ u32 map4(u32 w, const u8* table) {
+    return (u32)table[w & 0xff] | (u32)table[(w >> 8) & 0xff] << 8 |
+           (u32)table[(w >> 16) & 0xff] << 16 | (u32)table[w >> 24] << 24;
+}
+
+// R, G and B of an RGBA pixel through the table, alpha kept.
+__device__ __forceinline__ u32 map_pixel(u32 p, const u8* table) {
+    return (u32)table[p & 0xff] | (u32)table[(p >> 8) & 0xff] << 8 |
+           (u32)table[(p >> 16) & 0xff] << 16 | (p & 0xff000000u);
+}
+
+// One thread a 16-byte unit (16 pixels), the table in shared memory; the
+// thread after the last whole unit does the n % 16 left. Blocks of
+// HIST_THREADS threads (one table entry each).
+extern "C" __global__ void __launch_bounds__(HIST_THREADS)
+    equalize_gray(const u8* __restrict__ in, u8* __restrict__ out, u32 n,
+                  const u8* __restrict__ lut) {
+    __shared__ u8 table[256];
+    table[threadIdx.x] = lut[threadIdx.x];
+    __syncthreads();
+    u32 i = blockIdx.x * HIST_THREADS + threadIdx.x;
+    u32 units = n / 16;
+    if (i < units) {
+        uint4 q = reinterpret_cast<const uint4*>(in)[i];
+        q.x = map4(q.x, table);
+        q.y = map4(q.y, table);
+        q.z = map4(q.z, table);
+        q.w = map4(q.w, table);
+        reinterpret_cast<uint4*>(out)[i] = q;
+    } else if (i == units) {
+        for (u32 j = units * 16; j < n; j++) out[j] = table[in[j]];
+    }
+}
+
+// One thread a 16-byte unit (4 pixels); as equalize_gray.
+extern "C" __global__ void __launch_bounds__(HIST_THREADS)
+    equalize_rgba(const u8* __restrict__ in, u8* __restrict__ out, u32 n,
+                  const u8* __restrict__ lut) {
+    __shared__ u8 table[256];
+    table[threadIdx.x] = lut[threadIdx.x];
+    __syncthreads();
+    u32 i = blockIdx.x * HIST_THREADS + threadIdx.x;
+    u32 units = n / 4;
+    if (i < units) {
+        uint4 q = reinterpret_cast<const uint4*>(in)[i];
+        q.x = map_pixel(q.x, table);
+        q.y = map_pixel(q.y, table);
+        q.z = map_pixel(q.z, table);
+        q.w = map_pixel(q.w, table);
+        reinterpret_cast<uint4*>(out)[i] = q;
+    } else if (i == units) {
+        const u32* in32 = reinterpret_cast<const u32*>(in);
+        u32* out32 = reinterpret_cast<u32*>(out);
+        for (u32 j = units * 4; j < n; j++) out32[j] = map_pixel(in32[j], table);
+    }
+}

@@ -1,0 +1,128 @@
+// threshold: OpenCV's five types with its strict v > t, on the value (gray)
+// or on BT.709 luma (RGBA: the result to R, G and B, alpha kept). The level
+// is read from a device scalar: set once for a fixed t, or chosen per frame
+// by otsu_level from the luma histogram, with no host round trip. See
+// src/ops/threshold.rs.
+#include "common.cuh"
+#include "histogram.cuh"
+
+// Numbered as in src/cuda/ops/threshold.rs.
+#define THRESH_BINARY 0
+#define THRESH_BINARY_INV 1
+#define THRESH_TRUNC 2
+#define THRESH_TOZERO 3
+#define THRESH_TOZERO_INV 4
+
+// The rule on four bytes at once; t4 and max4 hold t and max in every byte.
+__device__ __forceinline__ u32 rule4(u32 v, u32 t4, u32 max4, u32 type) {
+    u32 above = __vcmpgtu4(v, t4);  // 0xff in each byte where v > t
+    switch (type) {
+        case THRESH_BINARY: return max4 & above;
+        case THRESH_BINARY_INV: return max4 & ~above;
+        case THRESH_TRUNC: return __vminu4(v, t4);
+        case THRESH_TOZERO: return v & above;
+        default: return v & ~above;
+    }
+}
+
+// An RGBA pixel: the rule on its luma to R, G and B, alpha kept.
+__device__ __forceinline__ u32 threshold_pixel(u32 p, u32 t4, u32 max4, u32 type) {
+    u32 r = rule4(luma709(p), t4, max4, type) & 0xff;
+    return r * 0x010101u | (p & 0xff000000u);
+}
+
+// One thread a 16-byte unit (16 pixels); the thread after the last whole
+// unit does the n % 16 left.
+extern "C" __global__ void threshold_gray(const u8* __restrict__ in, u8* __restrict__ out, u32 n,
+                                          const u32* __restrict__ level, u32 max, u32 type) {
+    u32 i = blockIdx.x * blockDim.x + threadIdx.x;
+    u32 units = n / 16;
+    if (i > units) return;
+    u32 t4 = *level * 0x01010101u, max4 = max * 0x01010101u;
+    if (i < units) {
+        uint4 q = reinterpret_cast<const uint4*>(in)[i];
+        q.x = rule4(q.x, t4, max4, type);
+        q.y = rule4(q.y, t4, max4, type);
+        q.z = rule4(q.z, t4, max4, type);
+        q.w = rule4(q.w, t4, max4, type);
+        reinterpret_cast<uint4*>(out)[i] = q;
+    } else {
+        for (u32 j = units * 16; j < n; j++) out[j] = (u8)rule4(in[j], t4, max4, type);
+    }
+}
+
+// One thread a 16-byte unit (4 pixels); the thread after the last whole unit
+// does the n % 4 left.
+extern "C" __global__ void threshold_rgba(const u8* __restrict__ in, u8* __restrict__ out, u32 n,
+                                          const u32* __restrict__ level, u32 max, u32 type) {
+    u32 i = blockIdx.x * blockDim.x + threadIdx.x;
+    u32 units = n / 4;
+    if (i > units) return;
+    u32 t4 = *level * 0x01010101u, max4 = max * 0x01010101u;
+    if (i < units) {
+        uint4 q = reinterpret_cast<const uint4*>(in)[i];
+        q.x = threshold_pixel(q.x, t4, max4, type);
+        q.y = threshold_pixel(q.y, t4, max4, type);
+        q.z = threshold_pixel(q.z, t4, max4, type);
+        q.w = threshold_pixel(q.w, t4, max4, type);
+        reinterpret_cast<uint4*>(out)[i] = q;
+    } else {
+        const u32* in32 = reinterpret_cast<const u32*>(in);
+        u32* out32 = reinterpret_cast<u32*>(out);
+        for (u32 j = units * 4; j < n; j++) out32[j] = threshold_pixel(in32[j], t4, max4, type);
+    }
+}
+
+// Otsu's level from the histogram, as otsu() in src/ops/threshold.rs, one
+// thread a candidate t: w0, s0 by scan, then in f64 with the CPU's
+// operations num = S·w0 − s0·N and sigma = num² / (w0·w1) (0 where a class
+// is empty). The CPU keeps the first strict maximum starting from 0.0, that
+// is the smallest t of the largest sigma (t = 0 when every sigma is 0), which
+// is what the reduction keeps. Writes t to `level` and zeroes the histogram
+// for the next frame.
+extern "C" __global__ void __launch_bounds__(HIST_THREADS)
+    otsu_level(u32* __restrict__ hist, u32* __restrict__ level) {
+    u32 t = threadIdx.x;
+    u64 c = hist[t];
+    hist[t] = 0;
+    u64 n, total;
+    u64 w0 = block_scan_256(c, n);
+    u64 s0 = block_scan_256((u64)t * c, total);
+    u64 w1 = n - w0;
+    double sigma = 0.0;
+    if (w0 != 0 && w1 != 0) {
+        double num =
+            __dsub_rn(__dmul_rn((double)total, (double)w0), __dmul_rn((double)s0, (double)n));
+        sigma = __ddiv_rn(__dmul_rn(num, num), __dmul_rn((double)w0, (double)w1));
+    }
+    // (sigma, t) pairs: the larger sigma, ties to the smaller t.
+    u32 best_t = t;
+#pragma unroll
+    for (int d = 16; d > 0; d >>= 1) {
+        double os = __shfl_down_sync(0xffffffffu, sigma, d);
+        u32 ot = __shfl_down_sync(0xffffffffu, best_t, d);
+        if (os > sigma || (os == sigma && ot < best_t)) {
+            sigma = os;
+            best_t = ot;
+        }
+    }
+    __shared__ double warp_sigma[HIST_WARPS];
+    __shared__ u32 warp_t[HIST_WARPS];
+    if ((t & 31) == 0) {
+        warp_sigma[t >> 5] = sigma;
+        warp_t[t >> 5] = best_t;
+    }
+    __syncthreads();
+    if (t == 0) {
+        // Warps in order of t: a later warp wins only with a larger sigma.
+        double best = warp_sigma[0];
+        u32 bt = warp_t[0];
+        for (int w = 1; w < HIST_WARPS; w++) {
+            if (warp_sigma[w] > best) {
+                best = warp_sigma[w];
+                bt = warp_t[w];
+            }
+        }
+        *level = bt;
+    }
+}

@@ -1,0 +1,410 @@
+//! `seamstream bench`: kernel times per operation, transfer rates, and the
+//! GPU stage's throughput with and without overlap.
+//!
+//! Kernel times are CUDA events around each run on the compute stream, after
+//! warm-up, as the median (and 10th/90th percentiles) of many runs. Inputs
+//! are random frames. Without a GPU the same operations are timed on the CPU
+//! with the wall clock, so the table still means something there.
+
+use std::time::Instant;
+
+use cudarc::driver::sys;
+
+use crate::cuda::stage::{GpuChain, Stage};
+use crate::cuda::{DevFormat, DevFrame, Gpu, cuda_err};
+use crate::error::{Error, Result};
+use crate::frame::{Frame, Plane};
+use crate::ops::Chain;
+
+/// One operation case: a label, the chain text, and the input format.
+#[derive(Clone, Debug)]
+pub struct Case {
+    pub label: &'static str,
+    pub op: &'static str,
+    pub format: DevFormat,
+}
+
+const fn case(label: &'static str, op: &'static str, format: DevFormat) -> Case {
+    Case { label, op, format }
+}
+
+/// The cases DESIGN.md §5 sets targets for, then the other operations.
+pub static CASES: &[Case] = &[
+    case(
+        "gaussian 17 taps RGBA",
+        "gaussian:sigma=2.5",
+        DevFormat::Rgba,
+    ),
+    case(
+        "gaussian 17 taps gray",
+        "gaussian:sigma=2.5",
+        DevFormat::Gray,
+    ),
+    case("box r=8 gray", "box:radius=8", DevFormat::Gray),
+    case(
+        "warp affine bilinear RGBA",
+        "warp:affine=[0.96,-0.17,40,0.17,0.96,-60]",
+        DevFormat::Rgba,
+    ),
+    case(
+        "warp perspective bilinear RGBA",
+        "warp:perspective=[0.9,-0.1,30,0.05,0.95,-20,0.00002,0.00001,1]",
+        DevFormat::Rgba,
+    ),
+    case("threshold gray", "threshold:t=128", DevFormat::Gray),
+    case("integral u32 gray", "@integral", DevFormat::Gray),
+    case(
+        "integral u32 + squared gray",
+        "@integral+sq",
+        DevFormat::Gray,
+    ),
+    case("RGBA to gray", "gray", DevFormat::Rgba),
+    case("threshold otsu gray", "threshold:t=otsu", DevFormat::Gray),
+    case("threshold RGBA", "threshold:t=128", DevFormat::Rgba),
+    case("box r=8 RGBA", "box:radius=8", DevFormat::Rgba),
+    case("sobel 3 gray", "sobel", DevFormat::Gray),
+    case("sobel 5 RGBA", "sobel:ksize=5", DevFormat::Rgba),
+    case(
+        "convolve 5x5 RGBA",
+        "convolve:kernel=[1,2,3,2,1,2,4,6,4,2,3,6,9,6,3,2,4,6,4,2,1,2,3,2,1]",
+        DevFormat::Rgba,
+    ),
+    case(
+        "adaptive sauvola w=31 gray",
+        "adaptive:method=sauvola,window=31",
+        DevFormat::Gray,
+    ),
+    case("equalize gray", "equalize", DevFormat::Gray),
+    case("equalize RGBA", "equalize", DevFormat::Rgba),
+    case("yuv round trip RGBA", "yuv", DevFormat::Rgba),
+];
+
+/// DESIGN.md §5's targets in µs at (1080p, 4K), by case label.
+pub fn target_us(label: &str) -> Option<(f64, f64)> {
+    Some(match label {
+        "gaussian 17 taps RGBA" => (20.0, 60.0),
+        "gaussian 17 taps gray" => (10.0, 30.0),
+        "box r=8 gray" => (10.0, 30.0),
+        "warp affine bilinear RGBA" | "warp perspective bilinear RGBA" => (12.0, 40.0),
+        "threshold gray" => (5.0, 8.0),
+        "integral u32 gray" => (20.0, 50.0),
+        "integral u32 + squared gray" => (30.0, 80.0),
+        "RGBA to gray" => (6.0, 15.0),
+        _ => return None,
+    })
+}
+
+/// Timing of one case at one size.
+#[derive(Clone, Debug)]
+pub struct OpTime {
+    pub label: String,
+    pub width: usize,
+    pub height: usize,
+    pub p10_us: f64,
+    pub median_us: f64,
+    pub p90_us: f64,
+    pub target_us: Option<f64>,
+}
+
+/// Host↔device copy rates from pinned memory.
+#[derive(Clone, Debug)]
+pub struct TransferTime {
+    pub width: usize,
+    pub height: usize,
+    pub bytes: usize,
+    pub up_us: f64,
+    pub down_us: f64,
+}
+
+impl TransferTime {
+    pub fn up_gbs(&self) -> f64 {
+        self.bytes as f64 / self.up_us / 1e3
+    }
+    pub fn down_gbs(&self) -> f64 {
+        self.bytes as f64 / self.down_us / 1e3
+    }
+}
+
+/// The stage's throughput on an in-memory source.
+#[derive(Clone, Debug)]
+pub struct StageTime {
+    pub chain: String,
+    pub width: usize,
+    pub height: usize,
+    pub frames: usize,
+    pub slots: usize,
+    pub pipelined_ms: f64,
+    pub serial_ms: f64,
+    pub upload_ms: f64,
+    pub chain_ms: f64,
+    pub download_ms: f64,
+    /// Host copies into and out of the pinned slots, per frame.
+    pub host_copy_ms: f64,
+}
+
+impl StageTime {
+    /// Pipelined time per frame ÷ the largest of upload, chain and download.
+    pub fn overlap_ratio(&self) -> f64 {
+        self.pipelined_ms / self.upload_ms.max(self.chain_ms).max(self.download_ms)
+    }
+}
+
+/// A random frame (xorshift, fixed seed).
+pub fn random_frame(w: usize, h: usize, format: DevFormat, seed: u64) -> Frame {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let n = w * h;
+    match format {
+        DevFormat::Gray => {
+            let mut v = Vec::with_capacity(n);
+            while v.len() < n {
+                v.extend(next().to_le_bytes().into_iter().take(n - v.len()));
+            }
+            Frame::Gray(Plane::from_vec(w, h, v).expect("sizes match"))
+        }
+        DevFormat::Rgba => {
+            let v = (0..n)
+                .map(|_| {
+                    let b = next().to_le_bytes();
+                    [b[0], b[1], b[2], b[3]]
+                })
+                .collect();
+            Frame::Rgba(Plane::from_vec(w, h, v).expect("sizes match"))
+        }
+    }
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let i = ((sorted.len() - 1) as f64 * p).round() as usize;
+    sorted[i]
+}
+
+fn event(gpu: &Gpu) -> Result<cudarc::driver::CudaEvent> {
+    gpu.ctx()
+        .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+        .map_err(|e| cuda_err("creating a timing event", e))
+}
+
+/// Times `f` (which enqueues work on the compute stream) with events:
+/// `warmup` runs, then the sorted times of `runs` runs, in µs.
+pub fn time_gpu(
+    gpu: &Gpu,
+    warmup: usize,
+    runs: usize,
+    mut f: impl FnMut() -> Result<()>,
+) -> Result<Vec<f64>> {
+    for _ in 0..warmup {
+        f()?;
+    }
+    gpu.sync()?;
+    let (start, stop) = (event(gpu)?, event(gpu)?);
+    let mut times = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        start
+            .record(gpu.stream())
+            .map_err(|e| cuda_err("recording", e))?;
+        f()?;
+        stop.record(gpu.stream())
+            .map_err(|e| cuda_err("recording", e))?;
+        stop.synchronize()
+            .map_err(|e| cuda_err("waiting for a timed run", e))?;
+        let ms = start
+            .elapsed_ms(&stop)
+            .map_err(|e| cuda_err("reading a timer", e))?;
+        times.push(ms as f64 * 1e3);
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(times)
+}
+
+/// Times one case on the GPU at `w`×`h`.
+pub fn time_case_gpu(gpu: &Gpu, c: &Case, w: usize, h: usize, runs: usize) -> Result<OpTime> {
+    let frame = random_frame(w, h, c.format, 7);
+    let input = DevFrame::upload(gpu, &frame)?;
+    let times = if let Some(kind) = c.op.strip_prefix('@') {
+        integral_tables_gpu(gpu, &input, kind.ends_with("+sq"), runs)?
+    } else {
+        let chain = Chain::parse(&[c.op])?;
+        let mut g = GpuChain::new(gpu, &chain, w, h, c.format)?;
+        let mut outs = g.alloc_outputs(gpu)?;
+        time_gpu(gpu, 20, runs, || g.run(gpu, &input, &mut outs))?
+    };
+    let target = target_us(c.label).map(|t| if w * h > 1920 * 1088 { t.1 } else { t.0 });
+    Ok(OpTime {
+        label: c.label.into(),
+        width: w,
+        height: h,
+        p10_us: percentile(&times, 0.1),
+        median_us: percentile(&times, 0.5),
+        p90_us: percentile(&times, 0.9),
+        target_us: target,
+    })
+}
+
+/// Times the integral tables alone (not the op's view of them).
+fn integral_tables_gpu(
+    _gpu: &Gpu,
+    _input: &DevFrame,
+    _squared: bool,
+    _runs: usize,
+) -> Result<Vec<f64>> {
+    Err(Error::Unsupported(
+        "the GPU integral tables are not timed yet".into(),
+    ))
+}
+
+/// Times one case on the CPU at `w`×`h` (wall clock).
+pub fn time_case_cpu(c: &Case, w: usize, h: usize, runs: usize) -> Result<OpTime> {
+    let frame = random_frame(w, h, c.format, 7);
+    let mut times = Vec::with_capacity(runs);
+    let mut chain = if c.op.starts_with('@') {
+        None
+    } else {
+        Some(Chain::parse(&[c.op])?)
+    };
+    let mut run = || -> Result<f64> {
+        let input = frame.clone();
+        let start = Instant::now();
+        match &mut chain {
+            Some(chain) => {
+                std::hint::black_box(chain.apply(input)?);
+            }
+            None => {
+                let luma = input.luma();
+                if c.op.ends_with("+sq") {
+                    std::hint::black_box(crate::ops::integral::integrals(&luma));
+                } else {
+                    std::hint::black_box(crate::ops::integral::integral(&luma));
+                }
+            }
+        }
+        Ok(start.elapsed().as_secs_f64() * 1e6)
+    };
+    run()?;
+    for _ in 0..runs {
+        times.push(run()?);
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(OpTime {
+        label: c.label.into(),
+        width: w,
+        height: h,
+        p10_us: percentile(&times, 0.1),
+        median_us: percentile(&times, 0.5),
+        p90_us: percentile(&times, 0.9),
+        target_us: None,
+    })
+}
+
+/// Upload and download of an RGBA frame from pinned memory, with events.
+pub fn time_transfers(gpu: &Gpu, w: usize, h: usize, runs: usize) -> Result<TransferTime> {
+    let bytes = w * h * 4;
+    let ctx = gpu.ctx();
+    // SAFETY: the pinned buffer is only copied to and from, never read as
+    // values before a copy fills it.
+    let mut host = unsafe { ctx.alloc_pinned_with_flags::<u8>(bytes, 0) }
+        .map_err(|e| cuda_err("allocating pinned memory", e))?;
+    let mut dev = DevFrame::alloc(gpu, w, h, DevFormat::Rgba)?;
+    let stream = gpu.stream().clone();
+    let up = time_gpu(gpu, 5, runs, || {
+        stream
+            .memcpy_htod(&host, &mut dev.data)
+            .map_err(|e| cuda_err("uploading", e))
+    })?;
+    let down = time_gpu(gpu, 5, runs, || {
+        stream
+            .memcpy_dtoh(&dev.data, &mut host)
+            .map_err(|e| cuda_err("downloading", e))
+    })?;
+    Ok(TransferTime {
+        width: w,
+        height: h,
+        bytes,
+        up_us: percentile(&up, 0.5),
+        down_us: percentile(&down, 0.5),
+    })
+}
+
+/// Pushes `frames` in-memory frames through a ring of `slots`, pipelined and
+/// then serial, and times the parts.
+pub fn time_stage(
+    gpu: &Gpu,
+    ops: &[String],
+    w: usize,
+    h: usize,
+    frames: usize,
+    slots: usize,
+) -> Result<StageTime> {
+    let chain = Chain::parse(ops)?;
+    let sources: Vec<Frame> = (0..4)
+        .map(|i| random_frame(w, h, DevFormat::Rgba, i + 1))
+        .collect();
+    let wall = |serial: bool| -> Result<f64> {
+        let mut stage: Stage<usize> = Stage::new(gpu, &chain, w, h, DevFormat::Rgba, slots)?;
+        stage.set_serial(serial);
+        // Warm-up: the first frames compile and load kernels.
+        for i in 0..slots * 2 {
+            stage.push(&sources[i % 4], i)?;
+        }
+        stage.finish()?;
+        let start = Instant::now();
+        let mut out = 0;
+        for i in 0..frames {
+            out += stage.push(&sources[i % 4], i)?.len();
+        }
+        out += stage.finish()?.len();
+        if out != frames {
+            return Err(Error::Device(format!(
+                "the stage gave {out} frames for {frames}"
+            )));
+        }
+        Ok(start.elapsed().as_secs_f64() * 1e3 / frames as f64)
+    };
+    let pipelined_ms = wall(false)?;
+    let serial_ms = wall(true)?;
+    let t = time_transfers(gpu, w, h, 50)?;
+    let input = DevFrame::upload(gpu, &sources[0])?;
+    let mut g = GpuChain::new(gpu, &chain, w, h, DevFormat::Rgba)?;
+    let mut outs = g.alloc_outputs(gpu)?;
+    let chain_times = time_gpu(gpu, 5, 50, || g.run(gpu, &input, &mut outs))?;
+    let (ow, oh, of) = g.output();
+    let down_ms = t.down_us / 1e3 * (ow * oh * of.bytes_per_pixel()) as f64 / t.bytes as f64;
+    // The host copies into and out of the pinned slots, on the CPU.
+    let mut pinned = vec![0u8; w * h * 4];
+    let start = Instant::now();
+    for i in 0..20 {
+        crate::cuda::stage::write_packed(&sources[i % 4], &mut pinned);
+        std::hint::black_box(crate::cuda::stage::read_packed(
+            &pinned,
+            w,
+            h,
+            DevFormat::Rgba,
+        )?);
+    }
+    let host_copy_ms = start.elapsed().as_secs_f64() * 1e3 / 20.0;
+    Ok(StageTime {
+        chain: if ops.is_empty() {
+            "(empty)".into()
+        } else {
+            ops.join(" ")
+        },
+        width: w,
+        height: h,
+        frames,
+        slots,
+        pipelined_ms,
+        serial_ms,
+        upload_ms: t.up_us / 1e3,
+        chain_ms: percentile(&chain_times, 0.5) / 1e3,
+        download_ms: down_ms,
+        host_copy_ms,
+    })
+}

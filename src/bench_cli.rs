@@ -1,0 +1,328 @@
+//! The `devices` and `bench` subcommands.
+
+use std::fmt::Write as _;
+use std::process::ExitCode;
+
+use anyhow::bail;
+use clap::Args;
+
+use seamstream::bench::{self, CASES, OpTime, StageTime, TransferTime};
+use seamstream::cuda::{self, Gpu};
+
+/// `seamstream devices`: every GPU, and whether kernels can be compiled.
+pub fn devices() -> anyhow::Result<ExitCode> {
+    let nvrtc = match cuda::module::nvrtc_version() {
+        Ok((maj, min)) => format!("NVRTC {maj}.{min} found"),
+        Err(e) => first_line(&e.to_string()),
+    };
+    match cuda::devices() {
+        Err(e) => {
+            println!("no GPU: {}", first_line(&e.to_string()));
+            println!("{nvrtc}");
+            println!("seamstream runs on the CPU here (--device cpu, or auto).");
+        }
+        Ok(list) if list.is_empty() => {
+            println!("the CUDA driver sees no GPU; {nvrtc}");
+        }
+        Ok(list) => {
+            for d in list {
+                println!(
+                    "cuda:{}  {}  {:.1} GiB  compute capability {}.{}",
+                    d.ordinal,
+                    d.name,
+                    d.memory_bytes as f64 / (1u64 << 30) as f64,
+                    d.compute_capability.0,
+                    d.compute_capability.1
+                );
+            }
+            println!("{nvrtc}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn first_line(text: &str) -> String {
+    text.split(" - searched").next().unwrap_or("").to_string()
+}
+
+#[derive(Args, Debug)]
+#[command(after_help = "Examples:
+  seamstream bench                      every part at 1920x1080 and 3840x2160
+  seamstream bench ops --filter gaussian
+  seamstream bench stage --op gaussian:sigma=2 --frames 500
+  seamstream bench --json > bench.json")]
+pub struct BenchArgs {
+    /// What to measure: all, ops, transfers or stage.
+    #[arg(default_value = "all")]
+    what: String,
+    /// Frame sizes, comma-separated.
+    #[arg(long, default_value = "1920x1080,3840x2160", value_name = "WxH,...")]
+    sizes: String,
+    /// Only the operation cases whose label contains this text.
+    #[arg(long)]
+    filter: Option<String>,
+    /// Timed runs per case (after warm-up); the median is reported.
+    #[arg(long, default_value_t = 200)]
+    runs: usize,
+    /// The chain for the stage measurement (repeatable; default: empty).
+    #[arg(long = "op", value_name = "NAME[:k=v,...]")]
+    ops: Vec<String>,
+    /// Frames pushed through the stage.
+    #[arg(long, default_value_t = 300)]
+    frames: usize,
+    /// Slots in the stage's ring.
+    #[arg(long, default_value_t = 3)]
+    slots: usize,
+    /// Where to measure: auto, cpu, cuda or cuda:N.
+    #[arg(long, default_value = "auto")]
+    device: String,
+    /// Print JSON instead of tables.
+    #[arg(long)]
+    json: bool,
+}
+
+fn parse_sizes(text: &str) -> anyhow::Result<Vec<(usize, usize)>> {
+    text.split(',')
+        .map(|s| {
+            let (w, h) = s.trim().split_once(['x', 'X']).unwrap_or(("", ""));
+            match (w.parse::<usize>(), h.parse::<usize>()) {
+                (Ok(w), Ok(h)) if (1..=16384).contains(&w) && (1..=16384).contains(&h) => {
+                    Ok((w, h))
+                }
+                _ => bail!("`--sizes {text}`: `{s}` is not WIDTHxHEIGHT (1 to 16384 each)"),
+            }
+        })
+        .collect()
+}
+
+#[derive(Default)]
+struct Report {
+    device: String,
+    ops: Vec<OpTime>,
+    transfers: Vec<TransferTime>,
+    stages: Vec<StageTime>,
+}
+
+pub fn run_bench(a: &BenchArgs) -> anyhow::Result<ExitCode> {
+    let sizes = parse_sizes(&a.sizes)?;
+    let (do_ops, do_transfers, do_stage) = match a.what.as_str() {
+        "all" => (true, true, true),
+        "ops" => (true, false, false),
+        "transfers" => (false, true, false),
+        "stage" => (false, false, true),
+        w => bail!("`seamstream bench {w}`: expected all, ops, transfers or stage"),
+    };
+    let gpu =
+        match a.device.as_str() {
+            "cpu" => None,
+            "auto" => match Gpu::open(0) {
+                Ok(g) => Some(g),
+                Err(e) => {
+                    eprintln!(
+                        "note: no GPU ({}); timing the operations on the CPU",
+                        first_line(&e.to_string())
+                    );
+                    None
+                }
+            },
+            d => {
+                let n = match d {
+                    "cuda" => 0,
+                    _ => d
+                        .strip_prefix("cuda:")
+                        .and_then(|n| n.parse().ok())
+                        .ok_or_else(|| {
+                            anyhow::anyhow!("`--device {d}`: expected auto, cpu, cuda or cuda:N")
+                        })?,
+                };
+                Some(Gpu::open(n).map_err(|e| {
+                    anyhow::anyhow!("`--device {d}`: {}", first_line(&e.to_string()))
+                })?)
+            }
+        };
+    let mut r = Report {
+        device: match &gpu {
+            Some(g) => {
+                let name = g.ctx().name().unwrap_or_else(|_| "GPU".into());
+                format!("{name} ({g:?})")
+            }
+            None => "CPU".into(),
+        },
+        ..Default::default()
+    };
+    let cases: Vec<_> = CASES
+        .iter()
+        .filter(|c| {
+            a.filter
+                .as_ref()
+                .is_none_or(|f| c.label.contains(f.as_str()))
+        })
+        .collect();
+    if do_ops {
+        for &(w, h) in &sizes {
+            for c in &cases {
+                let t = match &gpu {
+                    Some(g) => bench::time_case_gpu(g, c, w, h, a.runs),
+                    None => bench::time_case_cpu(c, w, h, a.runs.min(20)),
+                };
+                match t {
+                    Ok(t) => r.ops.push(t),
+                    Err(e) => eprintln!("{} at {w}x{h}: {}", c.label, first_line(&e.to_string())),
+                }
+            }
+        }
+    }
+    if let Some(g) = &gpu {
+        if do_transfers {
+            for &(w, h) in &sizes {
+                r.transfers.push(bench::time_transfers(g, w, h, 100)?);
+            }
+        }
+        if do_stage {
+            for &(w, h) in &sizes {
+                r.stages
+                    .push(bench::time_stage(g, &a.ops, w, h, a.frames, a.slots)?);
+            }
+        }
+    } else if do_transfers || do_stage {
+        eprintln!("note: transfers and the GPU stage need a GPU; skipped");
+    }
+    let text = if a.json { json(&r) } else { table(&r) };
+    print!("{text}");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn table(r: &Report) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "device: {}", r.device);
+    if !r.ops.is_empty() {
+        let _ = writeln!(
+            s,
+            "\n| operation | size | median µs | p10 µs | p90 µs | target µs | met |\n|---|---|---|---|---|---|---|"
+        );
+        for t in &r.ops {
+            let (target, met) = match t.target_us {
+                Some(x) => (
+                    format!("{x:.0}"),
+                    if t.median_us <= x { "yes" } else { "**no**" },
+                ),
+                None => ("".into(), ""),
+            };
+            let _ = writeln!(
+                s,
+                "| {} | {}x{} | {:.1} | {:.1} | {:.1} | {target} | {met} |",
+                t.label, t.width, t.height, t.median_us, t.p10_us, t.p90_us
+            );
+        }
+    }
+    if !r.transfers.is_empty() {
+        let _ = writeln!(
+            s,
+            "\n| transfer (pinned, RGBA) | size | MB | up µs | up GB/s | down µs | down GB/s |\n|---|---|---|---|---|---|---|"
+        );
+        for t in &r.transfers {
+            let _ = writeln!(
+                s,
+                "| frame | {}x{} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} |",
+                t.width,
+                t.height,
+                t.bytes as f64 / 1e6,
+                t.up_us,
+                t.up_gbs(),
+                t.down_us,
+                t.down_gbs()
+            );
+        }
+    }
+    if !r.stages.is_empty() {
+        let _ = writeln!(
+            s,
+            "\n| stage: chain | size | slots | frames | pipelined ms/frame (fps) | serial ms/frame (fps) | upload ms | chain ms | download ms | host copies ms | overlap ratio |\n|---|---|---|---|---|---|---|---|---|---|---|"
+        );
+        for t in &r.stages {
+            let _ = writeln!(
+                s,
+                "| {} | {}x{} | {} | {} | {:.3} ({:.0}) | {:.3} ({:.0}) | {:.3} | {:.3} | {:.3} | {:.3} | {:.2} |",
+                t.chain,
+                t.width,
+                t.height,
+                t.slots,
+                t.frames,
+                t.pipelined_ms,
+                1e3 / t.pipelined_ms,
+                t.serial_ms,
+                1e3 / t.serial_ms,
+                t.upload_ms,
+                t.chain_ms,
+                t.download_ms,
+                t.host_copy_ms,
+                t.overlap_ratio()
+            );
+        }
+    }
+    s
+}
+
+fn json(r: &Report) -> String {
+    let q = |t: &str| format!("\"{}\"", t.replace('\\', "\\\\").replace('"', "\\\""));
+    let ops: Vec<String> = r
+        .ops
+        .iter()
+        .map(|t| {
+            format!(
+                "{{\"op\":{},\"width\":{},\"height\":{},\"median_us\":{:.3},\"p10_us\":{:.3},\"p90_us\":{:.3},\"target_us\":{}}}",
+                q(&t.label),
+                t.width,
+                t.height,
+                t.median_us,
+                t.p10_us,
+                t.p90_us,
+                t.target_us.map_or("null".into(), |x| format!("{x}"))
+            )
+        })
+        .collect();
+    let transfers: Vec<String> = r
+        .transfers
+        .iter()
+        .map(|t| {
+            format!(
+                "{{\"width\":{},\"height\":{},\"bytes\":{},\"up_us\":{:.3},\"down_us\":{:.3},\"up_gbs\":{:.2},\"down_gbs\":{:.2}}}",
+                t.width,
+                t.height,
+                t.bytes,
+                t.up_us,
+                t.down_us,
+                t.up_gbs(),
+                t.down_gbs()
+            )
+        })
+        .collect();
+    let stages: Vec<String> = r
+        .stages
+        .iter()
+        .map(|t| {
+            format!(
+                "{{\"chain\":{},\"width\":{},\"height\":{},\"slots\":{},\"frames\":{},\"pipelined_ms\":{:.4},\"serial_ms\":{:.4},\"upload_ms\":{:.4},\"chain_ms\":{:.4},\"download_ms\":{:.4},\"host_copy_ms\":{:.4},\"overlap_ratio\":{:.3}}}",
+                q(&t.chain),
+                t.width,
+                t.height,
+                t.slots,
+                t.frames,
+                t.pipelined_ms,
+                t.serial_ms,
+                t.upload_ms,
+                t.chain_ms,
+                t.download_ms,
+                t.host_copy_ms,
+                t.overlap_ratio()
+            )
+        })
+        .collect();
+    format!(
+        "{{\"device\":{},\"ops\":[{}],\"transfers\":[{}],\"stage\":[{}]}}\n",
+        q(&r.device),
+        ops.join(","),
+        transfers.join(","),
+        stages.join(",")
+    )
+}

@@ -1,0 +1,358 @@
+//! The GPU stage: a chain of [`GpuOp`]s run on a ring of slots, so that the
+//! upload of frame *i+1* and the download of frame *i−1* overlap the chain's
+//! work on frame *i* (DESIGN.md §1).
+//!
+//! Each slot owns a pinned, write-combined input buffer, a pinned output
+//! buffer, the device input frame, one device frame per operation's output,
+//! and three events. Uploads run on their own stream, the chain on the
+//! compute stream ([`Gpu::stream`]), downloads on a third; events order them,
+//! and nothing is allocated per frame. Frames come out in the order they went
+//! in.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use cudarc::driver::{CudaEvent, CudaStream, PinnedHostSlice, sys};
+
+use super::{DevFormat, DevFrame, Gpu, GpuOp, cuda_err};
+use crate::error::{Error, Result};
+use crate::frame::{Frame, Plane};
+use crate::ops::Chain;
+
+/// The GPU halves of a chain's operations, prepared for one input size and
+/// format, with the size and format after each.
+pub struct GpuChain {
+    ops: Vec<Box<dyn GpuOp>>,
+    /// `shapes[0]` is the input; `shapes[i + 1]` is op `i`'s output.
+    shapes: Vec<(usize, usize, DevFormat)>,
+}
+
+impl GpuChain {
+    /// Builds and prepares every op for `width`×`height` frames of `format`.
+    pub fn new(
+        gpu: &Gpu,
+        chain: &Chain,
+        width: usize,
+        height: usize,
+        format: DevFormat,
+    ) -> Result<GpuChain> {
+        let mut shapes = vec![(width, height, format)];
+        let mut ops = Vec::with_capacity(chain.len());
+        for op in chain.ops() {
+            let mut g = op.cuda()?;
+            let (w, h, f) = *shapes.last().unwrap_or(&(width, height, format));
+            g.prepare(gpu, w, h, f)?;
+            shapes.push(g.output(w, h, f)?);
+            ops.push(g);
+        }
+        Ok(GpuChain { ops, shapes })
+    }
+
+    /// The output's width, height and format.
+    pub fn output(&self) -> (usize, usize, DevFormat) {
+        *self.shapes.last().unwrap_or(&self.shapes[0])
+    }
+
+    /// Device frames for every op's output (one set per ring slot).
+    pub fn alloc_outputs(&self, gpu: &Gpu) -> Result<Vec<DevFrame>> {
+        self.shapes[1..]
+            .iter()
+            .map(|&(w, h, f)| DevFrame::alloc(gpu, w, h, f))
+            .collect()
+    }
+
+    /// Enqueues the whole chain on the compute stream; the result is in the
+    /// last of `outs`, or in `input` for an empty chain.
+    pub fn run(&mut self, gpu: &Gpu, input: &DevFrame, outs: &mut [DevFrame]) -> Result<()> {
+        for (i, op) in self.ops.iter_mut().enumerate() {
+            let (done, rest) = outs.split_at_mut(i);
+            let src = done.last().unwrap_or(input);
+            op.run(gpu, src, &mut rest[0])
+                .map_err(|e| Error::OpFailed {
+                    op: op.name().into(),
+                    reason: format!("on the GPU: {e}"),
+                })?;
+        }
+        Ok(())
+    }
+
+    /// One frame through the chain, synchronously (for `image` and tests).
+    pub fn apply(&mut self, gpu: &Gpu, frame: &Frame) -> Result<Frame> {
+        let input = DevFrame::upload(gpu, frame)?;
+        let mut outs = self.alloc_outputs(gpu)?;
+        self.run(gpu, &input, &mut outs)?;
+        outs.last().unwrap_or(&input).download(gpu)
+    }
+}
+
+/// One slot of the ring.
+struct Slot {
+    host_in: PinnedHostSlice<u8>,
+    host_out: PinnedHostSlice<u8>,
+    dev_in: DevFrame,
+    outs: Vec<DevFrame>,
+    uploaded: CudaEvent,
+    computed: CudaEvent,
+    downloaded: CudaEvent,
+}
+
+/// The ring: frames go in with [`Stage::push`] and come out, in order, from
+/// `push`, [`Stage::poll`] and [`Stage::finish`].
+pub struct Stage<T> {
+    gpu: Gpu,
+    chain: GpuChain,
+    up: Arc<CudaStream>,
+    down: Arc<CudaStream>,
+    slots: Vec<Slot>,
+    /// Slots in flight, oldest first, with what came with each frame.
+    in_flight: VecDeque<(usize, T)>,
+    next: usize,
+    /// Run each frame to the end before taking the next (`--no-overlap`).
+    serial: bool,
+}
+
+fn event(gpu: &Gpu) -> Result<CudaEvent> {
+    gpu.ctx()
+        .new_event(Some(sys::CUevent_flags::CU_EVENT_BLOCKING_SYNC))
+        .map_err(|e| cuda_err("creating an event", e))
+}
+
+impl<T> Stage<T> {
+    /// A ring of `slots` (at least 2) for `width`×`height` input frames of
+    /// `format`. Everything is allocated here.
+    pub fn new(
+        gpu: &Gpu,
+        chain: &Chain,
+        width: usize,
+        height: usize,
+        format: DevFormat,
+        slots: usize,
+    ) -> Result<Stage<T>> {
+        let chain = GpuChain::new(gpu, chain, width, height, format)?;
+        let (ow, oh, of) = chain.output();
+        let in_bytes = (width * height * format.bytes_per_pixel()).max(1);
+        let out_bytes = (ow * oh * of.bytes_per_pixel()).max(1);
+        let ctx = gpu.ctx();
+        let stream = |what: &str| {
+            ctx.new_stream()
+                .map_err(|e| cuda_err(&format!("creating the {what} stream"), e))
+        };
+        let (up, down) = (stream("upload")?, stream("download")?);
+        let slots = (0..slots.max(2))
+            .map(|_| {
+                // SAFETY: the buffers are written (by a copy of a frame, or by
+                // a download) before anything reads them.
+                let host_in = unsafe {
+                    ctx.alloc_pinned_with_flags::<u8>(in_bytes, sys::CU_MEMHOSTALLOC_WRITECOMBINED)
+                }
+                .map_err(|e| cuda_err("allocating pinned input memory", e))?;
+                let host_out = unsafe { ctx.alloc_pinned_with_flags::<u8>(out_bytes, 0) }
+                    .map_err(|e| cuda_err("allocating pinned output memory", e))?;
+                Ok(Slot {
+                    host_in,
+                    host_out,
+                    dev_in: DevFrame::alloc(gpu, width, height, format)?,
+                    outs: chain.alloc_outputs(gpu)?,
+                    uploaded: event(gpu)?,
+                    computed: event(gpu)?,
+                    downloaded: event(gpu)?,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Stage {
+            gpu: gpu.clone(),
+            chain,
+            up,
+            down,
+            slots,
+            in_flight: VecDeque::new(),
+            next: 0,
+            serial: false,
+        })
+    }
+
+    /// Runs each frame to the end before the next starts (no overlap), for
+    /// measuring what the overlap gains.
+    pub fn set_serial(&mut self, serial: bool) {
+        self.serial = serial;
+    }
+
+    pub fn slots(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// The output frames' width, height and format.
+    pub fn output(&self) -> (usize, usize, DevFormat) {
+        self.chain.output()
+    }
+
+    /// Frames in the ring.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.len()
+    }
+
+    /// Starts `frame` through the ring (with `tag`, returned with its output).
+    /// When every slot is busy, first waits for the oldest and returns it.
+    pub fn push(&mut self, frame: &Frame, tag: T) -> Result<Vec<(Frame, T)>> {
+        let mut done = Vec::new();
+        if self.in_flight.len() == self.slots.len() {
+            done.push(self.take_oldest()?);
+        }
+        let s = self.next;
+        self.next = (self.next + 1) % self.slots.len();
+        self.start(s, frame)?;
+        self.in_flight.push_back((s, tag));
+        if self.serial {
+            done.push(self.take_oldest()?);
+        }
+        done.extend(self.poll()?);
+        Ok(done)
+    }
+
+    /// The frames that have finished, oldest first, without waiting.
+    pub fn poll(&mut self) -> Result<Vec<(Frame, T)>> {
+        let mut done = Vec::new();
+        while let Some(&(s, _)) = self.in_flight.front() {
+            let ready = self.slots[s]
+                .downloaded
+                .try_is_complete()
+                .map_err(|e| cuda_err("asking whether a frame is done", e))?;
+            if !ready {
+                break;
+            }
+            done.push(self.take_oldest()?);
+        }
+        Ok(done)
+    }
+
+    /// Waits for every frame in the ring and returns them in order.
+    pub fn finish(&mut self) -> Result<Vec<(Frame, T)>> {
+        let mut done = Vec::new();
+        while !self.in_flight.is_empty() {
+            done.push(self.take_oldest()?);
+        }
+        Ok(done)
+    }
+
+    /// Copies `frame` into slot `s`'s pinned buffer and enqueues its upload,
+    /// the chain and the download, ordered by the slot's events.
+    fn start(&mut self, s: usize, frame: &Frame) -> Result<()> {
+        let gpu = self.gpu.clone();
+        let slot = &mut self.slots[s];
+        let (w, h, f) = (slot.dev_in.width, slot.dev_in.height, slot.dev_in.format);
+        if (frame.width(), frame.height(), DevFormat::of(frame)) != (w, h, f) {
+            return Err(Error::BadFrame(format!(
+                "the GPU stage was set up for {w}x{h} {f:?} frames and got a {}x{} {:?} one; seamstream needs one size per run",
+                frame.width(),
+                frame.height(),
+                DevFormat::of(frame)
+            )));
+        }
+        // Waits for this buffer's last upload (long done: the slot's
+        // download, which followed it, has been taken).
+        let host = slot
+            .host_in
+            .as_mut_slice()
+            .map_err(|e| cuda_err("waiting for an input buffer", e))?;
+        write_packed(frame, host);
+        let upload = |d: &mut DevFrame, h: &PinnedHostSlice<u8>, up: &Arc<CudaStream>| {
+            let n = d.len();
+            if n == 0 {
+                return Ok(());
+            }
+            up.memcpy_htod(h, &mut d.data.slice_mut(..n))
+                .map_err(|e| cuda_err("uploading a frame", e))
+        };
+        upload(&mut slot.dev_in, &slot.host_in, &self.up)?;
+        slot.uploaded
+            .record(&self.up)
+            .map_err(|e| cuda_err("recording an upload", e))?;
+        gpu.stream()
+            .wait(&slot.uploaded)
+            .map_err(|e| cuda_err("ordering the chain after the upload", e))?;
+        self.chain.run(&gpu, &slot.dev_in, &mut slot.outs)?;
+        slot.computed
+            .record(gpu.stream())
+            .map_err(|e| cuda_err("recording the chain", e))?;
+        self.down
+            .wait(&slot.computed)
+            .map_err(|e| cuda_err("ordering the download after the chain", e))?;
+        let result = slot.outs.last().unwrap_or(&slot.dev_in);
+        let n = result.len();
+        if n > 0 {
+            self.down
+                .memcpy_dtoh(&result.data.slice(..n), &mut slot.host_out)
+                .map_err(|e| cuda_err("downloading a frame", e))?;
+        }
+        slot.downloaded
+            .record(&self.down)
+            .map_err(|e| cuda_err("recording a download", e))?;
+        Ok(())
+    }
+
+    /// Waits for the oldest frame's download and copies it out.
+    fn take_oldest(&mut self) -> Result<(Frame, T)> {
+        let (s, tag) = self
+            .in_flight
+            .pop_front()
+            .ok_or_else(|| Error::Device("the GPU stage has no frame in flight".into()))?;
+        let slot = &self.slots[s];
+        slot.downloaded
+            .synchronize()
+            .map_err(|e| cuda_err("waiting for a frame", e))?;
+        let (w, h, f) = self.chain.output();
+        let bytes = slot
+            .host_out
+            .as_slice()
+            .map_err(|e| cuda_err("reading a downloaded frame", e))?;
+        Ok((
+            read_packed(&bytes[..w * h * f.bytes_per_pixel()], w, h, f)?,
+            tag,
+        ))
+    }
+}
+
+/// Writes a frame's pixels into `out`, rows packed; rows are copied in
+/// parallel (one thread alone does not fill the memory bus).
+pub fn write_packed(frame: &Frame, out: &mut [u8]) {
+    use rayon::prelude::*;
+    fn rows<T: Copy + Sync>(
+        p: &Plane<T>,
+        bpp: usize,
+        out: &mut [u8],
+        bytes: impl Fn(&[T]) -> &[u8] + Sync,
+    ) {
+        let row = (bpp * p.width()).max(1);
+        out.par_chunks_mut(row * 16)
+            .enumerate()
+            .for_each(|(c, chunk)| {
+                for (i, o) in chunk.chunks_exact_mut(row).enumerate() {
+                    let y = c * 16 + i;
+                    if y < p.height() {
+                        o.copy_from_slice(bytes(p.row(y)));
+                    }
+                }
+            });
+    }
+    match frame {
+        Frame::Rgba(p) => rows(p, 4, out, |r| r.as_flattened()),
+        Frame::Gray(p) => rows(p, 1, out, |r| r),
+    }
+}
+
+/// A frame from packed rows.
+pub fn read_packed(bytes: &[u8], w: usize, h: usize, f: DevFormat) -> Result<Frame> {
+    use rayon::prelude::*;
+    const CHUNK: usize = 1 << 16;
+    Ok(match f {
+        DevFormat::Gray => Frame::Gray(Plane::from_vec(w, h, bytes.to_vec())?),
+        DevFormat::Rgba => {
+            let mut px = vec![[0u8; 4]; w * h];
+            px.as_flattened_mut()
+                .par_chunks_mut(CHUNK)
+                .zip(bytes.par_chunks(CHUNK))
+                .for_each(|(d, s)| d.copy_from_slice(s));
+            Frame::Rgba(Plane::from_vec(w, h, px)?)
+        }
+    })
+}

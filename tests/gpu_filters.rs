@@ -1,0 +1,185 @@
+//! GPU filters (gaussian, box, convolve, sobel) against the CPU reference at
+//! every size of `SIZES`, RGBA and gray, every border mode (skipped without a
+//! GPU). All are exact: the kernels do the CPU's f32 operations in its order
+//! without fused multiply-adds, or integer arithmetic.
+
+mod common;
+
+use common::*;
+use seamstream::cuda::DevFormat;
+
+const BORDERS: [&str; 3] = ["zero", "replicate", "reflect101"];
+
+/// Runs each op (written without its border) with every border on fresh
+/// random frames of every size and format, and asserts the GPU's bytes equal
+/// the CPU's.
+fn assert_identical_everywhere(ops: &[String], seed: u64) {
+    let Some(gpu) = gpu() else { return };
+    for (i, &(w, h)) in SIZES.iter().enumerate() {
+        for (j, fmt) in [DevFormat::Rgba, DevFormat::Gray].into_iter().enumerate() {
+            let frame = random_frame(w, h, fmt, seed + 10 * i as u64 + j as u64);
+            for op in ops {
+                for border in BORDERS {
+                    let op = format!("{op},border={border}");
+                    let what = format!("{op} on {fmt:?} {w}x{h}");
+                    assert_close(&run_gpu(&gpu, &op, &frame), &run_cpu(&op, &frame), 0, &what);
+                }
+            }
+        }
+    }
+}
+
+/// `n` taps, none zero, of both signs and inexact in binary (so that any
+/// change in the order or rounding of the sums shows), summing to about 1.
+fn taps(n: usize, salt: usize) -> String {
+    let v: Vec<String> = (0..n)
+        .map(|i| {
+            let k = ((i * 7 + salt * 3) % 11) as f64;
+            format!("{:.5}", ((k - 4.0) / 2.5 + 0.6) / n as f64)
+        })
+        .collect();
+    format!("[{}]", v.join(","))
+}
+
+/// Exact. σ = 0.5 (5 taps), 2.5 (17 taps, the benchmark's), 6 (37 taps) and
+/// a single tap run the fused kernel; σ = 12 (73 taps) and σ = 100 (601
+/// taps, the largest radius) run the two-pass path through an f32 frame.
+#[test]
+fn gaussian_is_identical_to_the_cpu() {
+    let ops = [
+        "gaussian:sigma=0.5",
+        "gaussian:sigma=2.5",
+        "gaussian:sigma=6",
+        "gaussian:sigma=3,radius=0",
+        "gaussian:sigma=12",
+        "gaussian:sigma=100",
+    ]
+    .map(String::from);
+    assert_identical_everywhere(&ops, 100);
+}
+
+/// Exact (integer sums and division). Radii 0, 1, 8 and 16 run the tiled
+/// kernel; 17, 100 and 1000 (windows far larger than the small frames) the
+/// prefix-sum path.
+#[test]
+fn box_is_identical_to_the_cpu() {
+    let ops = [0, 1, 8, 16, 17, 100, 1000].map(|r| format!("box:radius={r}"));
+    assert_identical_everywhere(&ops, 200);
+}
+
+/// Exact. Every kernel side from 1 to 7 (even sides anchor at n/2, so the
+/// window is lopsided), with and without delta.
+#[test]
+fn convolve_2d_is_identical_to_the_cpu() {
+    let mut ops: Vec<String> = (1..=7)
+        .map(|n| {
+            let k = taps(n * n, n);
+            format!("convolve:kernel={k}")
+        })
+        .collect();
+    ops.push("convolve:kernel=[0,-1,0,-1,5,-1,0,-1,0]".into());
+    ops.push(format!("convolve:kernel={},delta=-20.5", taps(9, 1)));
+    ops.push(format!("convolve:kernel={},delta=77.25", taps(25, 2)));
+    assert_identical_everywhere(&ops, 300);
+}
+
+/// Exact. Symmetric and lopsided (even, unequal lengths) tap lists, a single
+/// tap, and the longest lists (65), with delta; all run the fused kernel.
+#[test]
+fn convolve_separable_is_identical_to_the_cpu() {
+    let ops = [
+        "convolve:row=[1,2,1],col=[0.25,0.5,0.25]".to_string(),
+        "convolve:row=[0.1,0.2,0.3,0.4],col=[-1,0,2,0.5,0.125,-0.25,0.7]".to_string(),
+        format!("convolve:row=[1.5],col={},delta=3.3", taps(9, 4)),
+        format!("convolve:row={},col=[0.9]", taps(12, 5)),
+        format!("convolve:row={},col={}", taps(65, 6), taps(65, 7)),
+        format!("convolve:row={},col={},delta=-9.75", taps(64, 8), taps(33, 9)),
+    ];
+    assert_identical_everywhere(&ops, 400);
+}
+
+/// Exact: integer gradients, and the magnitude's root taken in f32 by the
+/// correctly rounded square root on both sides.
+#[test]
+fn sobel_is_identical_to_the_cpu() {
+    let mut ops = Vec::new();
+    for ksize in [3, 5] {
+        for output in ["magnitude", "dx", "dy"] {
+            ops.push(format!("sobel:ksize={ksize},output={output}"));
+        }
+    }
+    assert_identical_everywhere(&ops, 500);
+}
+
+// TEMPORARY: dumps cases for the CPU emulator in /tmp/emu.
+#[test]
+#[ignore]
+fn emu_dump() {
+    use seamstream::ops::gaussian::{Gaussian, default_radius};
+    use seamstream::ops::Border;
+    use std::io::Write;
+    let dir = std::path::Path::new("/tmp/emu/cases");
+    std::fs::create_dir_all(dir).unwrap();
+    let mut index = std::fs::File::create(dir.join("index.txt")).unwrap();
+    let nums = |s: &str| -> Vec<f32> {
+        let a = s.find('[').unwrap();
+        let b = s.find(']').unwrap();
+        s[a + 1..b].split(',').map(|v| v.parse::<f64>().unwrap() as f32).collect()
+    };
+    let hex = |v: &[f32]| v.iter().map(|t| format!("{:08x}", t.to_bits())).collect::<Vec<_>>().join(" ");
+    // (op, params for the emulator)
+    let mut cases: Vec<(String, String)> = Vec::new();
+    for sigma in [0.5, 2.5, 6.0, 12.0, 100.0] {
+        let t = Gaussian::new(sigma, default_radius(sigma), Border::Zero).taps;
+        cases.push((format!("gaussian:sigma={sigma}"), format!("sep {:08x} {} {} {} {}", 0f32.to_bits(), t.len(), t.len(), hex(&t), hex(&t))));
+    }
+    cases.push(("gaussian:sigma=3,radius=0".into(), format!("sep {:08x} 1 1 {:08x} {:08x}", 0f32.to_bits(), 1f32.to_bits(), 1f32.to_bits())));
+    for r in [0, 1, 8, 16, 17, 100, 1000] {
+        cases.push((format!("box:radius={r}"), format!("box {r}")));
+    }
+    let mut f2d: Vec<(String, f32)> = (1..=7).map(|n| (taps(n * n, n), 0.0)).collect();
+    f2d.push(("[0,-1,0,-1,5,-1,0,-1,0]".into(), 0.0));
+    f2d.push((taps(9, 1), -20.5));
+    f2d.push((taps(25, 2), 77.25));
+    for (k, d) in f2d {
+        let v = nums(&k);
+        let n = (v.len() as f64).sqrt() as usize;
+        let op = if d != 0.0 { format!("convolve:kernel={k},delta={d}") } else { format!("convolve:kernel={k}") };
+        cases.push((op, format!("f2d {:08x} {n} {}", d.to_bits(), hex(&v))));
+    }
+    let seps: Vec<(String, String, f32)> = vec![
+        ("[1,2,1]".into(), "[0.25,0.5,0.25]".into(), 0.0),
+        ("[0.1,0.2,0.3,0.4]".into(), "[-1,0,2,0.5,0.125,-0.25,0.7]".into(), 0.0),
+        ("[1.5]".into(), taps(9, 4), 3.3),
+        (taps(12, 5), "[0.9]".into(), 0.0),
+        (taps(65, 6), taps(65, 7), 0.0),
+        (taps(64, 8), taps(33, 9), -9.75),
+    ];
+    for (r, c, d) in seps {
+        let (rv, cv) = (nums(&r), nums(&c));
+        let op = if d != 0.0 { format!("convolve:row={r},col={c},delta={d}") } else { format!("convolve:row={r},col={c}") };
+        cases.push((op, format!("sep {:08x} {} {} {} {}", d.to_bits(), rv.len(), cv.len(), hex(&rv), hex(&cv))));
+    }
+    for ksize in [3, 5] {
+        for (o, name) in ["magnitude", "dx", "dy"].iter().enumerate() {
+            cases.push((format!("sobel:ksize={ksize},output={name}"), format!("sobel {ksize} {o}")));
+        }
+    }
+    let sizes = [(1, 1), (17, 3), (70, 45), (130, 140), (200, 70)];
+    let mut id = 0;
+    for (op, params) in &cases {
+        for (si, &(w, h)) in sizes.iter().enumerate() {
+            for (fi, fmt) in [DevFormat::Gray, DevFormat::Rgba].into_iter().enumerate() {
+                let frame = random_frame(w, h, fmt, (id * 31 + si * 7 + fi) as u64 + 1);
+                for (bi, b) in BORDERS.iter().enumerate() {
+                    let full = format!("{op},border={b}");
+                    let out = run_cpu(&full, &frame);
+                    std::fs::write(dir.join(format!("in{id}.bin")), bytes(&frame)).unwrap();
+                    std::fs::write(dir.join(format!("out{id}.bin")), bytes(&out)).unwrap();
+                    writeln!(index, "{id} {} {w} {h} {bi} {params}", if fi == 0 { 1 } else { 3 }).unwrap();
+                    id += 1;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,262 @@
+//! GPU `retarget` (exact mode) against the CPU reference (skipped without a
+//! GPU).
+//!
+//! Every comparison is exact (tolerance 0): energies are integers and the DP
+//! compares the same i64 sums with the same tie rules, so every seam is the
+//! CPU's; removal copies pixels and insertion takes the same integer means.
+//! One wrong seam anywhere moves pixels and fails the frame.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::*;
+use seamstream::cuda::{DevFormat, Gpu};
+use seamstream::frame::{Frame, Plane};
+
+const ENERGIES: [&str; 4] = ["basic", "sobel3", "sobel5", "forward"];
+const FORMATS: [DevFormat; 2] = [DevFormat::Rgba, DevFormat::Gray];
+
+/// Runs `op` on both backends and demands identical frames.
+fn check(gpu: &Gpu, op: &str, frame: &Frame) {
+    let what = format!(
+        "{op} on {:?} {}x{}",
+        DevFormat::of(frame),
+        frame.width(),
+        frame.height()
+    );
+    assert_close(&run_gpu(gpu, op, frame), &run_cpu(op, frame), 0, &what);
+}
+
+/// Each energy on random frames of both formats: `sizes` are (input w, h,
+/// then the op's width/height arguments).
+fn check_energies(gpu: &Gpu, cases: &[(usize, usize, &str)]) {
+    for (i, &(w, h, args)) in cases.iter().enumerate() {
+        for energy in ENERGIES {
+            for fmt in FORMATS {
+                let f = random_frame(w, h, fmt, 31 * i as u64 + 7);
+                check(gpu, &format!("retarget:{args},energy={energy}"), &f);
+            }
+        }
+    }
+}
+
+/// Large flat areas and repeated steps: most seams meet ties (equal costs,
+/// equal neighbours), so the tie rules decide them.
+fn blocky_frame(w: usize, h: usize, fmt: DevFormat) -> Frame {
+    let v = |x: usize, y: usize| (((x / 16 + y / 12) % 3) * 90 + (x / 40) * 7) as u8;
+    match fmt {
+        DevFormat::Gray => Frame::Gray(Plane::from_fn(w, h, v)),
+        DevFormat::Rgba => Frame::Rgba(Plane::from_fn(w, h, |x, y| {
+            let a = v(x, y);
+            [a, a / 2, 255 - a, 200]
+        })),
+    }
+}
+
+fn photo(name: &str) -> Frame {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/data")
+        .join(name);
+    seamstream::io::load_image(&path).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// A mask image in the temporary directory, removed when dropped.
+struct MaskFile(PathBuf);
+
+impl MaskFile {
+    fn new(name: &str, w: usize, h: usize, on: impl Fn(usize, usize) -> bool) -> MaskFile {
+        let path = std::env::temp_dir().join(format!(
+            "seamstream-gpu-retarget-{}-{name}.png",
+            std::process::id()
+        ));
+        let plane = Plane::from_fn(w, h, |x, y| if on(x, y) { 255u8 } else { 0 });
+        seamstream::io::save_image(&Frame::Gray(plane), &path).unwrap();
+        MaskFile(path)
+    }
+
+    fn path(&self) -> String {
+        self.0.display().to_string()
+    }
+}
+
+impl Drop for MaskFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// Exact: only vertical seams, down to one column.
+#[test]
+fn shrinking_the_width_is_identical_to_the_cpu() {
+    let Some(gpu) = gpu() else { return };
+    check_energies(
+        &gpu,
+        &[
+            (2, 5, "width=1"),
+            (17, 3, "width=9"),
+            (17, 3, "width=1"),
+            (321, 241, "width=75%"),
+        ],
+    );
+}
+
+/// Exact: horizontal seams on the transposed frame, including a frame one
+/// pixel wide (the transposed DP is one row tall).
+#[test]
+fn shrinking_the_height_is_identical_to_the_cpu() {
+    let Some(gpu) = gpu() else { return };
+    check_energies(
+        &gpu,
+        &[
+            (1, 9, "height=4"),
+            (5, 2, "height=1"),
+            (17, 3, "height=2"),
+            (321, 241, "height=180"),
+        ],
+    );
+}
+
+/// Exact: both sides shrink, so each step compares the best vertical and
+/// horizontal costs (read back from the device) as the CPU does.
+#[test]
+fn shrinking_both_sides_follows_the_cpus_greedy_order() {
+    let Some(gpu) = gpu() else { return };
+    check_energies(
+        &gpu,
+        &[
+            (2, 2, "width=1,height=1"),
+            (17, 9, "width=9,height=4"),
+            (321, 241, "width=280,height=200"),
+        ],
+    );
+}
+
+/// Exact: the k best seams found first, then a mean pixel inserted beside
+/// each, in rounds of at most half the width (so 2× takes several rounds).
+#[test]
+fn enlarging_is_identical_to_the_cpu() {
+    let Some(gpu) = gpu() else { return };
+    check_energies(
+        &gpu,
+        &[
+            (1, 9, "width=2"),
+            (2, 7, "width=4"),
+            (17, 3, "width=34"),
+            (17, 3, "height=6"),
+            (321, 241, "width=400"),
+            (321, 241, "height=300"),
+            (100, 60, "width=190,height=110"),
+        ],
+    );
+}
+
+/// Exact: one side grows while the other shrinks (the width is carved
+/// first, then the height on the transposed frame).
+#[test]
+fn growing_one_side_and_shrinking_the_other_is_identical_to_the_cpu() {
+    let Some(gpu) = gpu() else { return };
+    check_energies(
+        &gpu,
+        &[
+            (64, 48, "width=40,height=90"),
+            (64, 48, "width=100,height=30"),
+        ],
+    );
+}
+
+/// Exact: a target equal to the input is a copy.
+#[test]
+fn a_target_equal_to_the_input_gives_the_input() {
+    let Some(gpu) = gpu() else { return };
+    for fmt in FORMATS {
+        for (w, h) in [(1, 1), (17, 3), (321, 241)] {
+            let f = random_frame(w, h, fmt, 3);
+            for op in ["retarget", &format!("retarget:width={w},height={h}")] {
+                check(&gpu, op, &f);
+                assert_close(&run_gpu(&gpu, op, &f), &f, 0, op);
+            }
+        }
+    }
+}
+
+/// Exact: flat areas make many seams tie; the tie rules (centre, then
+/// left, then right; the smallest start column) must match.
+#[test]
+fn ties_are_broken_as_on_the_cpu() {
+    let Some(gpu) = gpu() else { return };
+    for energy in ENERGIES {
+        for fmt in FORMATS {
+            let f = blocky_frame(203, 97, fmt);
+            for args in ["width=150", "height=60", "width=170,height=80", "width=300"] {
+                check(&gpu, &format!("retarget:{args},energy={energy}"), &f);
+            }
+        }
+    }
+}
+
+/// Exact: protected pixels cost 2^44 more and pixels to remove 2^34 less,
+/// as on the CPU, in every mode (masks are carved, transposed and enlarged
+/// with the frame).
+#[test]
+fn protect_and_remove_masks_steer_the_seams_as_on_the_cpu() {
+    let Some(gpu) = gpu() else { return };
+    let (w, h) = (121, 87);
+    let protect = MaskFile::new("protect", w, h, |x, y| {
+        (30..60).contains(&x) && (20..70).contains(&y)
+    });
+    let remove = MaskFile::new("remove", w, h, |x, y| {
+        let (dx, dy) = (x as i64 - 90, y as i64 - 40);
+        dx * dx + dy * dy < 15 * 15
+    });
+    let masks = [
+        format!("protect={}", protect.path()),
+        format!("remove={}", remove.path()),
+        format!("protect={},remove={}", protect.path(), remove.path()),
+    ];
+    for (i, m) in masks.iter().enumerate() {
+        for energy in ENERGIES {
+            for fmt in FORMATS {
+                let f = random_frame(w, h, fmt, 50 + i as u64);
+                for args in ["width=80", "height=50", "width=100,height=70", "width=200"] {
+                    check(&gpu, &format!("retarget:{args},energy={energy},{m}"), &f);
+                }
+            }
+        }
+    }
+}
+
+/// A mask of another size is refused when the op is prepared, as the CPU
+/// refuses it when applied.
+#[test]
+fn a_mask_of_another_size_is_refused() {
+    let Some(gpu) = gpu() else { return };
+    let mask = MaskFile::new("small", 10, 10, |x, _| x < 5);
+    let op = format!("retarget:width=10,protect={}", mask.path());
+    let mut g = seamstream::ops::parse_op(&op).unwrap().cuda().unwrap();
+    let e = g
+        .prepare(&gpu, 20, 10, DevFormat::Rgba)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("10x10") && e.contains("20x10"), "{e}");
+}
+
+/// Exact on photographs (structure, not noise): every energy on one, both
+/// sides of the larger, RGBA and gray.
+#[test]
+fn photos_are_carved_as_on_the_cpu() {
+    let Some(gpu) = gpu() else { return };
+    let chelsea = photo("chelsea.png");
+    for energy in ENERGIES {
+        check(
+            &gpu,
+            &format!("retarget:width=80%,energy={energy}"),
+            &chelsea,
+        );
+    }
+    let gray = Frame::Gray(chelsea.luma());
+    check(&gpu, "retarget:height=85%,energy=sobel3", &gray);
+    let coffee = photo("coffee.png");
+    check(&gpu, "retarget:width=75%,energy=forward", &coffee);
+    check(&gpu, "retarget:width=90%,height=90%,energy=basic", &coffee);
+}

@@ -1,0 +1,120 @@
+//! The GPU stage (the ring of slots) against the CPU chain, and the GPU's
+//! failure modes (skipped without a GPU).
+
+mod common;
+
+use common::*;
+use seamstream::cuda::stage::Stage;
+use seamstream::cuda::{DevFormat, DevFrame};
+use seamstream::frame::Frame;
+use seamstream::ops::Chain;
+
+const CHAIN: &[&str] = &[
+    "gaussian:sigma=1.5",
+    "threshold:t=90,type=tozero",
+    "gray:output=rgba",
+];
+
+/// 500 frames through a 3-slot ring: every frame comes out, in order, equal
+/// to the CPU chain's output (exact: each op's test shows it exact).
+#[test]
+fn five_hundred_frames_come_out_in_order_equal_to_the_cpu_chain() {
+    let Some(gpu) = gpu() else { return };
+    let (w, h) = (321, 241);
+    let chain = Chain::parse(CHAIN).unwrap();
+    let mut cpu = Chain::parse(CHAIN).unwrap();
+    let mut stage: Stage<usize> = Stage::new(&gpu, &chain, w, h, DevFormat::Rgba, 3).unwrap();
+    // Eight distinct inputs, cycled; frame i is input i % 8.
+    let inputs: Vec<Frame> = (0..8)
+        .map(|i| random_frame(w, h, DevFormat::Rgba, i + 1))
+        .collect();
+    let expected: Vec<Frame> = inputs
+        .iter()
+        .map(|f| cpu.apply(f.clone()).unwrap())
+        .collect();
+    let mut out = Vec::new();
+    for i in 0..500 {
+        out.extend(stage.push(&inputs[i % 8], i).unwrap());
+        if i % 7 == 0 {
+            out.extend(stage.poll().unwrap());
+        }
+    }
+    out.extend(stage.finish().unwrap());
+    assert_eq!(out.len(), 500, "frames lost or added");
+    for (k, (frame, i)) in out.iter().enumerate() {
+        assert_eq!(*i, k, "frame {i} came out at place {k}");
+        assert_close(frame, &expected[i % 8], 0, &format!("frame {i}"));
+    }
+}
+
+/// The serial mode (`--no-overlap` in the bench) gives the same frames.
+#[test]
+fn serial_and_pipelined_rings_agree() {
+    let Some(gpu) = gpu() else { return };
+    let chain = Chain::parse(CHAIN).unwrap();
+    let inputs: Vec<Frame> = (0..5)
+        .map(|i| random_frame(64, 48, DevFormat::Rgba, 50 + i))
+        .collect();
+    let mut runs = Vec::new();
+    for serial in [false, true] {
+        let mut stage: Stage<()> = Stage::new(&gpu, &chain, 64, 48, DevFormat::Rgba, 2).unwrap();
+        stage.set_serial(serial);
+        let mut out = Vec::new();
+        for f in &inputs {
+            out.extend(
+                stage
+                    .push(f, ())
+                    .unwrap()
+                    .into_iter()
+                    .map(|(f, _)| bytes(&f)),
+            );
+        }
+        out.extend(stage.finish().unwrap().into_iter().map(|(f, _)| bytes(&f)));
+        runs.push(out);
+    }
+    assert_eq!(runs[0], runs[1]);
+}
+
+/// A frame of a size other than the ring was set up for is refused clearly.
+#[test]
+fn a_frame_of_another_size_is_refused() {
+    let Some(gpu) = gpu() else { return };
+    let chain = Chain::parse(&["gray"]).unwrap();
+    let mut stage: Stage<()> = Stage::new(&gpu, &chain, 64, 48, DevFormat::Rgba, 2).unwrap();
+    let e = stage
+        .push(&random_frame(65, 48, DevFormat::Rgba, 1), ())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("64x48") && e.contains("65x48"), "{e}");
+}
+
+/// A frame too large for GPU memory is an error naming the allocation, not a
+/// crash or a hang.
+#[test]
+fn a_frame_too_large_for_gpu_memory_is_a_clear_error() {
+    let Some(gpu) = gpu() else { return };
+    let e = DevFrame::alloc(&gpu, 300_000, 300_000, DevFormat::Rgba)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("300000x300000") && e.contains("MB"), "{e}");
+    let chain = Chain::parse(&["gaussian"]).unwrap();
+    let e = Stage::<()>::new(&gpu, &chain, 100_000, 100_000, DevFormat::Rgba, 3)
+        .err()
+        .expect("a 40 GB frame in 3 slots cannot fit")
+        .to_string();
+    assert!(e.contains("CUDA"), "{e}");
+}
+
+/// Kernel file names and kernel names that do not exist are errors that say
+/// which.
+#[test]
+fn a_missing_kernel_is_named() {
+    let Some(gpu) = gpu() else { return };
+    let e = gpu
+        .function("gray.cu", "no_such_kernel")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no_such_kernel"), "{e}");
+    let e = gpu.function("nope.cu", "k").unwrap_err().to_string();
+    assert!(e.contains("nope.cu"), "{e}");
+}

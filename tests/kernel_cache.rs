@@ -1,0 +1,43 @@
+//! The kernel cache: a second compile of the same source comes from disk.
+//! Needs NVRTC but no GPU; its own test binary, because it sets
+//! `SEAMSTREAM_CACHE` for the process.
+
+use std::sync::atomic::Ordering;
+
+use seamstream::cuda::module::{COMPILES, compile, nvrtc_version};
+
+#[test]
+fn a_second_start_compiles_nothing_and_a_changed_arch_compiles_again() {
+    if let Err(e) = nvrtc_version() {
+        use std::io::Write;
+        let why = e.to_string();
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "SKIP: kernel cache test: {}",
+            why.split(" - searched").next().unwrap_or("")
+        );
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("seamstream-cache-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    // SAFETY: the only test in this binary; nothing else reads the
+    // environment concurrently.
+    unsafe { std::env::set_var("SEAMSTREAM_CACHE", &dir) };
+    let a = compile("gray.cu", (9, 0)).unwrap();
+    assert_eq!(COMPILES.load(Ordering::Relaxed), 1);
+    let b = compile("gray.cu", (9, 0)).unwrap();
+    assert_eq!(
+        COMPILES.load(Ordering::Relaxed),
+        1,
+        "the second start compiled"
+    );
+    assert_eq!(a, b);
+    compile("gray.cu", (8, 0)).unwrap();
+    assert_eq!(
+        COMPILES.load(Ordering::Relaxed),
+        2,
+        "another arch must compile"
+    );
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,463 @@
+//! Pipeline files, the built-in sample clip and inputs the chain cannot take,
+//! end to end with real GStreamer: every run has a deadline, so a hang fails
+//! the test instead of blocking CI.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use gstreamer as gst;
+use gstreamer::prelude::*;
+use gstreamer_app as gst_app;
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn tempdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!(
+        "seamstream-pipelines-{name}-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// The longest any one run in these tests may take before it counts as hung.
+const DEADLINE: Duration = Duration::from_secs(120);
+
+/// Waits for `child` to exit, reading its output meanwhile; kills it and
+/// fails the test if it has not exited `deadline` from now.
+fn finish(mut child: Child, what: &str, deadline: Duration) -> Output {
+    let read = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let out = read(child.stdout.take().map(|p| Box::new(p) as _));
+    let err = read(child.stderr.take().map(|p| Box::new(p) as _));
+    let end = Instant::now() + deadline;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > end {
+            let _ = child.kill();
+            let _ = child.wait();
+            let err = String::from_utf8_lossy(&err.join().unwrap()).into_owned();
+            panic!("{what} hung for {deadline:?}; stderr: {err}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+    }
+}
+
+/// Runs the program in `dir` with no display, so that `display` behaves the
+/// same on every machine.
+fn run_in(dir: &Path, args: &[&str], deadline: Duration) -> Output {
+    let child = Command::new(env!("CARGO_BIN_EXE_seamstream"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    finish(child, &format!("{args:?} in {}", dir.display()), deadline)
+}
+
+/// Runs the program from the repository's root, as the shipped files'
+/// comments show.
+fn run(args: &[&str]) -> Output {
+    run_in(repo(), args, DEADLINE)
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A run that must fail by itself, soon, with exit code 1, no panic, and a
+/// message holding every one of `expect`; returns the message.
+fn fails_cleanly(args: &[&str], expect: &[&str]) -> String {
+    let o = run_in(repo(), args, Duration::from_secs(30));
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    for e in expect {
+        assert!(err.contains(e), "expected `{e}` in: {err}");
+    }
+    err
+}
+
+/// Decodes a file and returns (pts in ns, width, height) of every frame.
+fn decode(path: &Path) -> Vec<(u64, u32, u32)> {
+    gst::init().unwrap();
+    let desc = format!(
+        "filesrc location=\"{}\" ! decodebin ! videoconvert ! video/x-raw,format=RGBA ! appsink name=s sync=false",
+        path.display()
+    );
+    let pipe = gst::parse::launch(&desc)
+        .unwrap()
+        .downcast::<gst::Pipeline>()
+        .unwrap();
+    let sink = pipe
+        .by_name("s")
+        .unwrap()
+        .downcast::<gst_app::AppSink>()
+        .unwrap();
+    pipe.set_state(gst::State::Playing).unwrap();
+    let mut frames = Vec::new();
+    while let Some(sample) = sink.try_pull_sample(gst::ClockTime::from_seconds(10)) {
+        let caps = sample.caps().unwrap().structure(0).unwrap().to_owned();
+        let (w, h) = (
+            caps.get::<i32>("width").unwrap() as u32,
+            caps.get::<i32>("height").unwrap() as u32,
+        );
+        frames.push((
+            sample
+                .buffer()
+                .unwrap()
+                .pts()
+                .map_or(u64::MAX, |t| t.nseconds()),
+            w,
+            h,
+        ));
+    }
+    let bus = pipe.bus().unwrap();
+    let err = bus.pop_filtered(&[gst::MessageType::Error]);
+    pipe.set_state(gst::State::Null).unwrap();
+    assert!(err.is_none(), "decoding {} failed: {err:?}", path.display());
+    frames
+}
+
+fn frame_ns(i: u64, fps: u64) -> u64 {
+    i * 1_000_000_000 / fps
+}
+
+/// The (in, out, dropped) counts of the summary line.
+fn counts(err: &str) -> (u64, u64, u64) {
+    let line = err
+        .lines()
+        .find(|l| l.contains(" frames in, "))
+        .unwrap_or_else(|| panic!("no summary in: {err}"));
+    let nums: Vec<u64> = line
+        .split([' ', ','])
+        .filter_map(|w| w.parse().ok())
+        .take(3)
+        .collect();
+    (nums[0], nums[1], nums[2])
+}
+
+/// Every frame of `path` has `size` and the timestamp of frame i at 30 fps.
+fn assert_frames(path: &Path, n: usize, size: (u32, u32)) {
+    let frames = decode(path);
+    assert_eq!(frames.len(), n, "{}: {frames:?}", path.display());
+    for (i, &(pts, w, h)) in frames.iter().enumerate() {
+        assert_eq!((w, h), size, "{} frame {i}", path.display());
+        assert_eq!(pts, frame_ns(i as u64, 30), "{} frame {i}", path.display());
+    }
+}
+
+#[test]
+fn every_shipped_pipeline_file_runs_end_to_end_on_a_short_source() {
+    let dir = tempdir("shipped");
+    // (file, output size as shipped: 480x270 in; retarget carves it to 4:3)
+    let shipped = [
+        ("retarget-16x9-to-4x3.toml", (360, 270)),
+        ("transcode-denoise-stabilize.toml", (480, 270)),
+        ("document-binarize.toml", (480, 270)),
+        ("camera-edges.toml", (640, 480)),
+    ];
+    let on_disk = std::fs::read_dir(repo().join("pipelines"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "toml")
+        })
+        .count();
+    assert_eq!(on_disk, shipped.len(), "a pipeline file is not tested here");
+    for (name, size) in shipped {
+        let file = format!("pipelines/{name}");
+        let out = dir.join(name.replace(".toml", ".mp4"));
+        let mut args = vec![
+            "run",
+            "--pipeline",
+            &file,
+            "-o",
+            out.to_str().unwrap(),
+            "--frames",
+            "10",
+        ];
+        let camera = name.starts_with("camera");
+        let has_camera = Path::new("/dev/video0").exists();
+        if camera && has_camera {
+            // A real camera runs until stopped; test the rest of the file on
+            // the test source it would fall back to.
+            args.insert(1, "test:ball");
+            args.push("--live");
+        }
+        let o = run(&args);
+        let err = stderr(&o);
+        assert!(o.status.success(), "{name}: {err}");
+        if camera && !has_camera {
+            assert!(
+                err.contains("using the live test source test:ball"),
+                "{name}: {err}"
+            );
+        }
+        let (fin, fout, dropped) = counts(&err);
+        if camera {
+            // Live: frames the chain could not keep up with are dropped, and counted.
+            assert_eq!((fin, fout + dropped), (10, 10), "{name}: {err}");
+            let frames = decode(&out);
+            assert_eq!(frames.len() as u64, fout, "{name}");
+            assert!(frames.iter().all(|&(_, w, h)| (w, h) == size), "{name}");
+        } else {
+            assert_eq!((fin, fout, dropped), (10, 10, 0), "{name}: {err}");
+            assert_frames(&out, 10, size);
+        }
+    }
+}
+
+#[test]
+fn retarget_file_carves_16x9_to_4x3() {
+    let dir = tempdir("retarget");
+    let out = dir.join("r.mp4");
+    let o = run(&[
+        "run",
+        "--pipeline",
+        "pipelines/retarget-16x9-to-4x3.toml",
+        "test:smpte",
+        out.to_str().unwrap(),
+        "--size",
+        "320x180",
+        "--frames",
+        "4",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_frames(&out, 4, (240, 180));
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn an_unknown_op_in_a_pipeline_file_is_reported_with_its_line() {
+    let dir = tempdir("unknown-op");
+    let file = write(
+        &dir,
+        "x.toml",
+        "output = \"null\"\n\n[input]\nsource = \"test:ball\"\n\n[[op]]\nname = \"gaussian\"\nsigma = 2\n\n[[op]]\nname = \"blurr\"\n",
+    );
+    fails_cleanly(
+        &["run", "--pipeline", &file],
+        &[
+            &format!("{file}:11: unknown operation `blurr`; valid operations are: "),
+            "gaussian",
+        ],
+    );
+}
+
+#[test]
+fn bad_keys_and_values_in_a_pipeline_file_are_reported_with_their_line() {
+    let dir = tempdir("bad-key");
+    let file = write(
+        &dir,
+        "k.toml",
+        "output = \"null\"\n[[op]]\nname = \"gaussian\"\nsigmaa = 2\n",
+    );
+    fails_cleanly(
+        &["run", "--pipeline", &file],
+        &[&format!(
+            "{file}:4: gaussian: unknown parameter `sigmaa`; valid parameters are: sigma"
+        )],
+    );
+    let file = write(&dir, "v.toml", "[[op]]\nname = \"threshold\"\nt = 300\n");
+    fails_cleanly(
+        &["run", "--pipeline", &file],
+        &[&format!("{file}:3: threshold: `t=300`: out of range")],
+    );
+    let file = write(&dir, "top.toml", "ouput = \"null\"\n");
+    fails_cleanly(
+        &["run", "--pipeline", &file],
+        &[&format!("{file}:1: unknown key `ouput`"), "`output`"],
+    );
+    fails_cleanly(
+        &["run", "--pipeline", "/nonexistent/p.toml"],
+        &["cannot read pipeline file `/nonexistent/p.toml`"],
+    );
+}
+
+#[test]
+fn the_command_line_wins_over_the_pipeline_file() {
+    let dir = tempdir("overrides");
+    let from_file = dir.join("from-file.mp4");
+    let file = write(
+        &dir,
+        "p.toml",
+        &format!(
+            "output = \"{}\"\n[input]\nsource = \"test:smpte\"\nsize = \"64x48\"\nfps = 30\nframes = 3\n[[op]]\nname = \"gaussian\"\nsigma = 1\n",
+            from_file.display()
+        ),
+    );
+    // The file alone.
+    let o = run(&["run", "--pipeline", &file]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_frames(&from_file, 3, (64, 48));
+    std::fs::remove_file(&from_file).unwrap();
+
+    // Output (positional), size, fps and frames from the command line.
+    let cli = dir.join("cli.mkv");
+    let o = run(&[
+        "run",
+        "--pipeline",
+        &file,
+        "test:ball",
+        cli.to_str().unwrap(),
+        "--size",
+        "96x64",
+        "--fps",
+        "25",
+        "--frames",
+        "5",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!from_file.exists(), "the file's output was written too");
+    let frames = decode(&cli);
+    assert_eq!(frames.len(), 5);
+    for (i, &(pts, w, h)) in frames.iter().enumerate() {
+        assert_eq!((pts, w, h), (frame_ns(i as u64, 25), 96, 64));
+    }
+
+    // -o replaces only the output; the rest still comes from the file.
+    let flag = dir.join("flag.mp4");
+    let o = run(&["run", "--pipeline", &file, "-o", flag.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_frames(&flag, 3, (64, 48));
+
+    fails_cleanly(
+        &["run", "--pipeline", &file, "--op", "sobel"],
+        &["--op", "--pipeline", "one place"],
+    );
+}
+
+#[test]
+fn a_missing_camera_falls_back_when_the_file_says_so_and_is_an_error_otherwise() {
+    let dir = tempdir("camera");
+    let none = "/dev/video-seamstream-none";
+    let file = write(
+        &dir,
+        "cam.toml",
+        &format!(
+            "output = \"null\"\n[input]\nsource = \"camera:{none}\"\nfallback = \"test:ball\"\nsize = \"64x48\"\nframes = 3\n[[op]]\nname = \"sobel\"\n"
+        ),
+    );
+    let o = run(&["run", "--pipeline", &file]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    let notes: Vec<&str> = err.lines().filter(|l| l.contains(none)).collect();
+    assert_eq!(notes.len(), 1, "{err}");
+    assert!(
+        notes[0].contains("does not exist") && notes[0].contains("live test source test:ball"),
+        "{err}"
+    );
+    assert_eq!(counts(&err).0, 3, "{err}");
+
+    // Without a fallback, and on the command line, a missing camera is an
+    // error that names it and says what to do.
+    let bare = write(
+        &dir,
+        "bare.toml",
+        &format!("output = \"null\"\n[input]\nsource = \"camera:{none}\"\n"),
+    );
+    let camera = format!("camera:{none}");
+    for args in [
+        vec!["run", "--pipeline", bare.as_str()],
+        vec!["run", "--pipeline", file.as_str(), camera.as_str()],
+        vec!["run", camera.as_str(), "null"],
+    ] {
+        fails_cleanly(&args, &[none, "ls /dev/video*", "test:"]);
+    }
+}
+
+#[test]
+fn display_without_a_display_fails_before_any_work() {
+    let err = fails_cleanly(
+        &["run", "test:ball", "display", "--frames", "3"],
+        &["`display`", "DISPLAY", "null"],
+    );
+    assert!(!err.contains(" frames in, "), "{err}");
+}
+
+#[test]
+fn plain_run_plays_the_sample_clip_retargeted_to_4x3_into_out_mp4() {
+    let dir = tempdir("default");
+    let o = run_in(&dir, &["run"], DEADLINE);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("retarget:width=75%"), "{err}");
+    assert!(err.contains("480x270 -> 360x270"), "{err}");
+    assert_frames(&dir.join("out.mp4"), 90, (360, 270));
+}
+
+#[test]
+fn an_input_without_video_is_a_clear_error_not_a_hang() {
+    fails_cleanly(
+        &["run", "audiotestsrc num-buffers=10", "null"],
+        &[
+            "audiotestsrc num-buffers=10",
+            "no video stream",
+            "audio/x-raw",
+        ],
+    );
+    // An audio-only file, through uridecodebin.
+    let dir = tempdir("audio");
+    let wav = dir.join("tone.wav");
+    let made = Command::new("gst-launch-1.0")
+        .args([
+            "-q",
+            "audiotestsrc",
+            "num-buffers=20",
+            "!",
+            "wavenc",
+            "!",
+            "filesink",
+        ])
+        .arg(format!("location={}", wav.display()))
+        .status()
+        .expect("gst-launch-1.0 runs");
+    assert!(made.success());
+    let out = dir.join("o.mp4");
+    fails_cleanly(
+        &["run", wav.to_str().unwrap(), out.to_str().unwrap()],
+        &[wav.to_str().unwrap(), "no video stream", "audio/x-raw"],
+    );
+    assert!(
+        !out.exists(),
+        "a run that wrote no frame left {}",
+        out.display()
+    );
+    // Encoded video in a fragment: the message says to decode it.
+    fails_cleanly(
+        &["run", "videotestsrc num-buffers=3 ! x264enc", "null"],
+        &["video/x-h264", "decodebin"],
+    );
+}
