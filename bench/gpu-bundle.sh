@@ -11,3 +11,6 @@ for n in gpu_color gpu_filters gpu_geometry gpu_retarget gpu_stage kernel_cache;
 done
 rm -rf .gpu/b
 ../shared/gpu/bundle.sh .gpu/b target/release/seamstream "${tests[@]}"
+# Symbols off: the carry to the GPU host is limited to 64 MiB.
+strip .gpu/b/bin/seamstream .gpu/b/bin/gpu_* .gpu/b/bin/kernel_cache*
+du -sh .gpu/b

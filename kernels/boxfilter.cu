@@ -35,8 +35,8 @@ __device__ __forceinline__ void box_tile(const typename Px<C>::W* __restrict__ s
     const int x0 = blockIdx.x * TW, y0 = blockIdx.y * TH;
     const int ow = min(TW, w - x0), oh = min(TH, h - y0);
     const int rows = oh + 2 * r;
-    load_tile(src, w, h, border, x0 - r, y0 - r, rows, ow + 2 * r, tile, IP, (W)0,
-              [](W p) { return p; });
+    load_tile<Px<C>::LANE_COLS>(src, w, h, border, x0 - r, y0 - r, rows, ow + 2 * r, tile, IP,
+                                [](W p) { return p; });
     __syncthreads();
 
     // Along the rows: item = (tile row i, segment of SEG outputs), lanes on

@@ -43,8 +43,8 @@ __device__ __forceinline__ void sep_fused(const typename Px<C>::W* __restrict__ 
     const int ar = nr / 2, ac = nc / 2;
 
     for (int k = threadIdx.x; k < nr + nc; k += blockDim.x) s_taps[k] = taps[k];
-    load_tile(src, w, h, border, x0 - ar, y0 - ac, rows, cols, tile, IP, (W)0,
-              [](W p) { return p; });
+    load_tile<Px<C>::LANE_COLS>(src, w, h, border, x0 - ar, y0 - ac, rows, cols, tile, IP,
+                                [](W p) { return p; });
     __syncthreads();
 
     // Row pass: item = (tile row i, group of B columns); lanes take
@@ -53,11 +53,10 @@ __device__ __forceinline__ void sep_fused(const typename Px<C>::W* __restrict__ 
     for (int it = threadIdx.x; it < rows * groups; it += blockDim.x) {
         const int i = it % rows, g = it / rows;
         const W* row = tile + i * IP + g * B;
-        const int last = nr + B - 2;
         float acc[B][C];
         mac_window<C, B>(
             [&](int m, float (&v)[C]) {
-                const W p = row[min(m, last)];
+                const W p = row[m];
 #pragma unroll
                 for (int c = 0; c < C; ++c) v[c] = Px<C>::chan(p, c);
             },
@@ -76,11 +75,10 @@ __device__ __forceinline__ void sep_fused(const typename Px<C>::W* __restrict__ 
         const int x = it % TW, yb = (it / TW) * B;
         if (x >= ow) continue;
         const float* col = mid + yb * (C * MP) + x;
-        const int last = nc + B - 2;
         float acc[B][C];
         mac_window<C, B>(
             [&](int m, float (&v)[C]) {
-                const float* p = col + min(m, last) * (C * MP);
+                const float* p = col + m * (C * MP);
 #pragma unroll
                 for (int c = 0; c < C; ++c) v[c] = p[c * MP];
             },
@@ -134,19 +132,18 @@ __device__ __forceinline__ void sep_rows(const typename Px<C>::W* __restrict__ s
     const int ow = min(ROWS_TW, w - x0), oh = min(ROWS_TH, h - y0);
     const int ar = nr / 2;
     for (int k = threadIdx.x; k < nr; k += blockDim.x) s_taps[k] = taps[k];
-    load_tile(src, w, h, border, x0 - ar, y0, oh, ow + nr - 1, tile, IP, (W)0,
-              [](W p) { return p; });
+    load_tile<Px<C>::LANE_COLS>(src, w, h, border, x0 - ar, y0, oh, ow + nr - 1, tile, IP,
+                                [](W p) { return p; });
     __syncthreads();
 
     const int groups = (ow + B - 1) / B;
     for (int it = threadIdx.x; it < oh * groups; it += blockDim.x) {
         const int i = it % oh, g = it / oh;
         const W* row = tile + i * IP + g * B;
-        const int last = nr + B - 2;
         float acc[B][C];
         mac_window<C, B>(
             [&](int m, float (&v)[C]) {
-                const W p = row[min(m, last)];
+                const W p = row[m];
 #pragma unroll
                 for (int c = 0; c < C; ++c) v[c] = Px<C>::chan(p, c);
             },
@@ -248,8 +245,8 @@ __device__ __forceinline__ void filter2d(const typename Px<C>::W* __restrict__ s
     const int x0 = blockIdx.x * TW, y0 = blockIdx.y * TH;
     const int ow = min(TW, w - x0), oh = min(TH, h - y0);
     const int a = N / 2;
-    load_tile(src, w, h, border, x0 - a, y0 - a, oh + N - 1, ow + N - 1, tile, IP, (W)0,
-              [](W p) { return p; });
+    load_tile<Px<C>::LANE_COLS>(src, w, h, border, x0 - a, y0 - a, oh + N - 1, ow + N - 1,
+                                tile, IP, [](W p) { return p; });
     __syncthreads();
 
     // Item = (row i, group of B columns), lanes on consecutive rows.

@@ -12,6 +12,8 @@ template <int C> struct Px;
 
 template <> struct Px<1> {
     typedef u8 W;
+    // Columns a lane loads a round in load_tile (a warp: 128 bytes).
+    static constexpr int LANE_COLS = 4;
     // The channel as an exact f32: the byte as the low mantissa bits of 2^23,
     // minus 2^23 (one integer op and one add, where I2F runs at 1/8 rate).
     static __device__ __forceinline__ float chan(W p, int) {
@@ -23,6 +25,7 @@ template <> struct Px<1> {
 
 template <> struct Px<3> {
     typedef u32 W;
+    static constexpr int LANE_COLS = 2;
     static __device__ __forceinline__ float chan(W p, int c) {
         return __fsub_rn(__uint_as_float(__byte_perm(p, 0x4B000000u, 0x7540u | c)),
                          8388608.0f);
@@ -45,21 +48,44 @@ template <> __device__ __forceinline__ int tile_pitch<1>(int cols) {
 template <> __device__ __forceinline__ int tile_pitch<3>(int cols) { return cols | 1; }
 
 // Loads frame rows y0 + i (i < rows) and columns x0 + j (j < cols), read
-// through `border`, into tile[i * pitch + j] as `conv(pixel)`, or `zero`
-// where the zero border reads nothing. One warp a row, lanes along it (1-D
-// blocks).
-template <class W, class T, class Conv>
+// through `border`, into tile[i * pitch + j] as `conv(pixel)`; where the zero
+// border reads nothing, `conv` gets a zero pixel. Lanes take consecutive
+// columns (coalesced); each round a thread issues the independent loads of
+// 8 rows × V columns before storing any, so that they are in flight together
+// (1-D blocks).
+template <int V, class W, class T, class Conv>
 __device__ __forceinline__ void load_tile(const W* __restrict__ src, int w, int h, int border,
                                           int x0, int y0, int rows, int cols, T* tile,
-                                          int pitch, T zero, Conv conv) {
-    const int lane = threadIdx.x & 31, warps = blockDim.x >> 5;
-    for (int i = threadIdx.x >> 5; i < rows; i += warps) {
-        const int sy = border_index(y0 + i, h, border);
-        for (int j = lane; j < cols; j += 32) {
-            const int sx = border_index(x0 + j, w, border);
-            T v = zero;
-            if (sy >= 0 && sx >= 0) v = conv(src[sy * w + sx]);
-            tile[i * pitch + j] = v;
+                                          int pitch, Conv conv) {
+    constexpr int U = 8;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    for (int c0 = 0; c0 < cols; c0 += 32 * V) {
+        // Source column of each of this lane's V columns; -1 zero, -2 none.
+        int sx[V];
+#pragma unroll
+        for (int v = 0; v < V; ++v) {
+            const int j = c0 + 32 * v + lane;
+            sx[v] = j < cols ? border_index(x0 + j, w, border) : -2;
+        }
+        for (int i0 = warp; i0 < rows; i0 += U * warps) {
+            W raw[U][V];
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                const int i = i0 + u * warps;
+                const int sy = i < rows ? border_index(y0 + i, h, border) : -1;
+#pragma unroll
+                for (int v = 0; v < V; ++v) {
+                    raw[u][v] = 0;
+                    if (sy >= 0 && sx[v] >= 0) raw[u][v] = src[sy * w + sx[v]];
+                }
+            }
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                const int i = i0 + u * warps;
+#pragma unroll
+                for (int v = 0; v < V; ++v)
+                    if (i < rows && sx[v] != -2) tile[i * pitch + c0 + 32 * v + lane] = conv(raw[u][v]);
+            }
         }
     }
 }
@@ -67,7 +93,7 @@ __device__ __forceinline__ void load_tile(const W* __restrict__ src, int w, int 
 // One chunk of the separable multiply-accumulate: taps k0 + kk for kk from
 // KK0 to B - 1 (stopping at n when GUARD), with win[m] = sample k0 + m.
 template <int C, int B, int KK0, bool GUARD>
-__device__ __forceinline__ void mac_chunk(float (&acc)[B][C], const float (&win)[2 * B][C],
+__device__ __forceinline__ void mac_chunk(float (&acc)[B][C], const float (&win)[2 * B - 1][C],
                                           const float* taps, int k0, int n) {
 #pragma unroll
     for (int kk = KK0; kk < B; ++kk) {
@@ -87,14 +113,18 @@ __device__ __forceinline__ void mac_chunk(float (&acc)[B][C], const float (&win)
 // product where the CPU starts from +0.0 and adds it; the two differ only in
 // the sign of a zero sum, which neither a later product nor saturate_u8 can
 // tell apart. `sample(m, v)` writes the C channels of sample m into v; it is
-// asked for m up to n + 2B - 2, of which only m ≤ n + B - 2 are used, so it
-// may clamp m to that.
+// asked for each m from 0 to n + B - 2 once, and for no other.
 template <int C, int B, class Sample>
 __device__ __forceinline__ void mac_window(Sample sample, const float* taps, int n,
                                            float (&acc)[B][C]) {
-    float win[2 * B][C];
+    // For the chunk of taps from k0, win[m] = sample k0 + m for the
+    // m < B - 1 + min(B, n - k0) it reads.
+    float win[2 * B - 1][C];
 #pragma unroll
-    for (int m = 0; m < 2 * B; ++m) sample(m, win[m]);
+    for (int m = 0; m < B; ++m) sample(m, win[m]);
+#pragma unroll
+    for (int m = 0; m < B - 1; ++m)
+        if (m + 1 < n) sample(B + m, win[B + m]);
     const float t0 = taps[0];
 #pragma unroll
     for (int j = 0; j < B; ++j)
@@ -106,14 +136,18 @@ __device__ __forceinline__ void mac_window(Sample sample, const float* taps, int
         mac_chunk<C, B, 1, true>(acc, win, taps, 0, n);
     for (int k0 = B; k0 < n; k0 += B) {
 #pragma unroll
-        for (int m = 0; m < B; ++m) {
+        for (int m = 0; m < B - 1; ++m)
 #pragma unroll
             for (int c = 0; c < C; ++c) win[m][c] = win[B + m][c];
-            sample(k0 + B + m, win[B + m]);
-        }
-        if (k0 + B <= n)
+        if (k0 + B <= n) {
+#pragma unroll
+            for (int m = 0; m < B; ++m) sample(k0 + B - 1 + m, win[B - 1 + m]);
             mac_chunk<C, B, 0, false>(acc, win, taps, k0, n);
-        else
+        } else {
+#pragma unroll
+            for (int m = 0; m < B; ++m)
+                if (m < n - k0) sample(k0 + B - 1 + m, win[B - 1 + m]);
             mac_chunk<C, B, 0, true>(acc, win, taps, k0, n);
+        }
     }
 }

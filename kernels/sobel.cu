@@ -33,14 +33,14 @@ __device__ __forceinline__ void sobel(const typename Px<C>::W* __restrict__ src,
     __shared__ u8 luma[(TH + K - 1) * LP];
     const int x0 = blockIdx.x * TW, y0 = blockIdx.y * TH;
     const int ow = min(TW, w - x0), oh = min(TH, h - y0);
-    load_tile(src, w, h, border, x0 - A, y0 - A, oh + K - 1, ow + K - 1, luma, LP, (u8)0,
-              [=](W p) -> u8 {
-                  if (C == 1) return (u8)p;
-                  const float y = __fadd_rn(__fadd_rn(__fmul_rn(kr, Px<C>::chan(p, 0)),
-                                                      __fmul_rn(kg, Px<C>::chan(p, 1))),
-                                            __fmul_rn(kb, Px<C>::chan(p, 2)));
-                  return saturate_u8(y);
-              });
+    load_tile<2>(src, w, h, border, x0 - A, y0 - A, oh + K - 1, ow + K - 1, luma, LP,
+                 [=](W p) -> u8 {
+                     if (C == 1) return (u8)p;
+                     const float y = __fadd_rn(__fadd_rn(__fmul_rn(kr, Px<C>::chan(p, 0)),
+                                                         __fmul_rn(kg, Px<C>::chan(p, 1))),
+                                               __fmul_rn(kb, Px<C>::chan(p, 2)));
+                     return saturate_u8(y);
+                 });
     __syncthreads();
 
     const int x = threadIdx.x & 31;

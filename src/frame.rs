@@ -325,6 +325,31 @@ impl Yuv420 {
     }
 }
 
+/// A frame as it travels between GStreamer and a backend: RGBA or gray
+/// pixels, or 4:2:0 YUV as decoders give and encoders take (the GPU stage
+/// converts those on the device, so only 1.5 bytes a pixel cross PCIe).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Picture {
+    Frame(Frame),
+    Yuv(Yuv420),
+}
+
+impl Picture {
+    pub fn width(&self) -> usize {
+        match self {
+            Picture::Frame(f) => f.width(),
+            Picture::Yuv(y) => y.width(),
+        }
+    }
+
+    pub fn height(&self) -> usize {
+        match self {
+            Picture::Frame(f) => f.height(),
+            Picture::Yuv(y) => y.height(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

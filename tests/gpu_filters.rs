@@ -93,7 +93,11 @@ fn convolve_separable_is_identical_to_the_cpu() {
         format!("convolve:row=[1.5],col={},delta=3.3", taps(9, 4)),
         format!("convolve:row={},col=[0.9]", taps(12, 5)),
         format!("convolve:row={},col={}", taps(65, 6), taps(65, 7)),
-        format!("convolve:row={},col={},delta=-9.75", taps(64, 8), taps(33, 9)),
+        format!(
+            "convolve:row={},col={},delta=-9.75",
+            taps(64, 8),
+            taps(33, 9)
+        ),
     ];
     assert_identical_everywhere(&ops, 400);
 }
@@ -109,77 +113,4 @@ fn sobel_is_identical_to_the_cpu() {
         }
     }
     assert_identical_everywhere(&ops, 500);
-}
-
-// TEMPORARY: dumps cases for the CPU emulator in /tmp/emu.
-#[test]
-#[ignore]
-fn emu_dump() {
-    use seamstream::ops::gaussian::{Gaussian, default_radius};
-    use seamstream::ops::Border;
-    use std::io::Write;
-    let dir = std::path::Path::new("/tmp/emu/cases");
-    std::fs::create_dir_all(dir).unwrap();
-    let mut index = std::fs::File::create(dir.join("index.txt")).unwrap();
-    let nums = |s: &str| -> Vec<f32> {
-        let a = s.find('[').unwrap();
-        let b = s.find(']').unwrap();
-        s[a + 1..b].split(',').map(|v| v.parse::<f64>().unwrap() as f32).collect()
-    };
-    let hex = |v: &[f32]| v.iter().map(|t| format!("{:08x}", t.to_bits())).collect::<Vec<_>>().join(" ");
-    // (op, params for the emulator)
-    let mut cases: Vec<(String, String)> = Vec::new();
-    for sigma in [0.5, 2.5, 6.0, 12.0, 100.0] {
-        let t = Gaussian::new(sigma, default_radius(sigma), Border::Zero).taps;
-        cases.push((format!("gaussian:sigma={sigma}"), format!("sep {:08x} {} {} {} {}", 0f32.to_bits(), t.len(), t.len(), hex(&t), hex(&t))));
-    }
-    cases.push(("gaussian:sigma=3,radius=0".into(), format!("sep {:08x} 1 1 {:08x} {:08x}", 0f32.to_bits(), 1f32.to_bits(), 1f32.to_bits())));
-    for r in [0, 1, 8, 16, 17, 100, 1000] {
-        cases.push((format!("box:radius={r}"), format!("box {r}")));
-    }
-    let mut f2d: Vec<(String, f32)> = (1..=7).map(|n| (taps(n * n, n), 0.0)).collect();
-    f2d.push(("[0,-1,0,-1,5,-1,0,-1,0]".into(), 0.0));
-    f2d.push((taps(9, 1), -20.5));
-    f2d.push((taps(25, 2), 77.25));
-    for (k, d) in f2d {
-        let v = nums(&k);
-        let n = (v.len() as f64).sqrt() as usize;
-        let op = if d != 0.0 { format!("convolve:kernel={k},delta={d}") } else { format!("convolve:kernel={k}") };
-        cases.push((op, format!("f2d {:08x} {n} {}", d.to_bits(), hex(&v))));
-    }
-    let seps: Vec<(String, String, f32)> = vec![
-        ("[1,2,1]".into(), "[0.25,0.5,0.25]".into(), 0.0),
-        ("[0.1,0.2,0.3,0.4]".into(), "[-1,0,2,0.5,0.125,-0.25,0.7]".into(), 0.0),
-        ("[1.5]".into(), taps(9, 4), 3.3),
-        (taps(12, 5), "[0.9]".into(), 0.0),
-        (taps(65, 6), taps(65, 7), 0.0),
-        (taps(64, 8), taps(33, 9), -9.75),
-    ];
-    for (r, c, d) in seps {
-        let (rv, cv) = (nums(&r), nums(&c));
-        let op = if d != 0.0 { format!("convolve:row={r},col={c},delta={d}") } else { format!("convolve:row={r},col={c}") };
-        cases.push((op, format!("sep {:08x} {} {} {} {}", d.to_bits(), rv.len(), cv.len(), hex(&rv), hex(&cv))));
-    }
-    for ksize in [3, 5] {
-        for (o, name) in ["magnitude", "dx", "dy"].iter().enumerate() {
-            cases.push((format!("sobel:ksize={ksize},output={name}"), format!("sobel {ksize} {o}")));
-        }
-    }
-    let sizes = [(1, 1), (17, 3), (70, 45), (130, 140), (200, 70)];
-    let mut id = 0;
-    for (op, params) in &cases {
-        for (si, &(w, h)) in sizes.iter().enumerate() {
-            for (fi, fmt) in [DevFormat::Gray, DevFormat::Rgba].into_iter().enumerate() {
-                let frame = random_frame(w, h, fmt, (id * 31 + si * 7 + fi) as u64 + 1);
-                for (bi, b) in BORDERS.iter().enumerate() {
-                    let full = format!("{op},border={b}");
-                    let out = run_cpu(&full, &frame);
-                    std::fs::write(dir.join(format!("in{id}.bin")), bytes(&frame)).unwrap();
-                    std::fs::write(dir.join(format!("out{id}.bin")), bytes(&out)).unwrap();
-                    writeln!(index, "{id} {} {w} {h} {bi} {params}", if fi == 0 { 1 } else { 3 }).unwrap();
-                    id += 1;
-                }
-            }
-        }
-    }
 }

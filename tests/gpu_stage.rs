@@ -4,10 +4,18 @@
 mod common;
 
 use common::*;
-use seamstream::cuda::stage::Stage;
+use seamstream::cuda::stage::{Layout, Stage};
 use seamstream::cuda::{DevFormat, DevFrame};
-use seamstream::frame::Frame;
+use seamstream::frame::{Frame, Picture, PixelFormat};
 use seamstream::ops::Chain;
+use seamstream::ops::yuv::{Colorimetry, rgba_to_yuv420, yuv420_to_rgba};
+
+fn frame(p: Picture) -> Frame {
+    match p {
+        Picture::Frame(f) => f,
+        Picture::Yuv(_) => panic!("the stage gave YUV where frames were asked for"),
+    }
+}
 
 const CHAIN: &[&str] = &[
     "gaussian:sigma=1.5",
@@ -41,9 +49,9 @@ fn five_hundred_frames_come_out_in_order_equal_to_the_cpu_chain() {
     }
     out.extend(stage.finish().unwrap());
     assert_eq!(out.len(), 500, "frames lost or added");
-    for (k, (frame, i)) in out.iter().enumerate() {
-        assert_eq!(*i, k, "frame {i} came out at place {k}");
-        assert_close(frame, &expected[i % 8], 0, &format!("frame {i}"));
+    for (k, (picture, i)) in out.into_iter().enumerate() {
+        assert_eq!(i, k, "frame {i} came out at place {k}");
+        assert_close(&frame(picture), &expected[i % 8], 0, &format!("frame {i}"));
     }
 }
 
@@ -66,10 +74,10 @@ fn serial_and_pipelined_rings_agree() {
                     .push(f, ())
                     .unwrap()
                     .into_iter()
-                    .map(|(f, _)| bytes(&f)),
+                    .map(|(p, _)| bytes(&frame(p))),
             );
         }
-        out.extend(stage.finish().unwrap().into_iter().map(|(f, _)| bytes(&f)));
+        out.extend(stage.finish().unwrap().into_iter().map(|(p, _)| bytes(&frame(p))));
         runs.push(out);
     }
     assert_eq!(runs[0], runs[1]);
@@ -117,4 +125,49 @@ fn a_missing_kernel_is_named() {
     assert!(e.contains("no_such_kernel"), "{e}");
     let e = gpu.function("nope.cu", "k").unwrap_err().to_string();
     assert!(e.contains("nope.cu"), "{e}");
+}
+
+/// YUV in and YUV out, as from a decoder to an encoder: the stage converts
+/// on the device and equals the CPU's conversions around the CPU chain
+/// (exact: the yuv kernels and the ops are each exact), at odd and even
+/// sizes, NV12 in and I420 out.
+#[test]
+fn yuv_in_and_out_equal_the_cpu_conversions_around_the_chain() {
+    let Some(gpu) = gpu() else { return };
+    let c = Colorimetry::default();
+    for (w, h) in [(64, 48), (321, 241)] {
+        let chain = Chain::parse(CHAIN).unwrap();
+        let mut cpu = Chain::parse(CHAIN).unwrap();
+        let mut stage: Stage<usize> = Stage::with_layouts(
+            &gpu,
+            &chain,
+            w,
+            h,
+            Layout::Yuv(PixelFormat::Nv12, c),
+            Some((PixelFormat::I420, c)),
+            3,
+        )
+        .unwrap();
+        let mut inputs = Vec::new();
+        let mut out = Vec::new();
+        for i in 0..10 {
+            let Frame::Rgba(rgba) = random_frame(w, h, DevFormat::Rgba, 100 + i as u64) else {
+                unreachable!()
+            };
+            let yuv = rgba_to_yuv420(&rgba, PixelFormat::Nv12, c).unwrap();
+            out.extend(stage.push_picture(&Picture::Yuv(yuv.clone()), i).unwrap());
+            inputs.push(yuv);
+        }
+        out.extend(stage.finish().unwrap());
+        assert_eq!(out.len(), 10);
+        for (picture, i) in out {
+            let Picture::Yuv(got) = picture else {
+                panic!("frame {i} came out as a frame, not YUV")
+            };
+            let rgba = Frame::Rgba(yuv420_to_rgba(&inputs[i], c));
+            let done = cpu.apply(rgba).unwrap().to_rgba();
+            let want = rgba_to_yuv420(&done, PixelFormat::I420, c).unwrap();
+            assert!(got == want, "frame {i} at {w}x{h}: YUV bytes differ from the CPU's");
+        }
+    }
 }

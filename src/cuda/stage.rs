@@ -14,10 +14,40 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaEvent, CudaStream, PinnedHostSlice, sys};
 
+use cudarc::driver::CudaSlice;
+
+use super::ops::yuv::{rgba_to_yuv420, yuv420_len, yuv420_to_rgba};
 use super::{DevFormat, DevFrame, Gpu, GpuOp, cuda_err};
 use crate::error::{Error, Result};
-use crate::frame::{Frame, Plane};
+use crate::frame::{Frame, Picture, PixelFormat, Plane, Yuv420};
 use crate::ops::Chain;
+use crate::ops::yuv::Colorimetry;
+
+/// How frames cross PCIe: as the chain's pixels, or as 4:2:0 YUV converted
+/// to RGBA on the device after the upload (or from it before the download).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Layout {
+    Frame(DevFormat),
+    Yuv(PixelFormat, Colorimetry),
+}
+
+impl Layout {
+    /// Bytes of one `w`×`h` frame in this layout, rows packed.
+    pub fn bytes(&self, w: usize, h: usize) -> Result<usize> {
+        match *self {
+            Layout::Frame(f) => Ok(w * h * f.bytes_per_pixel()),
+            Layout::Yuv(f, _) => yuv420_len(f, w, h),
+        }
+    }
+
+    /// The layout a picture arrives in (YUV with `c`).
+    pub fn of(p: &Picture, c: Colorimetry) -> Layout {
+        match p {
+            Picture::Frame(f) => Layout::Frame(DevFormat::of(f)),
+            Picture::Yuv(y) => Layout::Yuv(y.format, c),
+        }
+    }
+}
 
 /// The GPU halves of a chain's operations, prepared for one input size and
 /// format, with the size and format after each.
@@ -89,6 +119,10 @@ impl GpuChain {
 struct Slot {
     host_in: PinnedHostSlice<u8>,
     host_out: PinnedHostSlice<u8>,
+    /// The uploaded YUV bytes, when the input layout is YUV.
+    yuv_in: Option<CudaSlice<u8>>,
+    /// The YUV bytes to download, when the output layout is YUV.
+    yuv_out: Option<CudaSlice<u8>>,
     dev_in: DevFrame,
     outs: Vec<DevFrame>,
     uploaded: CudaEvent,
@@ -101,6 +135,9 @@ struct Slot {
 pub struct Stage<T> {
     gpu: Gpu,
     chain: GpuChain,
+    input: Layout,
+    output: Layout,
+    size: (usize, usize),
     up: Arc<CudaStream>,
     down: Arc<CudaStream>,
     slots: Vec<Slot>,
@@ -119,7 +156,7 @@ fn event(gpu: &Gpu) -> Result<CudaEvent> {
 
 impl<T> Stage<T> {
     /// A ring of `slots` (at least 2) for `width`×`height` input frames of
-    /// `format`. Everything is allocated here.
+    /// `format`, giving frames out. Everything is allocated here.
     pub fn new(
         gpu: &Gpu,
         chain: &Chain,
@@ -128,16 +165,44 @@ impl<T> Stage<T> {
         format: DevFormat,
         slots: usize,
     ) -> Result<Stage<T>> {
+        Self::with_layouts(gpu, chain, width, height, Layout::Frame(format), None, slots)
+    }
+
+    /// A ring whose input crosses PCIe in `input`'s layout and whose output
+    /// is converted to `yuv_out` (format, colorimetry) on the device when
+    /// given; the chain sees RGBA for a YUV input.
+    pub fn with_layouts(
+        gpu: &Gpu,
+        chain: &Chain,
+        width: usize,
+        height: usize,
+        input: Layout,
+        yuv_out: Option<(PixelFormat, Colorimetry)>,
+        slots: usize,
+    ) -> Result<Stage<T>> {
+        let format = match input {
+            Layout::Frame(f) => f,
+            Layout::Yuv(..) => DevFormat::Rgba,
+        };
         let chain = GpuChain::new(gpu, chain, width, height, format)?;
         let (ow, oh, of) = chain.output();
-        let in_bytes = (width * height * format.bytes_per_pixel()).max(1);
-        let out_bytes = (ow * oh * of.bytes_per_pixel()).max(1);
+        let output = match yuv_out {
+            Some((f, c)) => Layout::Yuv(f, c),
+            None => Layout::Frame(of),
+        };
+        let in_bytes = input.bytes(width, height)?.max(1);
+        let out_bytes = output.bytes(ow, oh)?.max(1);
         let ctx = gpu.ctx();
         let stream = |what: &str| {
             ctx.new_stream()
                 .map_err(|e| cuda_err(&format!("creating the {what} stream"), e))
         };
         let (up, down) = (stream("upload")?, stream("download")?);
+        let bytes = |n: usize, what: &str| {
+            gpu.stream()
+                .alloc_zeros::<u8>(n)
+                .map_err(|e| cuda_err(&format!("allocating the {what} ({} MB)", n.div_ceil(1 << 20)), e))
+        };
         let slots = (0..slots.max(2))
             .map(|_| {
                 // SAFETY: the buffers are written (by a copy of a frame, or by
@@ -151,6 +216,14 @@ impl<T> Stage<T> {
                 Ok(Slot {
                     host_in,
                     host_out,
+                    yuv_in: match input {
+                        Layout::Yuv(..) => Some(bytes(in_bytes, "YUV input")?),
+                        Layout::Frame(_) => None,
+                    },
+                    yuv_out: match output {
+                        Layout::Yuv(..) => Some(bytes(out_bytes, "YUV output")?),
+                        Layout::Frame(_) => None,
+                    },
                     dev_in: DevFrame::alloc(gpu, width, height, format)?,
                     outs: chain.alloc_outputs(gpu)?,
                     uploaded: event(gpu)?,
@@ -162,6 +235,9 @@ impl<T> Stage<T> {
         Ok(Stage {
             gpu: gpu.clone(),
             chain,
+            input,
+            output,
+            size: (width, height),
             up,
             down,
             slots,
@@ -181,9 +257,10 @@ impl<T> Stage<T> {
         self.slots.len()
     }
 
-    /// The output frames' width, height and format.
-    pub fn output(&self) -> (usize, usize, DevFormat) {
-        self.chain.output()
+    /// The output frames' width and height, and the layout they come out in.
+    pub fn output(&self) -> (usize, usize, Layout) {
+        let (w, h, _) = self.chain.output();
+        (w, h, self.output)
     }
 
     /// Frames in the ring.
@@ -193,14 +270,26 @@ impl<T> Stage<T> {
 
     /// Starts `frame` through the ring (with `tag`, returned with its output).
     /// When every slot is busy, first waits for the oldest and returns it.
-    pub fn push(&mut self, frame: &Frame, tag: T) -> Result<Vec<(Frame, T)>> {
+    pub fn push(&mut self, frame: &Frame, tag: T) -> Result<Vec<(Picture, T)>> {
+        self.push_input(Input::Frame(frame), tag)
+    }
+
+    /// [`Stage::push`] for a picture in the stage's input layout.
+    pub fn push_picture(&mut self, picture: &Picture, tag: T) -> Result<Vec<(Picture, T)>> {
+        match picture {
+            Picture::Frame(f) => self.push_input(Input::Frame(f), tag),
+            Picture::Yuv(y) => self.push_input(Input::Yuv(y), tag),
+        }
+    }
+
+    fn push_input(&mut self, frame: Input, tag: T) -> Result<Vec<(Picture, T)>> {
         let mut done = Vec::new();
         if self.in_flight.len() == self.slots.len() {
             done.push(self.take_oldest()?);
         }
         let s = self.next;
-        self.next = (self.next + 1) % self.slots.len();
         self.start(s, frame)?;
+        self.next = (self.next + 1) % self.slots.len();
         self.in_flight.push_back((s, tag));
         if self.serial {
             done.push(self.take_oldest()?);
@@ -210,7 +299,7 @@ impl<T> Stage<T> {
     }
 
     /// The frames that have finished, oldest first, without waiting.
-    pub fn poll(&mut self) -> Result<Vec<(Frame, T)>> {
+    pub fn poll(&mut self) -> Result<Vec<(Picture, T)>> {
         let mut done = Vec::new();
         while let Some(&(s, _)) = self.in_flight.front() {
             let ready = self.slots[s]
@@ -226,7 +315,7 @@ impl<T> Stage<T> {
     }
 
     /// Waits for every frame in the ring and returns them in order.
-    pub fn finish(&mut self) -> Result<Vec<(Frame, T)>> {
+    pub fn finish(&mut self) -> Result<Vec<(Picture, T)>> {
         let mut done = Vec::new();
         while !self.in_flight.is_empty() {
             done.push(self.take_oldest()?);
@@ -236,53 +325,66 @@ impl<T> Stage<T> {
 
     /// Copies `frame` into slot `s`'s pinned buffer and enqueues its upload,
     /// the chain and the download, ordered by the slot's events.
-    fn start(&mut self, s: usize, frame: &Frame) -> Result<()> {
+    fn start(&mut self, s: usize, frame: Input) -> Result<()> {
         let gpu = self.gpu.clone();
-        let slot = &mut self.slots[s];
-        let (w, h, f) = (slot.dev_in.width, slot.dev_in.height, slot.dev_in.format);
-        if (frame.width(), frame.height(), DevFormat::of(frame)) != (w, h, f) {
+        let (w, h) = self.size;
+        let given = match frame {
+            Input::Frame(f) => (f.width(), f.height(), Layout::Frame(DevFormat::of(f))),
+            Input::Yuv(y) => (y.width(), y.height(), Layout::Yuv(y.format, self.colorimetry_in())),
+        };
+        if given != (w, h, self.input) {
             return Err(Error::BadFrame(format!(
-                "the GPU stage was set up for {w}x{h} {f:?} frames and got a {}x{} {:?} one; seamstream needs one size per run",
-                frame.width(),
-                frame.height(),
-                DevFormat::of(frame)
+                "the GPU stage was set up for {w}x{h} {:?} frames and got a {}x{} {:?} one; seamstream needs one size and format per run",
+                self.input, given.0, given.1, given.2
             )));
         }
+        let slot = &mut self.slots[s];
         // Waits for this buffer's last upload (long done: the slot's
         // download, which followed it, has been taken).
         let host = slot
             .host_in
             .as_mut_slice()
             .map_err(|e| cuda_err("waiting for an input buffer", e))?;
-        write_packed(frame, host);
-        let upload = |d: &mut DevFrame, h: &PinnedHostSlice<u8>, up: &Arc<CudaStream>| {
-            let n = d.len();
-            if n == 0 {
-                return Ok(());
+        match frame {
+            Input::Frame(f) => write_packed(f, host),
+            Input::Yuv(y) => write_yuv(y, host),
+        }
+        let n = self.input.bytes(w, h)?;
+        if n > 0 {
+            let up = &self.up;
+            match &mut slot.yuv_in {
+                Some(d) => up.memcpy_htod(&slot.host_in, &mut d.slice_mut(..n)),
+                None => up.memcpy_htod(&slot.host_in, &mut slot.dev_in.data.slice_mut(..n)),
             }
-            up.memcpy_htod(h, &mut d.data.slice_mut(..n))
-                .map_err(|e| cuda_err("uploading a frame", e))
-        };
-        upload(&mut slot.dev_in, &slot.host_in, &self.up)?;
+            .map_err(|e| cuda_err("uploading a frame", e))?;
+        }
         slot.uploaded
             .record(&self.up)
             .map_err(|e| cuda_err("recording an upload", e))?;
         gpu.stream()
             .wait(&slot.uploaded)
             .map_err(|e| cuda_err("ordering the chain after the upload", e))?;
+        if let (Layout::Yuv(f, c), Some(yuv)) = (self.input, &slot.yuv_in) {
+            yuv420_to_rgba(&gpu, yuv, f, w, h, c, &mut slot.dev_in)?;
+        }
         self.chain.run(&gpu, &slot.dev_in, &mut slot.outs)?;
+        let result = slot.outs.last().unwrap_or(&slot.dev_in);
+        if let (Layout::Yuv(f, c), Some(yuv)) = (self.output, &mut slot.yuv_out) {
+            rgba_to_yuv420(&gpu, result, f, c, yuv)?;
+        }
         slot.computed
             .record(gpu.stream())
             .map_err(|e| cuda_err("recording the chain", e))?;
         self.down
             .wait(&slot.computed)
             .map_err(|e| cuda_err("ordering the download after the chain", e))?;
-        let result = slot.outs.last().unwrap_or(&slot.dev_in);
-        let n = result.len();
+        let n = self.output.bytes(result.width, result.height)?;
         if n > 0 {
-            self.down
-                .memcpy_dtoh(&result.data.slice(..n), &mut slot.host_out)
-                .map_err(|e| cuda_err("downloading a frame", e))?;
+            match &slot.yuv_out {
+                Some(d) => self.down.memcpy_dtoh(&d.slice(..n), &mut slot.host_out),
+                None => self.down.memcpy_dtoh(&result.data.slice(..n), &mut slot.host_out),
+            }
+            .map_err(|e| cuda_err("downloading a frame", e))?;
         }
         slot.downloaded
             .record(&self.down)
@@ -290,8 +392,15 @@ impl<T> Stage<T> {
         Ok(())
     }
 
+    fn colorimetry_in(&self) -> Colorimetry {
+        match self.input {
+            Layout::Yuv(_, c) => c,
+            Layout::Frame(_) => Colorimetry::default(),
+        }
+    }
+
     /// Waits for the oldest frame's download and copies it out.
-    fn take_oldest(&mut self) -> Result<(Frame, T)> {
+    fn take_oldest(&mut self) -> Result<(Picture, T)> {
         let (s, tag) = self
             .in_flight
             .pop_front()
@@ -300,16 +409,52 @@ impl<T> Stage<T> {
         slot.downloaded
             .synchronize()
             .map_err(|e| cuda_err("waiting for a frame", e))?;
-        let (w, h, f) = self.chain.output();
+        let (w, h, layout) = self.output();
         let bytes = slot
             .host_out
             .as_slice()
             .map_err(|e| cuda_err("reading a downloaded frame", e))?;
-        Ok((
-            read_packed(&bytes[..w * h * f.bytes_per_pixel()], w, h, f)?,
-            tag,
-        ))
+        let n = layout.bytes(w, h)?;
+        let picture = match layout {
+            Layout::Frame(f) => Picture::Frame(read_packed(&bytes[..n], w, h, f)?),
+            Layout::Yuv(f, _) => Picture::Yuv(read_yuv(&bytes[..n], f, w, h)?),
+        };
+        Ok((picture, tag))
     }
+}
+
+/// What [`Stage::start`] copies in.
+#[derive(Clone, Copy)]
+enum Input<'a> {
+    Frame(&'a Frame),
+    Yuv(&'a Yuv420),
+}
+
+/// A YUV frame's planes one after another, rows packed (the layout of
+/// [`crate::cuda::ops::yuv`]): Y, then U and V (I420) or UV (NV12).
+pub fn write_yuv(y: &Yuv420, out: &mut [u8]) {
+    let mut at = 0;
+    for p in [&y.y, &y.u, &y.v] {
+        for r in 0..p.height() {
+            let row = p.row(r);
+            out[at..at + row.len()].copy_from_slice(row);
+            at += row.len();
+        }
+    }
+}
+
+/// The inverse of [`write_yuv`].
+pub fn read_yuv(bytes: &[u8], format: PixelFormat, w: usize, h: usize) -> Result<Yuv420> {
+    let mut y = Yuv420::new(format, w, h)?;
+    let mut at = 0;
+    for p in [&mut y.y, &mut y.u, &mut y.v] {
+        for row in p.rows_mut() {
+            let n = row.len();
+            row.copy_from_slice(&bytes[at..at + n]);
+            at += n;
+        }
+    }
+    Ok(y)
 }
 
 /// Writes a frame's pixels into `out`, rows packed; rows are copied in

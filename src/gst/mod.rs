@@ -137,6 +137,13 @@ impl Input {
     /// appsink. The sample's appsrc gets its caps and frames from
     /// [`sample::feed`] once the pipeline is built.
     pub fn launch(&self, test: &TestSettings) -> String {
+        self.launch_as(test, "RGBA")
+    }
+
+    /// [`Input::launch`] with the appsink taking any of `formats` (caps
+    /// syntax, e.g. `{ I420, NV12, RGBA }`): the GPU backend takes 4:2:0 YUV
+    /// as decoders give it and converts on the device.
+    pub fn launch_as(&self, test: &TestSettings, formats: &str) -> String {
         let src = match self {
             Input::Sample => format!("appsrc name={} format=time", sample::APPSRC_NAME),
             Input::Test { pattern } => {
@@ -152,7 +159,7 @@ impl Input {
             Input::Uri { uri, .. } => format!("uridecodebin uri=\"{uri}\""),
             Input::Fragment(f) => f.clone(),
         };
-        format!("{src} ! videoconvert ! video/x-raw,format=RGBA ! appsink name=seamstream_in")
+        format!("{src} ! videoconvert ! video/x-raw,format={formats} ! appsink name=seamstream_in")
     }
 }
 

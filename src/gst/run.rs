@@ -25,8 +25,11 @@ use gstreamer_app as gst_app;
 use gstreamer_video as gst_video;
 
 use super::{Input, Output, TestSettings};
-use crate::cuda::stage::Stage;
-use crate::cuda::{DevFormat, Gpu};
+use crate::cuda::Gpu;
+use crate::cuda::stage::{Layout, Stage};
+use crate::frame::{Picture, PixelFormat, Yuv420};
+use crate::ops::gray::Matrix;
+use crate::ops::yuv::{Colorimetry, Range};
 use crate::error::{Error, Result};
 use crate::frame::{Frame, Plane};
 use crate::ops::Chain;
@@ -87,7 +90,7 @@ impl Summary {
 
 /// A frame with its timing and the caps it arrived with.
 struct Timed {
-    frame: Frame,
+    frame: Picture,
     pts: Option<gst::ClockTime>,
     duration: Option<gst::ClockTime>,
     info: gst_video::VideoInfo,
@@ -112,15 +115,19 @@ struct Work {
     chain: Chain,
     backend: Backend,
     slots: usize,
+    /// Whether the output takes 4:2:0 YUV (an encoder or a null sink), so
+    /// the GPU converts before the download.
+    yuv_out: bool,
     stage: Option<Stage<Meta>>,
 }
 
 impl Work {
-    fn new(chain: Chain, backend: Backend, slots: usize) -> Self {
+    fn new(chain: Chain, backend: Backend, slots: usize, yuv_out: bool) -> Self {
         Work {
             chain,
             backend,
             slots,
+            yuv_out,
             stage: None,
         }
     }
@@ -131,23 +138,35 @@ impl Work {
 
     fn push(&mut self, t: Timed) -> Result<Vec<Timed>> {
         let Backend::Cuda(gpu) = &self.backend else {
-            let frame = self.chain.apply(t.frame)?;
+            let Picture::Frame(f) = t.frame else {
+                return Err(Error::Pipeline(
+                    "the CPU backend takes RGBA frames; the input gave YUV".into(),
+                ));
+            };
+            let frame = Picture::Frame(self.chain.apply(f)?);
             return Ok(vec![Timed { frame, ..t }]);
         };
         if self.stage.is_none() {
-            // Set up on the first frame, which tells the size.
-            let f = &t.frame;
-            self.stage = Some(Stage::new(
+            // Set up on the first frame, which tells the size and format.
+            let (w, h) = (t.frame.width(), t.frame.height());
+            let (c, _) = yuv_colorimetry(&t.info);
+            let (ow, oh) = self.chain.output_size(w, h)?;
+            // Encoders take 4:2:0 at even sizes (odd ones go out as RGBA and
+            // GStreamer makes them 4:4:4).
+            let yuv_out = (self.yuv_out && ow % 2 == 0 && oh % 2 == 0)
+                .then_some((PixelFormat::I420, c));
+            self.stage = Some(Stage::with_layouts(
                 gpu,
                 &self.chain,
-                f.width(),
-                f.height(),
-                DevFormat::of(f),
+                w,
+                h,
+                Layout::of(&t.frame, c),
+                yuv_out,
                 self.slots,
             )?);
         }
         let stage = self.stage.as_mut().expect("set up above");
-        let done = stage.push(&t.frame, (t.pts, t.duration, t.info))?;
+        let done = stage.push_picture(&t.frame, (t.pts, t.duration, t.info))?;
         Ok(Self::timed(done))
     }
 
@@ -165,7 +184,7 @@ impl Work {
         }
     }
 
-    fn timed(done: Vec<(Frame, Meta)>) -> Vec<Timed> {
+    fn timed(done: Vec<(Picture, Meta)>) -> Vec<Timed> {
         done.into_iter()
             .map(|(frame, (pts, duration, info))| Timed {
                 frame,
@@ -192,7 +211,11 @@ fn launch(description: &str) -> Result<gst::Pipeline> {
 /// Builds the input pipeline, explaining a source that cannot link to video
 /// conversion, and sets up the sample clip's appsrc.
 fn launch_input(opts: &RunOptions) -> Result<gst::Pipeline> {
-    let description = opts.input.launch(&opts.test);
+    let formats = match opts.backend {
+        Backend::Cpu => "RGBA",
+        Backend::Cuda(_) => "{ I420, NV12, RGBA }",
+    };
+    let description = opts.input.launch_as(&opts.test, formats);
     let pipe = gst::parse::launch(&description).map_err(|e| {
         let message = e.to_string();
         match &opts.input {
@@ -302,39 +325,121 @@ fn not_video(input: &Input, caps: &[String]) -> Error {
     ))
 }
 
-/// Copies an RGBA buffer into a frame (the one copy on the streaming thread).
-fn frame_from_buffer(buffer: &gst::BufferRef, info: &gst_video::VideoInfo) -> Result<Frame> {
+/// The YUV colorimetry for frames described by `info`: the input's own when
+/// it is YUV, else BT.709 limited range (what encoders expect), as our type
+/// and as GStreamer's, so that converted bytes and caps agree.
+fn yuv_colorimetry(info: &gst_video::VideoInfo) -> (Colorimetry, gst_video::VideoColorimetry) {
+    let c = info.colorimetry();
+    if info.format_info().is_yuv() {
+        let matrix = match c.matrix() {
+            gst_video::VideoColorMatrix::Bt601 => Matrix::Bt601,
+            _ => Matrix::Bt709,
+        };
+        let range = match c.range() {
+            gst_video::VideoColorRange::Range0_255 => Range::Full,
+            _ => Range::Limited,
+        };
+        (Colorimetry { matrix, range }, c)
+    } else {
+        let bt709 = "bt709"
+            .parse()
+            .unwrap_or_else(|_| info.colorimetry());
+        (Colorimetry::default(), bt709)
+    }
+}
+
+/// Copies a buffer into a picture (the one copy on the streaming thread):
+/// RGBA for the CPU backend; RGBA, I420 or NV12 for the GPU, which converts
+/// YUV itself.
+fn picture_from_buffer(buffer: &gst::BufferRef, info: &gst_video::VideoInfo) -> Result<Picture> {
     let vf = gst_video::VideoFrameRef::from_buffer_ref_readable(buffer, info)
         .map_err(|e| gst_err("cannot map an input buffer", e))?;
     let (w, h) = (info.width() as usize, info.height() as usize);
-    let stride = vf.plane_stride()[0] as usize;
-    let data = vf
-        .plane_data(0)
-        .map_err(|e| gst_err("cannot read an input buffer", e))?;
-    // One allocation per frame on the CPU path: the chain owns its frames.
-    let mut plane = Plane::new(w, h, [0u8; 4]);
-    for (y, row) in plane.rows_mut().enumerate() {
-        row.as_flattened_mut()
-            .copy_from_slice(&data[y * stride..y * stride + 4 * w]);
+    let plane = |i: u32| -> Result<(&[u8], usize)> {
+        let data = vf
+            .plane_data(i)
+            .map_err(|e| gst_err("cannot read an input buffer", e))?;
+        Ok((data, vf.plane_stride()[i as usize] as usize))
+    };
+    let copy_rows = |dst: &mut Plane<u8>, (data, stride): (&[u8], usize)| {
+        let n = dst.width();
+        for (y, row) in dst.rows_mut().enumerate() {
+            row.copy_from_slice(&data[y * stride..y * stride + n]);
+        }
+    };
+    let format = match info.format() {
+        gst_video::VideoFormat::I420 => PixelFormat::I420,
+        gst_video::VideoFormat::Nv12 => PixelFormat::Nv12,
+        _ => {
+            // One allocation per frame on the CPU path: the chain owns its frames.
+            let (data, stride) = plane(0)?;
+            let mut p = Plane::new(w, h, [0u8; 4]);
+            for (y, row) in p.rows_mut().enumerate() {
+                row.as_flattened_mut()
+                    .copy_from_slice(&data[y * stride..y * stride + 4 * w]);
+            }
+            return Ok(Picture::Frame(Frame::Rgba(p)));
+        }
+    };
+    let mut yuv = Yuv420::new(format, w, h)?;
+    copy_rows(&mut yuv.y, plane(0)?);
+    copy_rows(&mut yuv.u, plane(1)?);
+    if format == PixelFormat::I420 {
+        copy_rows(&mut yuv.v, plane(2)?);
     }
-    Ok(Frame::Rgba(plane))
+    Ok(Picture::Yuv(yuv))
 }
 
-fn buffer_from_frame(
-    frame: &Frame,
+/// The caps of the output frames.
+fn output_info(first: &Timed) -> Result<gst_video::VideoInfo> {
+    let info = &first.info;
+    let (w, h) = (first.frame.width() as u32, first.frame.height() as u32);
+    let (format, colorimetry) = match &first.frame {
+        Picture::Yuv(_) => (gst_video::VideoFormat::I420, yuv_colorimetry(info).1),
+        Picture::Frame(_) => (gst_video::VideoFormat::Rgba, info.colorimetry()),
+    };
+    gst_video::VideoInfo::builder(format, w, h)
+        .fps(info.fps())
+        .par(info.par())
+        .colorimetry(&colorimetry)
+        .build()
+        .map_err(|e| gst_err("cannot describe the output frames", e))
+}
+
+/// A GStreamer buffer holding `picture` in the layout `info` describes.
+fn buffer_from_picture(
+    picture: &Picture,
+    info: &gst_video::VideoInfo,
     pts: Option<gst::ClockTime>,
     duration: Option<gst::ClockTime>,
 ) -> gst::Buffer {
     // One allocation per frame (the buffer GStreamer takes), written row by
-    // row straight from the frame.
-    let mut bytes = Vec::with_capacity(4 * frame.width() * frame.height());
-    match frame {
-        Frame::Rgba(p) => {
-            (0..p.height()).for_each(|y| bytes.extend_from_slice(p.row(y).as_flattened()))
+    // row straight from the picture.
+    let mut bytes = match picture {
+        Picture::Frame(Frame::Rgba(p)) => {
+            let mut b = Vec::with_capacity(4 * p.width() * p.height());
+            (0..p.height()).for_each(|y| b.extend_from_slice(p.row(y).as_flattened()));
+            b
         }
-        Frame::Gray(p) => (0..p.height())
-            .for_each(|y| bytes.extend(p.row(y).iter().flat_map(|&v| [v, v, v, 255]))),
-    }
+        Picture::Frame(Frame::Gray(p)) => {
+            let mut b = Vec::with_capacity(4 * p.width() * p.height());
+            (0..p.height()).for_each(|y| b.extend(p.row(y).iter().flat_map(|&v| [v, v, v, 255])));
+            b
+        }
+        Picture::Yuv(yuv) => {
+            // Planes at GStreamer's offsets and strides for these caps.
+            let mut b = vec![0u8; info.size()];
+            for (i, p) in [&yuv.y, &yuv.u, &yuv.v].into_iter().enumerate().take(info.n_planes() as usize) {
+                let (off, stride) = (info.offset()[i], info.stride()[i] as usize);
+                for y in 0..p.height() {
+                    let row = p.row(y);
+                    b[off + y * stride..off + y * stride + row.len()].copy_from_slice(row);
+                }
+            }
+            b
+        }
+    };
+    bytes.shrink_to_fit();
     let mut buffer = gst::Buffer::from_mut_slice(bytes);
     if let Some(b) = buffer.get_mut() {
         b.set_pts(pts);
@@ -421,7 +526,7 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
                         let buffer = sample.buffer().ok_or_else(|| {
                             Error::Pipeline("an input sample has no buffer".into())
                         })?;
-                        let frame = frame_from_buffer(buffer, &info)?;
+                        let frame = picture_from_buffer(buffer, &info)?;
                         Ok(Timed {
                             frame,
                             pts: buffer.pts(),
@@ -494,10 +599,18 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
         let (chain_ns, abort, taken) = (chain_ns.clone(), abort.clone(), taken.clone());
         let backend = opts.backend.clone();
         let slots = opts.slots;
+        let yuv_out = matches!(
+            opts.output,
+            Output::Null
+                | Output::File {
+                    container: super::Container::Mp4 | super::Container::Mkv,
+                    ..
+                }
+        );
         std::thread::Builder::new()
             .name("seamstream-chain".into())
             .spawn(move || {
-                let mut work = Work::new(chain, backend, slots);
+                let mut work = Work::new(chain, backend, slots, yuv_out);
                 loop {
                     // While the GPU holds frames, look for finished ones often,
                     // so a live source gets each frame back as soon as it is done.
@@ -549,6 +662,7 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
     let mut summary = Summary::default();
     let progress = Progress::new(live);
     let mut out_pipe: Option<(gst::Pipeline, gst_app::AppSrc)> = None;
+    let mut out_info: Option<gst_video::VideoInfo> = None;
     let mut copy_out_ns = 0u64;
     let mut marker = None;
     let result: Result<()> = loop {
@@ -594,8 +708,11 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
                     summary.height_in = t.info.height() as usize;
                     summary.width_out = t.frame.width();
                     summary.height_out = t.frame.height();
-                    match open_output(opts, &t) {
-                        Ok(o) => out_pipe = Some(o),
+                    match output_info(&t).and_then(|i| Ok((open_output(opts, &t, &i)?, i))) {
+                        Ok((o, i)) => {
+                            out_pipe = Some(o);
+                            out_info = Some(i);
+                        }
                         Err(e) => break Err(e),
                     }
                     progress.start(expected_frames(opts, &in_pipe, &t.info));
@@ -608,7 +725,10 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
                     )));
                 }
                 let start = Instant::now();
-                let buffer = buffer_from_frame(&t.frame, t.pts, t.duration);
+                let Some(info) = &out_info else {
+                    break Err(Error::Pipeline("the output was not set up".into()));
+                };
+                let buffer = buffer_from_picture(&t.frame, info, t.pts, t.duration);
                 copy_out_ns += start.elapsed().as_nanos() as u64;
                 if let Some((p, src)) = &out_pipe
                     && let Err(e) = push(p, src, buffer)
@@ -726,7 +846,11 @@ impl Progress {
     }
 }
 
-fn open_output(opts: &RunOptions, first: &Timed) -> Result<(gst::Pipeline, gst_app::AppSrc)> {
+fn open_output(
+    opts: &RunOptions,
+    first: &Timed,
+    out_info: &gst_video::VideoInfo,
+) -> Result<(gst::Pipeline, gst_app::AppSrc)> {
     let (w, h) = (first.frame.width(), first.frame.height());
     if let Output::File {
         container: super::Container::Y4m,
@@ -746,17 +870,6 @@ fn open_output(opts: &RunOptions, first: &Timed) -> Result<(gst::Pipeline, gst_a
         .by_name("seamstream_out")
         .and_then(|e| e.downcast::<gst_app::AppSrc>().ok())
         .ok_or_else(|| Error::Pipeline("the output pipeline has no appsrc".into()))?;
-    let info = &first.info;
-    let out_info = gst_video::VideoInfo::builder(
-        gst_video::VideoFormat::Rgba,
-        first.frame.width() as u32,
-        first.frame.height() as u32,
-    )
-    .fps(info.fps())
-    .par(info.par())
-    .colorimetry(&info.colorimetry())
-    .build()
-    .map_err(|e| gst_err("cannot describe the output frames", e))?;
     let caps = out_info
         .to_caps()
         .map_err(|e| gst_err("cannot make the output caps", e))?;
@@ -765,9 +878,7 @@ fn open_output(opts: &RunOptions, first: &Timed) -> Result<(gst::Pipeline, gst_a
     // Not `block`: a blocked push would wait forever on an output that has
     // failed; `push` waits for room itself and watches the bus meanwhile.
     src.set_block(false);
-    src.set_max_bytes(
-        OUTPUT_QUEUE_FRAMES * 4 * (first.frame.width() * first.frame.height()) as u64,
-    );
+    src.set_max_bytes(OUTPUT_QUEUE_FRAMES * out_info.size() as u64);
     pipe.set_state(gst::State::Playing)
         .map_err(|_| match poll_bus(&pipe) {
             Some(Err(e)) => e,

@@ -6,7 +6,9 @@
 
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 
-use super::convolve::{allow_shared, border_code, check_prepared, dims, suffix, tile_pitch_bytes};
+use super::convolve::{
+    allow_shared, border_code, channels, check_prepared, dims, suffix, tile_pitch_bytes,
+};
 use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, blocks, cuda_err};
 use crate::error::{Error, Result};
 use crate::ops::border::Border;
@@ -25,13 +27,6 @@ fn tile_width(format: DevFormat) -> usize {
     match format {
         DevFormat::Gray => 64,
         DevFormat::Rgba => 32,
-    }
-}
-
-fn channels(format: DevFormat) -> usize {
-    match format {
-        DevFormat::Gray => 1,
-        DevFormat::Rgba => 3,
     }
 }
 

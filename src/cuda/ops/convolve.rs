@@ -49,6 +49,14 @@ pub(crate) fn suffix(format: DevFormat) -> &'static str {
     }
 }
 
+/// The channels a filter changes: gray, or R, G and B (alpha is copied).
+pub(crate) fn channels(format: DevFormat) -> usize {
+    match format {
+        DevFormat::Gray => 1,
+        DevFormat::Rgba => 3,
+    }
+}
+
 /// Output tile width of the fused separable kernel and of `filter2d`
 /// (`SepTile<C>::TW`): 64 gray or 32 RGBA pixels, 64 or 128 bytes a row.
 fn tile_width(format: DevFormat) -> usize {
@@ -68,14 +76,19 @@ pub(crate) fn tile_pitch_bytes(format: DevFormat, cols: usize) -> usize {
 }
 
 /// Lets `func` use `bytes` of dynamic shared memory a block, or says that
-/// this GPU cannot. The limit is set to the GPU's maximum, the same for
-/// every op sharing the function, so one op never lowers another's.
+/// this GPU cannot. The limit is set to all the GPU allows beside the
+/// function's static shared memory, the same for every op sharing the
+/// function, so one op never lowers another's.
 pub(crate) fn allow_shared(gpu: &Gpu, func: &CudaFunction, bytes: usize, what: &str) -> Result<()> {
-    let max = gpu
+    let optin = gpu
         .ctx()
         .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
         .map_err(|e| cuda_err("reading the shared memory size", e))?;
-    if bytes > max.max(0) as usize {
+    let fixed = func
+        .shared_size_bytes()
+        .map_err(|e| cuda_err("reading a kernel's shared memory size", e))?;
+    let max = (optin - fixed).max(0);
+    if bytes > max as usize {
         return Err(Error::Unsupported(format!(
             "{what} needs {} KiB of shared memory a block and this GPU has {} KiB; use --device cpu",
             bytes.div_ceil(1024),
@@ -171,19 +184,12 @@ impl Separable {
         }
     }
 
-    fn channels(format: DevFormat) -> usize {
-        match format {
-            DevFormat::Gray => 1,
-            DevFormat::Rgba => 3,
-        }
-    }
-
     /// Dynamic shared memory of the fused kernel (its layout comment in
     /// kernels/convolve.cu): taps, the f32 row-pass tile, the source tile.
     fn fused_smem(format: DevFormat, nr: usize, nc: usize) -> usize {
         let tw = tile_width(format);
         let rows = SEP_TH + nc - 1;
-        4 * ((nr + nc).next_multiple_of(4) + Self::channels(format) * rows * (tw + 1))
+        4 * ((nr + nc).next_multiple_of(4) + channels(format) * rows * (tw + 1))
             + rows * tile_pitch_bytes(format, tw + nr - 1)
     }
 
@@ -232,7 +238,7 @@ impl GpuOp for Separable {
             let cols_smem = 4 * nc;
             allow_shared(gpu, &rows, rows_smem, self.name)?;
             allow_shared(gpu, &cols, cols_smem, self.name)?;
-            let len = (Self::channels(format) * w * h).max(1);
+            let len = (channels(format) * w * h).max(1);
             let mid = stream.alloc_zeros::<f32>(len).map_err(|e| {
                 cuda_err(
                     &format!(

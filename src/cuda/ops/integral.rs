@@ -12,9 +12,10 @@
 
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 
+use super::gray::GpuGray;
 use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, blocks, cuda_err};
 use crate::error::{Error, Result};
-use crate::ops::gray::Matrix;
+use crate::ops::gray::{Gray, Matrix};
 
 /// TILE_W, TILE_H, THREADS and SCAN_GROUPS of kernels/integral.cu.
 const TILE_W: usize = 128;
@@ -223,7 +224,8 @@ impl IntegralTables {
             }
             (Some(_), None) => {
                 return Err(Error::Device(
-                    "integral: the squared table was asked of tables made without squares".into(),
+                    "integral: the squared table needs IntegralTables::new with squares = true"
+                        .into(),
                 ));
             }
         }
@@ -232,10 +234,10 @@ impl IntegralTables {
 }
 
 /// The luma plane that `integral` and `adaptive` work on: BT.709 luma of an
-/// RGBA input (gray.cu's kernel, the CPU's `Frame::luma`) into a plane made
-/// in `prepare`; a gray input is its own luma.
+/// RGBA input (the `gray` op's GPU half, as the CPU's `Frame::luma`) into a
+/// plane made in `prepare`; a gray input is its own luma.
 pub(crate) struct Luma {
-    kernel: CudaFunction,
+    gray: GpuGray,
     pub(crate) plane: DevFrame,
 }
 
@@ -244,39 +246,23 @@ impl Luma {
     pub(crate) fn new(gpu: &Gpu, w: usize, h: usize, format: DevFormat) -> Result<Option<Luma>> {
         Ok(match format {
             DevFormat::Gray => None,
-            DevFormat::Rgba => Some(Luma {
-                kernel: gpu.function("gray.cu", "rgba_to_gray")?,
-                plane: DevFrame::alloc(gpu, w, h, DevFormat::Gray)?,
-            }),
+            DevFormat::Rgba => {
+                let mut gray = GpuGray::new(&Gray {
+                    matrix: Matrix::Bt709,
+                    as_rgba: false,
+                });
+                gray.prepare(gpu, w, h, format)?;
+                Some(Luma {
+                    gray,
+                    plane: DevFrame::alloc(gpu, w, h, DevFormat::Gray)?,
+                })
+            }
         })
     }
 
     /// Enqueues the luma of `input` (RGBA, of the plane's size).
     pub(crate) fn run(&mut self, gpu: &Gpu, input: &DevFrame) -> Result<()> {
-        let p = &mut self.plane;
-        if (input.width, input.height, input.format) != (p.width, p.height, DevFormat::Rgba) {
-            return Err(Error::BadFrame(format!(
-                "luma of a {input:?} into a {p:?} plane"
-            )));
-        }
-        let n = p.width * p.height;
-        if n == 0 {
-            return Ok(());
-        }
-        let (kr, kg, kb) = Matrix::Bt709.weights();
-        let n32 = side(n, "luma: pixels")?;
-        let cfg = LaunchConfig {
-            grid_dim: (blocks(n, 256), 1, 1),
-            block_dim: (256, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        let mut b = gpu.stream().launch_builder(&self.kernel);
-        b.arg(&input.data).arg(&mut p.data).arg(&n32);
-        b.arg(&kr).arg(&kg).arg(&kb);
-        // SAFETY: rgba_to_gray(in, out, n, kr, kg, kb) as pushed; the input
-        // holds n RGBA pixels and the plane n bytes (checked above).
-        unsafe { b.launch(cfg) }.map_err(|e| cuda_err("luma: launching", e))?;
-        Ok(())
+        self.gray.run(gpu, input, &mut self.plane)
     }
 }
 
