@@ -12,10 +12,10 @@ export SEAMSTREAM_CACHE="$out/cache"
 summary=()
 step() { # name command...
   local name=$1; shift
-  local t0=$(date +%s.%N)
+  local t0=$(date +%s%N)
   "$@" > "$out/$name.log" 2>&1; local rc=$?
-  local dt=$(echo "$(date +%s.%N) - $t0" | bc)
-  summary+=("$(printf '%-32s rc=%-3s %6.1fs' "$name" "$rc" "$dt")")
+  local ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  summary+=("$(printf '%-32s rc=%-3s %6d ms' "$name" "$rc" "$ms")")
   return $rc
 }
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,utilization.gpu --format=csv > "$out/nvidia-smi.txt" 2>&1
@@ -37,10 +37,18 @@ fi
 if [ "$what" = e2e ] || [ "$what" = all ]; then
   for p in pipelines/*.toml; do
     n=$(basename "$p" .toml)
-    step "e2e-$n" seamstream run --pipeline "$p" "$out/$n.mp4" --frames 300 --device cuda
-    tail -1 "$out/e2e-$n.log"
+    step "e2e-$n" seamstream run --pipeline "$p" -o "$out/$n.mp4" --frames 90 --device cuda --json
+    tail -2 "$out/e2e-$n.log"
   done
-  ( cd "$out" && step e2e-default seamstream run --device cuda )
-  tail -1 "$out/e2e-default.log"
+  ( cd "$out" && step e2e-default seamstream run --device cuda --json )
+  tail -2 "$out/e2e-default.log"
+  step e2e-1080p-x264 seamstream run test:ball "$out/ball.mp4" --size 1920x1080 --frames 300 --device cuda --op gaussian:sigma=2 --json
+  tail -2 "$out/e2e-1080p-x264.log"
+fi
+if [ "$what" = overhead ] || [ "$what" = all ]; then
+  for d in cpu cuda; do
+    step "overhead-$d" python3 bench/stream_overhead.py --seamstream "$(command -v seamstream)" --device $d
+    cat "$out/overhead-$d.log"
+  done
 fi
 printf '%s\n' "${summary[@]}"

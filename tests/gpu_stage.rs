@@ -77,7 +77,13 @@ fn serial_and_pipelined_rings_agree() {
                     .map(|(p, _)| bytes(&frame(p))),
             );
         }
-        out.extend(stage.finish().unwrap().into_iter().map(|(p, _)| bytes(&frame(p))));
+        out.extend(
+            stage
+                .finish()
+                .unwrap()
+                .into_iter()
+                .map(|(p, _)| bytes(&frame(p))),
+        );
         runs.push(out);
     }
     assert_eq!(runs[0], runs[1]);
@@ -167,7 +173,10 @@ fn yuv_in_and_out_equal_the_cpu_conversions_around_the_chain() {
             let rgba = Frame::Rgba(yuv420_to_rgba(&inputs[i], c));
             let done = cpu.apply(rgba).unwrap().to_rgba();
             let want = rgba_to_yuv420(&done, PixelFormat::I420, c).unwrap();
-            assert!(got == want, "frame {i} at {w}x{h}: YUV bytes differ from the CPU's");
+            assert!(
+                got == want,
+                "frame {i} at {w}x{h}: YUV bytes differ from the CPU's"
+            );
         }
     }
 }

@@ -120,8 +120,29 @@ pub fn compile(file: &str, arch: (u32, u32)) -> Result<Vec<u8>> {
     compile_source(file, &source, arch)
 }
 
-/// Compiles CUDA `source` (already expanded) for `arch`, through the cache.
+/// Cubins compiled or read in this process, by (file, source hash, arch);
+/// the lock is held through a compile, so threads that want the same kernel
+/// at once compile it once.
+static MEMO: std::sync::Mutex<Vec<(MemoKey, Vec<u8>)>> = std::sync::Mutex::new(Vec::new());
+
+/// (kernel file, source hash, architecture).
+type MemoKey = (String, u64, (u32, u32));
+
+/// Compiles CUDA `source` (already expanded) for `arch`, through the
+/// in-process memo and the disk cache.
 pub fn compile_source(file: &str, source: &str, arch: (u32, u32)) -> Result<Vec<u8>> {
+    let key = (file.to_string(), fnv1a(source.as_bytes()), arch);
+    let mut memo = MEMO.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, cubin)) = memo.iter().find(|(k, _)| *k == key) {
+        return Ok(cubin.clone());
+    }
+    let cubin = compile_cached(file, source, arch)?;
+    memo.push((key, cubin.clone()));
+    Ok(cubin)
+}
+
+/// Compiles through the disk cache only (what a new process does).
+pub fn compile_cached(file: &str, source: &str, arch: (u32, u32)) -> Result<Vec<u8>> {
     let nvrtc = nvrtc_version()?;
     let cached = cache_path(file, source, nvrtc, arch);
     if let Some(p) = &cached

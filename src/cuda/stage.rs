@@ -165,7 +165,15 @@ impl<T> Stage<T> {
         format: DevFormat,
         slots: usize,
     ) -> Result<Stage<T>> {
-        Self::with_layouts(gpu, chain, width, height, Layout::Frame(format), None, slots)
+        Self::with_layouts(
+            gpu,
+            chain,
+            width,
+            height,
+            Layout::Frame(format),
+            None,
+            slots,
+        )
     }
 
     /// A ring whose input crosses PCIe in `input`'s layout and whose output
@@ -199,9 +207,12 @@ impl<T> Stage<T> {
         };
         let (up, down) = (stream("upload")?, stream("download")?);
         let bytes = |n: usize, what: &str| {
-            gpu.stream()
-                .alloc_zeros::<u8>(n)
-                .map_err(|e| cuda_err(&format!("allocating the {what} ({} MB)", n.div_ceil(1 << 20)), e))
+            gpu.stream().alloc_zeros::<u8>(n).map_err(|e| {
+                cuda_err(
+                    &format!("allocating the {what} ({} MB)", n.div_ceil(1 << 20)),
+                    e,
+                )
+            })
         };
         let slots = (0..slots.max(2))
             .map(|_| {
@@ -330,7 +341,11 @@ impl<T> Stage<T> {
         let (w, h) = self.size;
         let given = match frame {
             Input::Frame(f) => (f.width(), f.height(), Layout::Frame(DevFormat::of(f))),
-            Input::Yuv(y) => (y.width(), y.height(), Layout::Yuv(y.format, self.colorimetry_in())),
+            Input::Yuv(y) => (
+                y.width(),
+                y.height(),
+                Layout::Yuv(y.format, self.colorimetry_in()),
+            ),
         };
         if given != (w, h, self.input) {
             return Err(Error::BadFrame(format!(
@@ -382,7 +397,9 @@ impl<T> Stage<T> {
         if n > 0 {
             match &slot.yuv_out {
                 Some(d) => self.down.memcpy_dtoh(&d.slice(..n), &mut slot.host_out),
-                None => self.down.memcpy_dtoh(&result.data.slice(..n), &mut slot.host_out),
+                None => self
+                    .down
+                    .memcpy_dtoh(&result.data.slice(..n), &mut slot.host_out),
             }
             .map_err(|e| cuda_err("downloading a frame", e))?;
         }

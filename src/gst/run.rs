@@ -27,12 +27,12 @@ use gstreamer_video as gst_video;
 use super::{Input, Output, TestSettings};
 use crate::cuda::Gpu;
 use crate::cuda::stage::{Layout, Stage};
-use crate::frame::{Picture, PixelFormat, Yuv420};
-use crate::ops::gray::Matrix;
-use crate::ops::yuv::{Colorimetry, Range};
 use crate::error::{Error, Result};
 use crate::frame::{Frame, Plane};
+use crate::frame::{Picture, PixelFormat, Yuv420};
 use crate::ops::Chain;
+use crate::ops::gray::Matrix;
+use crate::ops::yuv::{Colorimetry, Range};
 
 /// How long a file input may take to give its first frame before the run
 /// is called stuck (a damaged file can leave the demuxer waiting forever).
@@ -97,7 +97,8 @@ struct Timed {
 }
 
 enum Msg {
-    Frame(Timed),
+    /// Boxed: a YUV picture's planes make `Timed` several times the others.
+    Frame(Box<Timed>),
     Eos,
     Failed(Error),
 }
@@ -153,8 +154,8 @@ impl Work {
             let (ow, oh) = self.chain.output_size(w, h)?;
             // Encoders take 4:2:0 at even sizes (odd ones go out as RGBA and
             // GStreamer makes them 4:4:4).
-            let yuv_out = (self.yuv_out && ow % 2 == 0 && oh % 2 == 0)
-                .then_some((PixelFormat::I420, c));
+            let yuv_out =
+                (self.yuv_out && ow % 2 == 0 && oh % 2 == 0).then_some((PixelFormat::I420, c));
             self.stage = Some(Stage::with_layouts(
                 gpu,
                 &self.chain,
@@ -341,9 +342,7 @@ fn yuv_colorimetry(info: &gst_video::VideoInfo) -> (Colorimetry, gst_video::Vide
         };
         (Colorimetry { matrix, range }, c)
     } else {
-        let bt709 = "bt709"
-            .parse()
-            .unwrap_or_else(|_| info.colorimetry());
+        let bt709 = "bt709".parse().unwrap_or_else(|_| info.colorimetry());
         (Colorimetry::default(), bt709)
     }
 }
@@ -429,7 +428,11 @@ fn buffer_from_picture(
         Picture::Yuv(yuv) => {
             // Planes at GStreamer's offsets and strides for these caps.
             let mut b = vec![0u8; info.size()];
-            for (i, p) in [&yuv.y, &yuv.u, &yuv.v].into_iter().enumerate().take(info.n_planes() as usize) {
+            for (i, p) in [&yuv.y, &yuv.u, &yuv.v]
+                .into_iter()
+                .enumerate()
+                .take(info.n_planes() as usize)
+            {
                 let (off, stride) = (info.offset()[i], info.stride()[i] as usize);
                 for y in 0..p.height() {
                     let row = p.row(y);
@@ -537,7 +540,7 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
                     copy_in_ns.fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
                     frames_in.fetch_add(1, Ordering::Relaxed);
                     let msg = match msg {
-                        Ok(t) => Msg::Frame(t),
+                        Ok(t) => Msg::Frame(Box::new(t)),
                         Err(e) => Msg::Failed(e),
                     };
                     if live {
@@ -628,14 +631,17 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
                     let (outs, end) = match msg {
                         Some(Msg::Frame(t)) => {
                             taken.fetch_add(1, Ordering::Relaxed);
-                            (work.push(t), None)
+                            (work.push(*t), None)
                         }
                         Some(other) => (work.finish(), Some(other)),
                         None => (work.poll(), None),
                     };
                     chain_ns.fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
                     let mut msgs: Vec<Msg> = match outs {
-                        Ok(frames) => frames.into_iter().map(Msg::Frame).collect(),
+                        Ok(frames) => frames
+                            .into_iter()
+                            .map(|t| Msg::Frame(Box::new(t)))
+                            .collect(),
                         Err(e) => vec![Msg::Failed(e)],
                     };
                     msgs.extend(end);
