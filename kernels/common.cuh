@@ -32,3 +32,11 @@ __device__ __forceinline__ u8 saturate_u8(float v) {
     float c = fminf(fmaxf(v, 0.0f), 255.0f);
     return (u8)floorf(__fadd_rn(c, 0.49999997f));
 }
+
+// A byte (the low 8 bits of v) as a float, exactly, with integer and add
+// instructions: 2^23 + v has v in its low mantissa bits. The conversion
+// instruction this replaces runs at a quarter of the float rate and bounds
+// kernels that convert several bytes a pixel.
+__device__ __forceinline__ float u8f(u32 v) {
+    return __fsub_rn(__uint_as_float(0x4B000000u | (v & 0xffu)), 8388608.0f);
+}

@@ -7,9 +7,8 @@
 #include "common.cuh"
 
 __device__ __forceinline__ u8 luma(u32 p, float kr, float kg, float kb) {
-    float y = __fadd_rn(__fadd_rn(__fmul_rn(kr, (float)(p & 0xff)),
-                                  __fmul_rn(kg, (float)((p >> 8) & 0xff))),
-                        __fmul_rn(kb, (float)((p >> 16) & 0xff)));
+    float y = __fadd_rn(__fadd_rn(__fmul_rn(kr, u8f(p)), __fmul_rn(kg, u8f(p >> 8))),
+                        __fmul_rn(kb, u8f(p >> 16)));
     return saturate_u8(y);
 }
 

@@ -13,7 +13,7 @@
 // The CPU's Pixel::luma for RGBA: gray.cu's f32 operations with
 // Matrix::Bt709's weights, on a pixel packed R | G << 8 | B << 16 | A << 24.
 __device__ __forceinline__ u32 luma709(u32 p) {
-    float r = (float)(p & 0xff), g = (float)((p >> 8) & 0xff), b = (float)((p >> 16) & 0xff);
+    float r = u8f(p), g = u8f(p >> 8), b = u8f(p >> 16);
     float y = __fadd_rn(__fadd_rn(__fmul_rn(0.2126f, r), __fmul_rn(0.7152f, g)),
                         __fmul_rn(0.0722f, b));
     return saturate_u8(y);

@@ -20,7 +20,7 @@ template <typename T> struct Pix;
 template <> struct Pix<uchar4> {
     static constexpr int N = 4;
     __device__ static __forceinline__ float ch(uchar4 p, int c) {
-        return (float)(c == 0 ? p.x : c == 1 ? p.y : c == 2 ? p.z : p.w);
+        return u8f(c == 0 ? p.x : c == 1 ? p.y : c == 2 ? p.z : p.w);
     }
     __device__ static __forceinline__ uchar4 make(const u8* v) {
         return make_uchar4(v[0], v[1], v[2], v[3]);
@@ -32,7 +32,7 @@ template <> struct Pix<uchar4> {
 
 template <> struct Pix<u8> {
     static constexpr int N = 1;
-    __device__ static __forceinline__ float ch(u8 p, int) { return (float)p; }
+    __device__ static __forceinline__ float ch(u8 p, int) { return u8f(p); }
     __device__ static __forceinline__ u8 make(const u8* v) { return v[0]; }
     __device__ static __forceinline__ u8 unpack(u32 b) { return (u8)(b & 255); }
 };

@@ -238,8 +238,21 @@ fn unknown_ops_and_keys_list_the_valid_choices() {
 }
 
 #[test]
-fn cuda_device_is_a_clear_not_built_error() {
-    assert_fails_cleanly(&["image", "--device", "cuda"], "cuda", &["not built yet"]);
+fn a_gpu_that_cannot_be_used_is_a_clear_error() {
+    match seamstream::cuda::device_count() {
+        // No driver (CI): `cuda` names the device, says why, and the way out.
+        Err(_) | Ok(0) => assert_fails_cleanly(
+            &["image", "--device", "cuda"],
+            "cuda",
+            &["--device cuda:0", "--device cpu"],
+        ),
+        // A GPU host: an ordinal past the last GPU says how many there are.
+        Ok(_) => assert_fails_cleanly(
+            &["image", "--device", "cuda:99"],
+            "cuda99",
+            &["cuda:99", "seamstream devices"],
+        ),
+    }
     assert_fails_cleanly(&["image", "--device", "tpu"], "tpu", &["tpu", "cuda:N"]);
 }
 

@@ -180,3 +180,97 @@ fn yuv_in_and_out_equal_the_cpu_conversions_around_the_chain() {
         }
     }
 }
+
+/// `cuda:N` past the last GPU names N and how many GPUs there are.
+#[test]
+fn an_ordinal_past_the_last_gpu_says_how_many_there_are() {
+    let Some(_) = gpu() else { return };
+    let n = seamstream::cuda::device_count().unwrap();
+    let e = seamstream::cuda::Gpu::open(7.max(n))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains(&format!("cuda:{}", 7.max(n))), "{e}");
+    assert!(e.contains(&format!("{n} GPU")), "{e}");
+}
+
+/// The seamstream binary: beside this test binary on the GPU host (the
+/// bundle puts them together), else the one cargo built.
+fn seamstream_bin() -> std::path::PathBuf {
+    let beside = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.parent().map(|d| d.join("seamstream")));
+    match beside {
+        Some(p) if p.is_file() => p,
+        _ => env!("CARGO_BIN_EXE_seamstream").into(),
+    }
+}
+
+/// When the GPU fails mid-file, `auto` does not switch to the CPU halfway:
+/// the run fails with a message and exit 1, and the file holds the frames
+/// written before the failure, playable.
+#[test]
+fn a_gpu_failure_mid_file_fails_clearly_and_keeps_the_frames_written() {
+    let Some(_) = gpu() else { return };
+    let dir = std::env::temp_dir().join(format!("seamstream-gpufault-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("o.mp4");
+    let run = |args: &[&str], fault: Option<&str>| {
+        let mut c = std::process::Command::new(seamstream_bin());
+        c.args(args);
+        if let Some(n) = fault {
+            c.env("SEAMSTREAM_INJECT_GPU_FAULT_AFTER", n);
+        }
+        c.output().unwrap()
+    };
+    let o = run(
+        &[
+            "run",
+            "test:ball",
+            out.to_str().unwrap(),
+            "--frames",
+            "100",
+            "--size",
+            "320x240",
+            "--op",
+            "gaussian:sigma=2",
+            "--device",
+            "auto",
+        ],
+        Some("40"),
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("GPU failed after 40 frames"), "{err}");
+    assert!(
+        !err.contains("running on the CPU"),
+        "switched backends: {err}"
+    );
+    // Read the file back with seamstream itself and count its frames.
+    let back = run(
+        &[
+            "run",
+            out.to_str().unwrap(),
+            "null",
+            "--device",
+            "cpu",
+            "--json",
+        ],
+        None,
+    );
+    let json = String::from_utf8_lossy(&back.stdout);
+    assert!(
+        back.status.success(),
+        "{}",
+        String::from_utf8_lossy(&back.stderr)
+    );
+    let n: u64 = json
+        .split("\"frames_out\":")
+        .nth(1)
+        .and_then(|r| r.split(',').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no frame count in {json}"));
+    // The injected failure leaves the GPU working, so the frames already in
+    // the ring are drained and written too: all 40 started before it.
+    assert_eq!(n, 40, "the file holds {n} frames: {err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -4,7 +4,7 @@
 
 use std::sync::atomic::Ordering;
 
-use seamstream::cuda::module::{COMPILES, compile_cached, expand, nvrtc_version};
+use seamstream::cuda::module::{COMPILES, compile_cached, compile_source, expand, nvrtc_version};
 
 #[test]
 fn a_second_start_compiles_nothing_and_a_changed_arch_compiles_again() {
@@ -41,4 +41,25 @@ fn a_second_start_compiles_nothing_and_a_changed_arch_compiles_again() {
     );
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A kernel that does not compile is an error that names the file and
+/// carries NVRTC's log (injected: a source with an undeclared name).
+#[test]
+fn a_kernel_that_fails_to_compile_shows_nvrtcs_log() {
+    if nvrtc_version().is_err() {
+        return;
+    }
+    let e = compile_source(
+        "injected.cu",
+        "extern \"C\" __global__ void k(int* o) { *o = not_declared_anywhere; }",
+        (9, 0),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("kernels/injected.cu did not compile"), "{e}");
+    assert!(
+        e.contains("not_declared_anywhere"),
+        "NVRTC's log is missing: {e}"
+    );
 }

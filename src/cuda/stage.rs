@@ -146,6 +146,11 @@ pub struct Stage<T> {
     next: usize,
     /// Run each frame to the end before taking the next (`--no-overlap`).
     serial: bool,
+    /// Frames started so far, and the count at which to fail as if the GPU
+    /// had (`SEAMSTREAM_INJECT_GPU_FAULT_AFTER`, for tests of what a run
+    /// does when the GPU fails mid-file).
+    started: u64,
+    fault_after: Option<u64>,
 }
 
 fn event(gpu: &Gpu) -> Result<CudaEvent> {
@@ -255,6 +260,10 @@ impl<T> Stage<T> {
             in_flight: VecDeque::new(),
             next: 0,
             serial: false,
+            started: 0,
+            fault_after: std::env::var("SEAMSTREAM_INJECT_GPU_FAULT_AFTER")
+                .ok()
+                .and_then(|v| v.parse().ok()),
         })
     }
 
@@ -291,6 +300,48 @@ impl<T> Stage<T> {
             Picture::Frame(f) => self.push_input(Input::Frame(f), tag),
             Picture::Yuv(y) => self.push_input(Input::Yuv(y), tag),
         }
+    }
+
+    /// Writes `frame` into every slot's pinned input buffer, for
+    /// [`Stage::push_prefilled`].
+    pub fn prefill(&mut self, frame: &Frame) -> Result<()> {
+        for slot in &mut self.slots {
+            let host = slot
+                .host_in
+                .as_mut_slice()
+                .map_err(|e| cuda_err("waiting for an input buffer", e))?;
+            write_packed(frame, host);
+        }
+        Ok(())
+    }
+
+    /// Sends the next slot's pinned input as it stands (see
+    /// [`Stage::prefill`]): the stage alone, with a source that has its
+    /// frames in pinned memory already, as `seamstream bench` measures it.
+    /// Its outputs stay in the slots' pinned buffers (a consumer reading
+    /// them in place): only the tags of finished frames come back.
+    pub fn push_prefilled(&mut self, tag: T) -> Result<Vec<T>> {
+        let mut done = Vec::new();
+        if self.in_flight.len() == self.slots.len() {
+            done.push(self.wait_oldest()?.1);
+        }
+        let s = self.next;
+        self.start(s, Input::Prefilled)?;
+        self.next = (self.next + 1) % self.slots.len();
+        self.in_flight.push_back((s, tag));
+        if self.serial {
+            done.push(self.wait_oldest()?.1);
+        }
+        Ok(done)
+    }
+
+    /// Waits for every frame in the ring, leaving the outputs in place.
+    pub fn finish_in_place(&mut self) -> Result<Vec<T>> {
+        let mut done = Vec::new();
+        while !self.in_flight.is_empty() {
+            done.push(self.wait_oldest()?.1);
+        }
+        Ok(done)
     }
 
     fn push_input(&mut self, frame: Input, tag: T) -> Result<Vec<(Picture, T)>> {
@@ -337,6 +388,13 @@ impl<T> Stage<T> {
     /// Copies `frame` into slot `s`'s pinned buffer and enqueues its upload,
     /// the chain and the download, ordered by the slot's events.
     fn start(&mut self, s: usize, frame: Input) -> Result<()> {
+        if self.fault_after == Some(self.started) {
+            return Err(Error::Device(format!(
+                "CUDA: the GPU failed after {} frames (injected by SEAMSTREAM_INJECT_GPU_FAULT_AFTER)",
+                self.started
+            )));
+        }
+        self.started += 1;
         let gpu = self.gpu.clone();
         let (w, h) = self.size;
         let given = match frame {
@@ -346,6 +404,7 @@ impl<T> Stage<T> {
                 y.height(),
                 Layout::Yuv(y.format, self.colorimetry_in()),
             ),
+            Input::Prefilled => (w, h, self.input),
         };
         if given != (w, h, self.input) {
             return Err(Error::BadFrame(format!(
@@ -363,6 +422,7 @@ impl<T> Stage<T> {
         match frame {
             Input::Frame(f) => write_packed(f, host),
             Input::Yuv(y) => write_yuv(y, host),
+            Input::Prefilled => {}
         }
         let n = self.input.bytes(w, h)?;
         if n > 0 {
@@ -416,16 +476,23 @@ impl<T> Stage<T> {
         }
     }
 
-    /// Waits for the oldest frame's download and copies it out.
-    fn take_oldest(&mut self) -> Result<(Picture, T)> {
+    /// Waits for the oldest frame's download; returns its slot and tag.
+    fn wait_oldest(&mut self) -> Result<(usize, T)> {
         let (s, tag) = self
             .in_flight
             .pop_front()
             .ok_or_else(|| Error::Device("the GPU stage has no frame in flight".into()))?;
-        let slot = &self.slots[s];
-        slot.downloaded
+        self.slots[s]
+            .downloaded
             .synchronize()
             .map_err(|e| cuda_err("waiting for a frame", e))?;
+        Ok((s, tag))
+    }
+
+    /// Waits for the oldest frame's download and copies it out.
+    fn take_oldest(&mut self) -> Result<(Picture, T)> {
+        let (s, tag) = self.wait_oldest()?;
+        let slot = &self.slots[s];
         let (w, h, layout) = self.output();
         let bytes = slot
             .host_out
@@ -445,6 +512,8 @@ impl<T> Stage<T> {
 enum Input<'a> {
     Frame(&'a Frame),
     Yuv(&'a Yuv420),
+    /// What the slot's pinned buffer already holds.
+    Prefilled,
 }
 
 /// A YUV frame's planes one after another, rows packed (the layout of

@@ -637,12 +637,17 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
                         None => (work.poll(), None),
                     };
                     chain_ns.fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                    let frames = |f: Vec<Timed>| f.into_iter().map(|t| Msg::Frame(Box::new(t)));
                     let mut msgs: Vec<Msg> = match outs {
-                        Ok(frames) => frames
-                            .into_iter()
-                            .map(|t| Msg::Frame(Box::new(t)))
-                            .collect(),
-                        Err(e) => vec![Msg::Failed(e)],
+                        Ok(f) => frames(f).collect(),
+                        Err(e) => {
+                            // Frames the GPU finished before the failure are
+                            // still written, if the ring can give them back.
+                            let mut m: Vec<Msg> =
+                                frames(work.finish().unwrap_or_default()).collect();
+                            m.push(Msg::Failed(e));
+                            m
+                        }
                     };
                     msgs.extend(end);
                     let stop = msgs.iter().any(|m| !matches!(m, Msg::Frame(_)));
