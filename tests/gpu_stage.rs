@@ -112,11 +112,12 @@ fn a_frame_too_large_for_gpu_memory_is_a_clear_error() {
         .to_string();
     assert!(e.contains("300000x300000") && e.contains("MB"), "{e}");
     let chain = Chain::parse(&["gaussian"]).unwrap();
-    let e = Stage::<()>::new(&gpu, &chain, 100_000, 100_000, DevFormat::Rgba, 3)
+    let e = Stage::<()>::new(&gpu, &chain, 150_000, 150_000, DevFormat::Rgba, 3)
         .err()
-        .expect("a 40 GB frame in 3 slots cannot fit")
+        .expect("a 90 GB frame cannot fit")
         .to_string();
-    assert!(e.contains("CUDA"), "{e}");
+    // Either an op refuses the size, or an allocation fails; both say so.
+    assert!(e.contains("CUDA") || e.contains("150000"), "{e}");
 }
 
 /// Kernel file names and kernel names that do not exist are errors that say

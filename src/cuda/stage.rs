@@ -143,6 +143,8 @@ pub struct Stage<T> {
     slots: Vec<Slot>,
     /// Slots in flight, oldest first, with what came with each frame.
     in_flight: VecDeque<(usize, T)>,
+    /// Frames taken out of the ring and not yet returned.
+    ready: VecDeque<(Picture, T)>,
     next: usize,
     /// Run each frame to the end before taking the next (`--no-overlap`).
     serial: bool,
@@ -221,6 +223,18 @@ impl<T> Stage<T> {
         };
         let slots = (0..slots.max(2))
             .map(|_| {
+                // Device memory first: a frame too large for the GPU fails
+                // here at once, before gigabytes of host memory are pinned.
+                let dev_in = DevFrame::alloc(gpu, width, height, format)?;
+                let outs = chain.alloc_outputs(gpu)?;
+                let yuv_in = match input {
+                    Layout::Yuv(..) => Some(bytes(in_bytes, "YUV input")?),
+                    Layout::Frame(_) => None,
+                };
+                let yuv_out = match output {
+                    Layout::Yuv(..) => Some(bytes(out_bytes, "YUV output")?),
+                    Layout::Frame(_) => None,
+                };
                 // SAFETY: the buffers are written (by a copy of a frame, or by
                 // a download) before anything reads them.
                 let host_in = unsafe {
@@ -232,16 +246,10 @@ impl<T> Stage<T> {
                 Ok(Slot {
                     host_in,
                     host_out,
-                    yuv_in: match input {
-                        Layout::Yuv(..) => Some(bytes(in_bytes, "YUV input")?),
-                        Layout::Frame(_) => None,
-                    },
-                    yuv_out: match output {
-                        Layout::Yuv(..) => Some(bytes(out_bytes, "YUV output")?),
-                        Layout::Frame(_) => None,
-                    },
-                    dev_in: DevFrame::alloc(gpu, width, height, format)?,
-                    outs: chain.alloc_outputs(gpu)?,
+                    yuv_in,
+                    yuv_out,
+                    dev_in,
+                    outs,
                     uploaded: event(gpu)?,
                     computed: event(gpu)?,
                     downloaded: event(gpu)?,
@@ -258,6 +266,7 @@ impl<T> Stage<T> {
             down,
             slots,
             in_flight: VecDeque::new(),
+            ready: VecDeque::new(),
             next: 0,
             serial: false,
             started: 0,
@@ -345,24 +354,26 @@ impl<T> Stage<T> {
     }
 
     fn push_input(&mut self, frame: Input, tag: T) -> Result<Vec<(Picture, T)>> {
-        let mut done = Vec::new();
+        // Finished frames wait in `ready` until returned, so that an error
+        // below loses none of them: `finish` still gives them back.
         if self.in_flight.len() == self.slots.len() {
-            done.push(self.take_oldest()?);
+            let oldest = self.take_oldest()?;
+            self.ready.push_back(oldest);
         }
         let s = self.next;
         self.start(s, frame)?;
         self.next = (self.next + 1) % self.slots.len();
         self.in_flight.push_back((s, tag));
         if self.serial {
-            done.push(self.take_oldest()?);
+            let oldest = self.take_oldest()?;
+            self.ready.push_back(oldest);
         }
-        done.extend(self.poll()?);
-        Ok(done)
+        self.poll()
     }
 
     /// The frames that have finished, oldest first, without waiting.
     pub fn poll(&mut self) -> Result<Vec<(Picture, T)>> {
-        let mut done = Vec::new();
+        let mut done: Vec<_> = self.ready.drain(..).collect();
         while let Some(&(s, _)) = self.in_flight.front() {
             let ready = self.slots[s]
                 .downloaded
@@ -378,7 +389,7 @@ impl<T> Stage<T> {
 
     /// Waits for every frame in the ring and returns them in order.
     pub fn finish(&mut self) -> Result<Vec<(Picture, T)>> {
-        let mut done = Vec::new();
+        let mut done: Vec<_> = self.ready.drain(..).collect();
         while !self.in_flight.is_empty() {
             done.push(self.take_oldest()?);
         }
