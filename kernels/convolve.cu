@@ -1,7 +1,7 @@
 // convolve and gaussian: correlation with a 2-D kernel (up to 7×7) or with
 // separable row and column taps, exactly as the CPU reference
-// (src/ops/convolve.rs): f32 sums in ascending tap order without fused
-// multiply-adds, an f32 intermediate between the row and the column pass,
+// (src/ops/convolve.rs): f32 sums in ascending tap order, each term a fused
+// multiply-add (the first a plain product), an f32 intermediate between the row and the column pass,
 // then + delta and saturate_u8. Anchor len / 2; samples outside the frame
 // through the border (zero reads 0, the same as the CPU skipping a row).
 // Gray is `u8`, RGBA `u8x4` (RGB filtered, alpha copied).
@@ -269,8 +269,9 @@ __device__ __forceinline__ void filter2d(const typename Px<C>::W* __restrict__ s
                 for (int j = 0; j < B; ++j)
 #pragma unroll
                     for (int c = 0; c < C; ++c) {
-                        const float p = __fmul_rn(t, win[j + kx][c]);
-                        acc[j][c] = ky == 0 && kx == 0 ? p : __fadd_rn(acc[j][c], p);
+                        const float v = win[j + kx][c];
+                        acc[j][c] = ky == 0 && kx == 0 ? __fmul_rn(t, v)
+                                                       : __fmaf_rn(t, v, acc[j][c]);
                     }
             }
         }

@@ -103,13 +103,13 @@ __device__ __forceinline__ void mac_chunk(float (&acc)[B][C], const float (&win)
         for (int j = 0; j < B; ++j)
 #pragma unroll
             for (int c = 0; c < C; ++c)
-                acc[j][c] = __fadd_rn(acc[j][c], __fmul_rn(t, win[j + kk][c]));
+                acc[j][c] = __fmaf_rn(t, win[j + kk][c], acc[j][c]);
     }
 }
 
 // acc[j] = Σ over k = 0..n-1 ascending of taps[k] · sample(j + k), for the B
-// outputs j of one thread, in f32 without fused multiply-adds: the CPU's
-// order (src/ops/convolve.rs, `mac_row`). The sum starts from the first
+// outputs j of one thread, in f32, each term a fused multiply-add: the
+// CPU's operations and order (src/ops/convolve.rs, `mac_row`). The sum starts from the first
 // product where the CPU starts from +0.0 and adds it; the two differ only in
 // the sign of a zero sum, which neither a later product nor saturate_u8 can
 // tell apart. `sample(m, v)` writes the C channels of sample m into v; it is

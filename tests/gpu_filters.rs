@@ -1,7 +1,7 @@
 //! GPU filters (gaussian, box, convolve, sobel) against the CPU reference at
 //! every size of `SIZES`, RGBA and gray, every border mode (skipped without a
 //! GPU). All are exact: the kernels do the CPU's f32 operations in its order
-//! without fused multiply-adds, or integer arithmetic.
+//! (fused multiply-adds where the CPU's `mul_add` is), or integer arithmetic.
 
 mod common;
 
