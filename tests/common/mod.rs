@@ -1,6 +1,9 @@
-//! Shared by the GPU tests: the GPU (or a visible skip), random frames,
-//! running one op on both backends, and comparisons.
+//! Shared by the tests: for the GPU ones, the GPU (or a visible skip),
+//! random frames, running one op on both backends, and comparisons; for the
+//! end-to-end ones, [`video`].
 #![allow(dead_code)]
+
+pub mod video;
 
 use seamstream::cuda::{DevFormat, DevFrame, Gpu};
 use seamstream::frame::{Frame, Plane};
