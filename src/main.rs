@@ -382,6 +382,12 @@ fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
     };
     output.check_writable()?;
     let backend = choose_backend(device, &chain)?;
+    if let Backend::Cuda(gpu) = &backend {
+        let bar =
+            spinner("preparing the CUDA kernels (compiled on a first start, then cached)".into());
+        seamstream::cuda::stage::warm_up(gpu, &chain);
+        bar.finish_and_clear();
+    }
     let test = TestSettings {
         width,
         height,

@@ -115,6 +115,16 @@ impl GpuChain {
     }
 }
 
+/// Compiles (or loads from the cache) the kernels `chain` and the stage's
+/// YUV conversions use, by setting the chain up once on a small frame, so a
+/// first start compiles before the stream starts rather than on its first
+/// frame (where a live source would drop frames meanwhile). Best effort: a
+/// chain that cannot take the small frame is set up on the real one later.
+pub fn warm_up(gpu: &Gpu, chain: &Chain) {
+    let _ = gpu.function("yuv.cu", "yuv420_to_rgba");
+    let _ = GpuChain::new(gpu, chain, 64, 64, DevFormat::Rgba);
+}
+
 /// One slot of the ring.
 struct Slot {
     host_in: PinnedHostSlice<u8>,
