@@ -2,7 +2,7 @@
 # The GPU host's whole check-and-bench, in one call (../shared/gpu/README.md):
 #   here:  cargo build --release && cargo test --release --no-run
 #          bench/gpu-bundle.sh            (bundles the binaries into .gpu/b)
-#   there: bench/gpu-check.sh [tests|bench|e2e|all]
+#   there: bench/gpu-check.sh [tests|bench|e2e|retarget|warp|overhead|all]
 # Logs go to $OUT (or ./gpu-out); the last lines printed are a short summary.
 set -u
 what=${1:-all}
@@ -44,6 +44,17 @@ if [ "$what" = e2e ] || [ "$what" = all ]; then
   tail -2 "$out/e2e-default.log"
   step e2e-1080p-x264 seamstream run test:ball "$out/ball.mp4" --size 1920x1080 --frames 300 --device cuda --op gaussian:sigma=2 --json
   tail -2 "$out/e2e-1080p-x264.log"
+fi
+if [ "$what" = retarget ] || [ "$what" = all ]; then
+  step bench-retarget seamstream bench retarget --sizes 1920x1080,3840x2160 --runs 5
+  cat "$out/bench-retarget.log"
+fi
+if [ "$what" = warp ]; then
+  for v in 0 1 2 3 4 5; do
+    echo "warp variant $v"
+    SEAMSTREAM_WARP_VARIANT=$v step "bench-warp-$v" seamstream bench ops --filter warp --runs 200
+    grep "warp" "$out/bench-warp-$v.log"
+  done
 fi
 if [ "$what" = overhead ] || [ "$what" = all ]; then
   for d in cpu cuda; do

@@ -179,7 +179,7 @@ pub fn random_frame(w: usize, h: usize, format: DevFormat, seed: u64) -> Frame {
     }
 }
 
-fn percentile(sorted: &[f64], p: f64) -> f64 {
+pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return f64::NAN;
     }
@@ -197,7 +197,7 @@ fn event(gpu: &Gpu) -> Result<cudarc::driver::CudaEvent> {
 const BATCH: usize = 8;
 /// Input/output sets a batch rotates over, so that at 1080p the data do not
 /// all sit in the 50 MB L2 from one run to the next.
-const SETS: usize = 4;
+pub const SETS: usize = 4;
 
 /// Times `f(i)` (which enqueues one run on set `i % SETS` on the compute
 /// stream), in µs per run, sorted: `warmup` runs first, then `runs` batches

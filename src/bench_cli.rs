@@ -50,9 +50,11 @@ fn first_line(text: &str) -> String {
   seamstream bench                      every part at 1920x1080 and 3840x2160
   seamstream bench ops --filter gaussian
   seamstream bench stage --op gaussian:sigma=2 --frames 500
+  seamstream bench retarget --sizes 1920x1080
   seamstream bench --json > bench.json")]
 pub struct BenchArgs {
-    /// What to measure: all, ops, transfers or stage.
+    /// What to measure: all, ops, transfers, stage, or retarget (seam carving's
+    /// speed and fast mode's quality).
     #[arg(default_value = "all")]
     what: String,
     /// Frame sizes, comma-separated.
@@ -110,7 +112,8 @@ pub fn run_bench(a: &BenchArgs) -> anyhow::Result<ExitCode> {
         "ops" => (true, false, false),
         "transfers" => (false, true, false),
         "stage" => (false, false, true),
-        w => bail!("`seamstream bench {w}`: expected all, ops, transfers or stage"),
+        "retarget" => (false, false, false),
+        w => bail!("`seamstream bench {w}`: expected all, ops, transfers, stage or retarget"),
     };
     let gpu =
         match a.device.as_str() {
@@ -140,6 +143,9 @@ pub fn run_bench(a: &BenchArgs) -> anyhow::Result<ExitCode> {
                 })?)
             }
         };
+    if a.what == "retarget" {
+        return retarget_bench(a, &sizes, gpu.as_ref());
+    }
     let mut r = Report {
         device: match &gpu {
             Some(g) => {
@@ -325,4 +331,105 @@ fn json(r: &Report) -> String {
         transfers.join(","),
         stages.join(",")
     )
+}
+
+/// `seamstream bench retarget`: seam-carving speed (exact and fast), and
+/// fast mode's quality next to exact mode.
+fn retarget_bench(
+    a: &BenchArgs,
+    sizes: &[(usize, usize)],
+    gpu: Option<&Gpu>,
+) -> anyhow::Result<ExitCode> {
+    use seamstream::bench_retarget as br;
+    use seamstream::ops::{params, retarget};
+    let text = a.ops.first().map_or("retarget", String::as_str);
+    let (name, pairs) = params::split_op(text)?;
+    if name != "retarget" || a.ops.len() > 1 {
+        bail!(
+            "`bench retarget --op {text}`: expected one retarget op, e.g. --op retarget:passes=8"
+        );
+    }
+    let p = params::Params::from_pairs(&retarget::SPEC, &pairs)?;
+    let fast = retarget::fast_params(&p)?;
+    let fast_op = |w: usize| {
+        format!(
+            "retarget:width={},mode=fast,passes={},coherence={},noise={},cut={}",
+            w * 3 / 4,
+            fast.passes,
+            fast.coherence,
+            fast.noise,
+            fast.cut
+        )
+    };
+    let runs = a.runs.clamp(1, 20);
+    println!("| figure | size | device | ms | target ms |\n|---|---|---|---|---|");
+    let row = |what: &str, (w, h): (usize, usize), on: &str, ms: f64, target: &str| {
+        println!("| {what} | {w}x{h} | {on} | {ms:.3} | {target} |");
+    };
+    // Times `op` on the GPU, or on the CPU when there is none or the GPU
+    // cannot run it.
+    let timed = |op: &str, (w, h): (usize, usize), runs: usize| -> anyhow::Result<(f64, &str)> {
+        if let Some(g) = gpu {
+            match br::time_op(Some(g), op, w, h, runs) {
+                Ok(ms) => return Ok((ms, "cuda")),
+                Err(e) => eprintln!(
+                    "note: {op} on the GPU: {}; timing it on the CPU",
+                    first_line(&e.to_string())
+                ),
+            }
+        }
+        Ok((br::time_op(None, op, w, h, runs)?, "cpu"))
+    };
+    for &(w, h) in sizes {
+        let seam = br::time_exact_seam(gpu, w, h, runs)?;
+        let on = if gpu.is_some() { "cuda" } else { "cpu" };
+        let target = if (w, h) == (1920, 1080) { "0.15" } else { "" };
+        row("one exact seam", (w, h), on, seam, target);
+        let (ms, on) = timed(&fast_op(w), (w, h), runs)?;
+        let target = match (w, h) {
+            (1920, 1080) => "3",
+            (3840, 2160) => "10",
+            _ => "",
+        };
+        row(
+            &format!("to {}x{h}, fast", w * 3 / 4),
+            (w, h),
+            on,
+            ms,
+            target,
+        );
+        if gpu.is_some() && w * h <= 1920 * 1080 {
+            let op = format!("retarget:width={},mode=exact", w * 3 / 4);
+            let (ms, on) = timed(&op, (w, h), runs.min(3))?;
+            let target = if (w, h) == (1920, 1080) { "60" } else { "" };
+            row(
+                &format!("to {}x{h}, exact", w * 3 / 4),
+                (w, h),
+                on,
+                ms,
+                target,
+            );
+        }
+    }
+    let (w, h) = sizes[0];
+    let target = p.size("width").map_or(w * 3 / 4, |s| s.resolve(w));
+    let q = br::quality(w, h, target, &fast)?;
+    println!(
+        "\nfast mode's quality ({} passes, coherence {}, noise {}) on the sample clip at {w}x{h} -> {target}x{h}:",
+        q.passes, fast.coherence, fast.noise
+    );
+    println!(
+        "  removed-energy ratio (fast / exact, mean of the last {} frames of the pan): {:.3} (target <= 1.10)",
+        br::RATIO_FRAMES,
+        q.energy_ratio
+    );
+    println!(
+        "  jitter on the still part ({} frames, noise sigma {} levels): {:.3} px (target < 0.5); without memory {:.3} px; matched by rank instead of nearest {:.3} px",
+        br::STILL_FRAMES,
+        br::NOISE_SIGMA,
+        q.jitter_px,
+        q.jitter_no_memory_px,
+        q.jitter_rank_px
+    );
+    Ok(ExitCode::SUCCESS)
 }

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 pub type Rgba = [u8; 4];
 
 /// A 2-D array of pixels with a row stride (counted in pixels, not bytes).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Plane<T> {
     width: usize,
     height: usize,

@@ -6,6 +6,7 @@
 //! host frame types; [`io`] reads and writes still images.
 
 pub mod bench;
+pub mod bench_retarget;
 pub mod cuda;
 pub mod error;
 pub mod frame;

@@ -365,7 +365,7 @@ fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
         .frames
         .or(file.as_ref().and_then(|f| f.frames))
         .unwrap_or(default_frames);
-    let chain = match &mut file {
+    let mut chain = match &mut file {
         Some(f) => std::mem::take(&mut f.chain),
         None if !a.ops.is_empty() => Chain::parse(a.ops)?,
         None if is_sample => {
@@ -381,6 +381,7 @@ fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
         (None, None) => Output::parse("out.mp4")?,
     };
     output.check_writable()?;
+    chain.streaming();
     let backend = choose_backend(device, &chain)?;
     if let Backend::Cuda(gpu) = &backend {
         let bar =

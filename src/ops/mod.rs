@@ -17,6 +17,7 @@ pub mod integral;
 pub mod params;
 pub mod pixel;
 pub mod retarget;
+pub mod retarget_fast;
 pub mod sobel;
 pub mod threshold;
 pub mod warp;
@@ -43,6 +44,10 @@ pub trait Op: Send + std::fmt::Debug {
     fn output_size(&self, width: usize, height: usize) -> Result<(usize, usize)> {
         Ok((width, height))
     }
+
+    /// Called once before a video stream: an operation whose best default
+    /// differs for video takes it (retarget: fast mode unless told).
+    fn streaming(&mut self) {}
 
     /// The operation's GPU half, with the same parameters.
     fn cuda(&self) -> Result<Box<dyn crate::cuda::GpuOp>> {
@@ -176,6 +181,13 @@ impl Chain {
 
     pub fn names(&self) -> Vec<&'static str> {
         self.ops.iter().map(|o| o.name()).collect()
+    }
+
+    /// Tells every operation that frames come from a video stream.
+    pub fn streaming(&mut self) {
+        for op in &mut self.ops {
+            op.streaming();
+        }
     }
 
     /// Runs every operation in order.

@@ -25,6 +25,7 @@ use rayon::prelude::*;
 
 use super::params::{Kind, OpSpec, ParamSpec, Params, SizeSpec};
 use super::pixel::Pixel;
+use super::retarget_fast::{FastParams, FastState, retarget_fast};
 use super::{Border, Op, OpBox, sobel};
 use crate::error::{Error, Result};
 use crate::frame::{Frame, Plane, Rgba};
@@ -201,7 +202,7 @@ pub(crate) const OUTSIDE: i64 = i64::MAX / 4;
 
 /// Reusable buffers for the dynamic programme.
 #[derive(Debug, Default)]
-struct DpScratch {
+pub(crate) struct DpScratch {
     /// Cumulative costs of the row being computed and of the row below,
     /// each with an `OUTSIDE` cell at both ends (index x + 1 is column x).
     cum: Vec<i64>,
@@ -216,10 +217,10 @@ struct DpScratch {
 
 /// Where the DP reads its costs: the energy map (zero for `forward`), the
 /// mask, and for `forward` the luma that step costs come from.
-struct DpInput<'a> {
-    energy: &'a Plane<u32>,
-    mask: Option<&'a Plane<i8>>,
-    forward_luma: Option<&'a Plane<u8>>,
+pub(crate) struct DpInput<'a> {
+    pub energy: &'a Plane<u32>,
+    pub mask: Option<&'a Plane<i8>>,
+    pub forward_luma: Option<&'a Plane<u8>>,
 }
 
 impl DpInput<'_> {
@@ -235,9 +236,10 @@ impl DpInput<'_> {
     }
 }
 
-/// Runs the DP over the frame. Writes the seam (a column per row, top to
-/// bottom) and returns its total cost.
-fn dp_seam(input: &DpInput, scratch: &mut DpScratch, seam: &mut Vec<usize>) -> i64 {
+/// Runs the DP over the frame, bottom-up: fills `scratch.back` with every
+/// pixel's step (row-major, w per row; the last row's are 0) and leaves the
+/// top row's cumulative costs in `scratch.next[1..=w]`.
+pub(crate) fn dp_sweep(input: &DpInput, scratch: &mut DpScratch) {
     let (w, h) = (input.energy.width(), input.energy.height());
     let DpScratch {
         cum,
@@ -285,19 +287,43 @@ fn dp_seam(input: &DpInput, scratch: &mut DpScratch, seam: &mut Vec<usize>) -> i
         );
         std::mem::swap(cum, next);
     }
-    // `next` now holds the top row's cumulative costs.
-    let (start, total) =
-        next[1..=w].iter().enumerate().fold(
-            (0, i64::MAX),
-            |(bx, bv), (x, &v)| if v < bv { (x, v) } else { (bx, bv) },
-        );
-    seam.clear();
-    seam.push(start);
-    let mut x = start;
-    for y in 0..h - 1 {
-        x = (x as isize + back[y * w + x] as isize) as usize;
-        seam.push(x);
+}
+
+impl DpScratch {
+    /// The top row's cumulative costs after [`dp_sweep`].
+    pub(crate) fn top(&self) -> &[i64] {
+        &self.next[1..self.next.len() - 1]
     }
+
+    /// The path from column `x` of the top row down, after [`dp_sweep`]:
+    /// calls `visit(y, column)` for every row.
+    pub(crate) fn trace(&self, mut x: usize, h: usize, mut visit: impl FnMut(usize, usize)) {
+        let w = self.cost.len();
+        visit(0, x);
+        for y in 0..h - 1 {
+            x = (x as isize + self.back[y * w + x] as isize) as usize;
+            visit(y + 1, x);
+        }
+    }
+}
+
+/// Runs the DP over the frame. Writes the seam (a column per row, top to
+/// bottom) and returns its total cost.
+fn dp_seam(input: &DpInput, scratch: &mut DpScratch, seam: &mut Vec<usize>) -> i64 {
+    let h = input.energy.height();
+    dp_sweep(input, scratch);
+    // The least top-row cost, ties to the smallest column.
+    let (start, total) =
+        scratch
+            .top()
+            .iter()
+            .enumerate()
+            .fold(
+                (0, i64::MAX),
+                |(bx, bv), (x, &v)| if v < bv { (x, v) } else { (bx, bv) },
+            );
+    seam.clear();
+    scratch.trace(start, h, |_, x| seam.push(x));
     total
 }
 
@@ -550,39 +576,62 @@ fn enlarge_width<P: Pixel>(
             }
             c.remove_seam();
         }
-        let nw = w + round;
-        let mut out = Plane::new(nw, h, P::default());
-        let mut out_mask = mask.as_ref().map(|_| Plane::new(nw, h, MASK_NONE));
-        for y in 0..h {
-            let (src, pick) = (img.row(y), chosen.row(y));
-            let mut o = 0;
-            let dst = out.row_mut(y);
-            for x in 0..w {
-                dst[o] = src[x];
-                o += 1;
-                if pick[x] {
-                    dst[o] = mean3(src, x);
-                    o += 1;
-                }
-            }
-            if let (Some(m), Some(om)) = (&mask, &mut out_mask) {
-                let (msrc, mdst) = (m.row(y), om.row_mut(y));
-                let mut o = 0;
-                for x in 0..w {
-                    mdst[o] = msrc[x];
-                    o += 1;
-                    if pick[x] {
-                        mdst[o] = msrc[x];
-                        o += 1;
-                    }
-                }
-            }
-        }
-        img = out;
-        mask = out_mask;
+        (img, mask) = insert_chosen(&img, mask.as_ref(), &chosen);
         left -= round;
     }
     (img, mask)
+}
+
+/// Puts a new pixel after every chosen pixel of each row (the mean of it and
+/// its neighbours; the mask's value is repeated). Every row must have the
+/// same number of chosen pixels.
+pub(crate) fn insert_chosen<P: Pixel>(
+    img: &Plane<P>,
+    mask: Option<&Plane<i8>>,
+    chosen: &Plane<bool>,
+) -> (Plane<P>, Option<Plane<i8>>) {
+    let (w, h) = (img.width(), img.height());
+    let round = (0..w).filter(|&x| chosen.get(x, 0)).count();
+    let nw = w + round;
+    let mut out = Plane::new(nw, h, P::default());
+    let mut out_mask = mask.map(|_| Plane::new(nw, h, MASK_NONE));
+    for y in 0..h {
+        let (src, pick) = (img.row(y), chosen.row(y));
+        let mut o = 0;
+        let dst = out.row_mut(y);
+        for x in 0..w {
+            dst[o] = src[x];
+            o += 1;
+            if pick[x] {
+                dst[o] = mean3(src, x);
+                o += 1;
+            }
+        }
+        if let (Some(m), Some(om)) = (&mask, &mut out_mask) {
+            let (msrc, mdst) = (m.row(y), om.row_mut(y));
+            let mut o = 0;
+            for x in 0..w {
+                mdst[o] = msrc[x];
+                o += 1;
+                if pick[x] {
+                    mdst[o] = msrc[x];
+                    o += 1;
+                }
+            }
+        }
+    }
+    (out, out_mask)
+}
+
+/// The original column of every pixel that exact mode keeps when it carves
+/// `img` to `target` columns (for the quality figures of `bench retarget`).
+pub fn exact_kept_columns<P: Pixel>(img: &Plane<P>, target: usize, kind: Energy) -> Plane<u32> {
+    let mut c = Carver::new(img.to_packed(), None, kind, true);
+    for _ in target..img.width() {
+        c.find_seam();
+        c.remove_seam();
+    }
+    c.origin.expect("origin is tracked").to_packed()
 }
 
 /// Changes the width by `delta` seams (negative: remove).
@@ -691,11 +740,34 @@ pub static SPEC: OpSpec = OpSpec {
             "forward",
             "pixel importance",
         ),
-        ParamSpec::new(
+        ParamSpec::optional(
             "mode",
             Kind::Choice(&["exact", "fast"]),
-            "exact",
-            "exact: one seam at a time",
+            "exact: one seam at a time, the best result; fast: many seams at once, steered by the last frame (default: fast in `run`, exact in `image`)",
+        ),
+        ParamSpec::new(
+            "passes",
+            Kind::Int { min: 1, max: 64 },
+            "4",
+            "fast mode: passes per frame (more: closer to exact, slower)",
+        ),
+        ParamSpec::new(
+            "coherence",
+            Kind::Int { min: 0, max: 255 },
+            "2",
+            "fast mode: luma levels a seam pays per pixel it moves from the last frame's (0: no memory)",
+        ),
+        ParamSpec::new(
+            "cut",
+            Kind::Int { min: 1, max: 255 },
+            "30",
+            "fast mode: mean luma change that counts as a scene cut (seams start afresh)",
+        ),
+        ParamSpec::new(
+            "noise",
+            Kind::Int { min: 0, max: 255 },
+            "6",
+            "fast mode: luma change taken for sensor noise (seams of a still scene hold still)",
         ),
         ParamSpec::optional(
             "protect",
@@ -711,14 +783,28 @@ pub static SPEC: OpSpec = OpSpec {
     example: "retarget:width=75%,energy=forward",
 };
 
+/// How seams are found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// One seam at a time, each the best of the frame as it is.
+    Exact,
+    /// Many seams per pass, steered by the last frame (src/ops/retarget_fast.rs).
+    Fast,
+}
+
 /// The `retarget` operation with its masks loaded.
 #[derive(Debug)]
 pub struct Retarget {
     pub width: Option<SizeSpec>,
     pub height: Option<SizeSpec>,
     pub energy: Energy,
+    /// `None`: not given; [`Op::streaming`] makes it fast, otherwise exact.
+    pub mode: Option<Mode>,
+    pub fast: FastParams,
     pub protect: Option<Plane<u8>>,
     pub remove: Option<Plane<u8>>,
+    /// Fast mode's memory of the last frame.
+    pub state: FastState,
 }
 
 fn load_mask(p: &Params, key: &str) -> Result<Option<Plane<u8>>> {
@@ -730,15 +816,31 @@ fn load_mask(p: &Params, key: &str) -> Result<Option<Plane<u8>>> {
     Ok(Some(frame.luma().map(|v| (v >= 128) as u8)))
 }
 
-pub fn build(p: &Params) -> Result<OpBox> {
-    if p.word("mode")? == "fast" {
-        return Err(Error::bad_value(
+/// Fast mode's parameters from a `retarget` op's.
+pub fn fast_params(p: &Params) -> Result<FastParams> {
+    let energy = Energy::parse(p.word("energy")?).ok_or_else(|| {
+        Error::bad_value(
             "retarget",
-            "mode",
-            "fast",
-            "fast mode is not built yet; use mode=exact",
-        ));
-    }
+            "energy",
+            p.word("energy").unwrap_or(""),
+            "unknown energy",
+        )
+    })?;
+    Ok(FastParams {
+        energy,
+        passes: p.usize("passes")?,
+        coherence: p.usize("coherence")? as u32,
+        cut: p.usize("cut")? as u32,
+        noise: p.usize("noise")? as u32,
+    })
+}
+
+pub fn build(p: &Params) -> Result<OpBox> {
+    let mode = match p.get("mode") {
+        None => None,
+        Some(_) if p.word("mode")? == "fast" => Some(Mode::Fast),
+        Some(_) => Some(Mode::Exact),
+    };
     let energy = Energy::parse(p.word("energy")?).ok_or_else(|| {
         Error::bad_value(
             "retarget",
@@ -751,8 +853,11 @@ pub fn build(p: &Params) -> Result<OpBox> {
         width: p.size("width"),
         height: p.size("height"),
         energy,
+        mode,
+        fast: fast_params(p)?,
         protect: load_mask(p, "protect")?,
         remove: load_mask(p, "remove")?,
+        state: FastState::default(),
     }))
 }
 
@@ -782,13 +887,33 @@ impl Op for Retarget {
             protect: self.protect.as_ref(),
             remove: self.remove.as_ref(),
         };
+        if self.mode == Some(Mode::Fast) {
+            let (params, state) = (&self.fast, &mut self.state);
+            return Ok(match frame {
+                Frame::Rgba(p) => {
+                    Frame::Rgba(retarget_fast::<Rgba>(p, tw, th, &opts, params, state)?)
+                }
+                Frame::Gray(p) => {
+                    Frame::Gray(retarget_fast::<u8>(p, tw, th, &opts, params, state)?)
+                }
+            });
+        }
         Ok(match frame {
             Frame::Rgba(p) => Frame::Rgba(retarget::<Rgba>(p, tw, th, &opts)?),
             Frame::Gray(p) => Frame::Gray(retarget::<u8>(p, tw, th, &opts)?),
         })
     }
 
+    fn streaming(&mut self) {
+        self.mode.get_or_insert(Mode::Fast);
+    }
+
     fn cuda(&self) -> Result<Box<dyn crate::cuda::GpuOp>> {
+        if self.mode == Some(Mode::Fast) {
+            return Err(Error::Unsupported(
+                "retarget mode=fast has no GPU version yet; use mode=exact on the GPU, or --device cpu".into(),
+            ));
+        }
         Ok(Box::new(crate::cuda::ops::retarget::GpuRetarget::new(self)))
     }
 }
