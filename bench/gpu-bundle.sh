@@ -5,12 +5,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tests=()
-for n in gpu_color gpu_filters gpu_geometry gpu_retarget gpu_stage kernel_cache; do
+for n in gpu_color gpu_filters gpu_geometry gpu_retarget gpu_retarget_fast gpu_segment gpu_stage kernel_cache; do
   f=$(ls -t target/release/deps/$n-* 2>/dev/null | grep -v '\.d$' | head -1 || true)
   [ -n "$f" ] && tests+=("$f")
 done
+# The library's own tests (some of them drive the GPU directly), when given.
+[ -x target/release/seamstream_libtests ] && tests+=(target/release/seamstream_libtests)
 rm -rf .gpu/b
 ../shared/gpu/bundle.sh .gpu/b target/release/seamstream "${tests[@]}"
 # Symbols off: the carry to the GPU host is limited to 64 MiB.
-strip .gpu/b/bin/seamstream .gpu/b/bin/gpu_* .gpu/b/bin/kernel_cache*
+strip .gpu/b/bin/seamstream .gpu/b/bin/gpu_* .gpu/b/bin/kernel_cache* .gpu/b/bin/seamstream_libtests 2>/dev/null || true
 du -sh .gpu/b

@@ -2,7 +2,7 @@
 # The GPU host's whole check-and-bench, in one call (../shared/gpu/README.md):
 #   here:  cargo build --release && cargo test --release --no-run
 #          bench/gpu-bundle.sh            (bundles the binaries into .gpu/b)
-#   there: bench/gpu-check.sh [tests|bench|e2e|retarget|warp|overhead|all]
+#   there: bench/gpu-check.sh [tests|bench|e2e|retarget|overhead|all]
 # Logs go to $OUT (or ./gpu-out); the last lines printed are a short summary.
 set -u
 what=${1:-all}
@@ -21,6 +21,11 @@ step() { # name command...
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,utilization.gpu --format=csv > "$out/nvidia-smi.txt" 2>&1
 seamstream devices > "$out/devices.txt" 2>&1
 if [ "$what" = tests ] || [ "$what" = all ]; then
+  if [ -x .gpu/b/bin/seamstream_libtests ]; then
+    step test-lib-gpu .gpu/b/bin/seamstream_libtests gpu --test-threads=2
+    grep -E "FAILED|panicked" "$out/test-lib-gpu.log" | head -5
+    grep -E "test result" "$out/test-lib-gpu.log"
+  fi
   for t in .gpu/b/bin/gpu_* .gpu/b/bin/kernel_cache*; do
     [ -x "$t" ] || continue
     n=$(basename "$t" | sed 's/-[0-9a-f]*$//')
@@ -48,13 +53,6 @@ fi
 if [ "$what" = retarget ] || [ "$what" = all ]; then
   step bench-retarget seamstream bench retarget --sizes 1920x1080,3840x2160 --runs 5
   cat "$out/bench-retarget.log"
-fi
-if [ "$what" = warp ]; then
-  for v in 0 1 2 3 4 5; do
-    echo "warp variant $v"
-    SEAMSTREAM_WARP_VARIANT=$v step "bench-warp-$v" seamstream bench ops --filter warp --runs 200
-    grep "warp" "$out/bench-warp-$v.log"
-  done
 fi
 if [ "$what" = overhead ] || [ "$what" = all ]; then
   for d in cpu cuda; do

@@ -6,7 +6,8 @@
 // width shrinks or grows in place. Images are u8 (gray) or u8x4 (RGBA, moved
 // as one 32-bit word); luma and masks are u8 (a mask holds the CPU's i8
 // codes: 1 protect, -1 remove); energies u32. Energies are integers and the
-// cumulative costs i64, so every comparison is the CPU's.
+// cumulative costs i64 (or int where they provably fit), so every
+// comparison is the CPU's.
 #include "common.cuh"
 
 typedef long long i64;
@@ -20,9 +21,9 @@ typedef unsigned short u16;
 #define ENERGY_SOBEL3 1
 #define ENERGY_SOBEL5 2
 
-// The DP kernel's block, and every how many rows it keeps a jump table for
-// the backtrack (so the walk is ~h/32 + 32 dependent loads, not h).
-#define DP_THREADS 1024
+// Every how many rows the DP keeps a jump table for the backtrack (so the
+// walk is ~h/32 + 32 dependent loads, not h); ANCHOR_ROWS in
+// src/cuda/ops/retarget.rs.
 #define ANCHOR_ROWS 32
 
 // ---------------------------------------------------------------- energies
@@ -141,157 +142,408 @@ extern "C" __global__ void energy_band_u8(const u8* __restrict__ luma, u32* __re
 }
 
 // -------------------------------------------------------- dynamic programme
+//
+// The DP (dp_seam on the CPU) is two launches. `dp_prep` packs what the
+// sweep needs of each pixel into one word, over the whole plane at once.
+// `seam_dp_*` then sweeps the rows bottom-up without a block barrier per
+// row: the columns are cut into windows of DP_WIN = 128 (4 a lane of one
+// warp) that each own the middle DP_OWN = 64 and overlap their neighbours
+// by DP_PAD = 32 on each side. A warp advances its window a band of (up to)
+// 32 rows using only shuffles; a window's edges read "outside", so after k
+// rows only its columns [k, 128 − k) are exact, which still covers the
+// owned ones after 32 rows (a trapezoid). Then every warp writes the band's
+// top row of its owned columns to global memory, all warps meet at one
+// barrier (a thread-block cluster's, spread over 8 SMs, or a block's where
+// clusters are missing) and each reads its window's next starting row.
+// Bands are the anchor chunks, so the jumps restart in every band and only
+// the cumulative costs cross a barrier. Each warp streams its windows'
+// packed words through a ring of DP_DEPTH rows in shared memory (cp.async),
+// DP_DEPTH − 1 rows ahead, so no global latency is on a row's path.
 
-// What the DP needs of one pixel, fetched a row ahead: the energy `e`, and
-// in `f` the mask code (bits 24..31) and, for forward energy, the step
-// costs' parts: |r−l| (bits 0..7), |d−l| (8..15), |d−r| (16..23), where l
-// and r are the row's neighbours (clamped) and d the pixel below.
-__device__ __forceinline__ void dp_fetch(const u32* __restrict__ energy,
-                                         const u8* __restrict__ mask,
-                                         const u8* __restrict__ luma, int x, int y, int w, int h,
-                                         u32 pitch, bool forward, u32& e, u32& f) {
+// The cost plane's columns start DP_PAD elements into each row, so that a
+// window's first column (64g − 32) is at a 16-byte aligned element (64g).
+#define DP_PAD 32
+#define DP_OWN 64
+#define DP_WIN (DP_OWN + 2 * DP_PAD)
+#define DP_DEPTH 16
+#define DP_CLUSTER 8
+#define DP_MAX_WARPS_CLUSTER 8
+#define DP_MAX_WARPS_BLOCK 16
+// Bands (anchor chunks) of the tallest plane (MAX_SIDE rows).
+#define DP_MAX_CHUNKS 512
+// "Outside" for 32-bit sums (the host takes the 32-bit sweep only where
+// every in-frame sum stays below it).
+#define OUT32 (1 << 30)
+
+static_assert(DP_WIN == 32 * 4, "a window is 4 columns a lane");
+static_assert(ANCHOR_ROWS <= DP_PAD, "a band may not outgrow the halo");
+static_assert((DP_DEPTH & (DP_DEPTH - 1)) == 0, "the ring's depth is a power of two");
+
+// The packed word of pixel (x, y) of a w×h plane: in bits 30..31 the mask
+// (1 protect, 2 remove) and, for forward energy, the costs of the steps to
+// the centre, left and right (forward_steps on the CPU) in bits 0..9,
+// 10..19 and 20..29: |r−l|, |r−l| + |d−l| and |r−l| + |d−r|, where l and r
+// are the row's neighbours (clamped) and d the pixel below (on the last row
+// all three are |r−l|); else the energy, which every kind keeps below 2^19.
+// `cost` has pitch `cpitch` and column x at element x + DP_PAD. One thread
+// a pixel.
+extern "C" __global__ void dp_prep(const u32* __restrict__ energy, const u8* __restrict__ mask,
+                                   const u8* __restrict__ luma, u32* __restrict__ cost, u32 w,
+                                   u32 h, u32 pitch, u32 cpitch, int forward) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= (int)w || y >= (int)h) return;
     size_t i = (size_t)y * pitch + x;
-    e = energy ? energy[i] : 0u;
-    f = mask ? (u32)mask[i] << 24 : 0u;
+    const i8 m = mask ? (i8)mask[i] : 0;
+    u32 word = m == 1 ? 1u << 30 : (m == -1 ? 2u << 30 : 0u);
     if (forward) {
         const u8* row = luma + (size_t)y * pitch;
         int l = row[x > 0 ? x - 1 : 0];
-        int r = row[x + 1 < w ? x + 1 : w - 1];
-        f |= (u32)abs(r - l);
-        if (y + 1 < h) {
+        int r = row[x + 1 < (int)w ? x + 1 : w - 1];
+        u32 up = abs(r - l), ul = up, ur = up;
+        if (y + 1 < (int)h) {
             int d = row[pitch + x];
-            f |= (u32)abs(d - l) << 8 | (u32)abs(d - r) << 16;
+            ul += abs(d - l);
+            ur += abs(d - r);
         }
+        word |= up | ul << 10 | ur << 20;
+    } else {
+        word |= energy[i];
+    }
+    cost[(size_t)y * cpitch + x + DP_PAD] = word;
+}
+
+// A pixel's own cost `pc` and its step costs to the centre, left and right
+// (dp_seam's cost and forward_steps) from its packed word. The 32-bit sweep
+// never has a mask.
+template <typename V, bool FWD>
+__device__ __forceinline__ void dp_unpack(u32 word, i64 protect, i64 bonus, V& pc, u32& up,
+                                          u32& ul, u32& ur) {
+    if (FWD) {
+        up = word & 0x3FF;
+        ul = (word >> 10) & 0x3FF;
+        ur = (word >> 20) & 0x3FF;
+        pc = 0;
+    } else {
+        up = ul = ur = 0;
+        pc = (V)(word & 0x3FFFFFFF);
+    }
+    if (sizeof(V) == 8) {
+        const u32 m = word >> 30;
+        pc += m == 1 ? (V)protect : (m == 2 ? -(V)bonus : (V)0);
     }
 }
 
-// The pixel's own cost: its energy, plus PROTECT_COST if protected, minus
-// REMOVE_BONUS if marked for removal.
-__device__ __forceinline__ i64 pixel_cost(u32 e, u32 f, i64 protect, i64 bonus) {
-    i8 m = (i8)(f >> 24);
-    return (i64)e + (m == 1 ? protect : (m == -1 ? -bonus : 0));
+// One row of a window: from this lane's four sums `b` and jumps `jm` of the
+// row below and the row's packed words `q`, this row's, and the four steps
+// (bytes, low first). FIRST: the band's first row, whose jumps restart.
+// EDGE: the window reaches past the frame, whose columns (`in` false) stay
+// "outside".
+template <typename V, bool FWD, bool FIRST, bool EDGE>
+__device__ __forceinline__ u32 dp_row(const uint4 q, V (&b)[4], int (&jm)[4], const bool (&in)[4],
+                                      int x0, int lane, V out, i64 protect, i64 bonus) {
+    const u32 wd[4] = {q.x, q.y, q.z, q.w};
+    V left = __shfl_up_sync(0xFFFFFFFFu, b[3], 1);
+    V right = __shfl_down_sync(0xFFFFFFFFu, b[0], 1);
+    const int jl = FIRST ? 0 : __shfl_up_sync(0xFFFFFFFFu, jm[3], 1);
+    const int jr = FIRST ? 0 : __shfl_down_sync(0xFFFFFFFFu, jm[0], 1);
+    if (lane == 0) left = out;
+    if (lane == 31) right = out;
+    V nb[4];
+    int nj[4];
+    u32 steps = 0;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        V pc;
+        u32 up, ul, ur;
+        dp_unpack<V, FWD>(wd[i], protect, bonus, pc, up, ul, ur);
+        const V bl = i == 0 ? left : b[i - 1];
+        const V br = i == 3 ? right : b[i + 1];
+        const V c = b[i] + (V)up, l = bl + (V)ul, r = br + (V)ur;
+        const bool take_l = l < c;
+        V best = take_l ? l : c;
+        const bool take_r = r < best;
+        best = take_r ? r : best;
+        nb[i] = (!EDGE || in[i]) ? best + pc : out;
+        const int step = take_r ? 1 : (take_l ? -1 : 0);
+        if (FIRST) {
+            nj[i] = x0 + i + step;
+        } else {
+            const int jlft = i == 0 ? jl : jm[i - 1], jrgt = i == 3 ? jr : jm[i + 1];
+            nj[i] = take_r ? jrgt : (take_l ? jlft : jm[i]);
+        }
+        steps |= (u32)(step & 0xFF) << (8 * i);
+    }
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        b[i] = nb[i];
+        jm[i] = nj[i];
+    }
+    return steps;
 }
 
-// One block sweeps the rows bottom-up (dp_seam on the CPU): thread t owns
-// columns t, t + 1024, …; the cumulative rows `cum` (two, each with an
-// OUTSIDE cell at both ends) and the jump rows `jmp` (two) are in shared
-// memory or, for very wide planes, in global scratch. Writes the step of
-// every pixel to `back` and, every ANCHOR_ROWS rows, where each pixel's path
-// is ANCHOR_ROWS rows further down to `anchors`; then finds the start (least
-// top-row cost, smallest column), writes the seam (a column per row, top to
-// bottom) and its total cost.
-template <int K>
-__device__ __forceinline__ void dp_body(const u32* __restrict__ energy,
-                                        const u8* __restrict__ mask,
-                                        const u8* __restrict__ luma, u32 w_, u32 h_, u32 pitch,
-                                        int forward_, i64 protect, i64 bonus, i64 outside,
-                                        i8* back, u16* anchors, u32* seam, i64* total, i64* cum,
-                                        u16* jmp) {
-    __shared__ u16 s_anchor[DP_THREADS];
-    __shared__ i64 s_best[DP_THREADS / 32];
-    __shared__ int s_col[DP_THREADS / 32];
-    const int w = w_, h = h_, t = threadIdx.x;
-    const bool forward = forward_ != 0;
-    i64* below = cum;          // the row under the one being computed
-    i64* here = cum + w + 2;   // the row being computed
-    u16* jbelow = jmp;
-    u16* jhere = jmp + w;
+// Copies 16 bytes from global to shared memory without waiting.
+__device__ __forceinline__ void dp_copy16(uint4* dst, const u32* src) {
+#if __CUDA_ARCH__ >= 800
+    u32 d = (u32)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
+#else
+    *dst = *(const uint4*)src;
+#endif
+}
 
-    u32 e[K], f[K];
-#pragma unroll
-    for (int k = 0; k < K; ++k) {
-        int x = t + k * DP_THREADS;
-        if (x < w) dp_fetch(energy, mask, luma, x, h - 1, w, h, pitch, forward, e[k], f[k]);
+__device__ __forceinline__ void dp_commit() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+
+// Waits until at most N committed groups of copies are in flight.
+template <int N>
+__device__ __forceinline__ void dp_wait() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+#endif
+}
+
+// Every thread of the launch meets here, and what each wrote to global
+// memory before is seen by all after (release / acquire at cluster scope).
+template <bool CLUSTER>
+__device__ __forceinline__ void dp_sync() {
+#if __CUDA_ARCH__ >= 900
+    if (CLUSTER) {
+        asm volatile("barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;" ::: "memory");
+        return;
     }
-    if (t == 0) below[0] = below[w + 1] = here[0] = here[w + 1] = outside;
-#pragma unroll
-    for (int k = 0; k < K; ++k) {
-        int x = t + k * DP_THREADS;
-        if (x < w) below[x + 1] = pixel_cost(e[k], f[k], protect, bonus) + (i64)(f[k] & 0xFF);
-    }
-    if (h >= 2) {
-#pragma unroll
-        for (int k = 0; k < K; ++k) {
-            int x = t + k * DP_THREADS;
-            if (x < w) dp_fetch(energy, mask, luma, x, h - 2, w, h, pitch, forward, e[k], f[k]);
-        }
-    }
+#endif
     __syncthreads();
+}
 
-    for (int y = h - 2; y >= 0; --y) {
-        u32 ce[K], cf[K];
-#pragma unroll
-        for (int k = 0; k < K; ++k) {
-            ce[k] = e[k];
-            cf[k] = f[k];
-        }
-        if (y > 0) {
-#pragma unroll
-            for (int k = 0; k < K; ++k) {
-                int x = t + k * DP_THREADS;
-                if (x < w) dp_fetch(energy, mask, luma, x, y - 1, w, h, pitch, forward, e[k], f[k]);
+// The rows of band c (rows [32c, y1) computed from row y1).
+__device__ __forceinline__ int dp_band_top(int c) { return ANCHOR_ROWS * c; }
+__device__ __forceinline__ int dp_band_from(int c, int h) {
+    return min(ANCHOR_ROWS * c + ANCHOR_ROWS, h - 1);
+}
+
+// Where a warp's prefetch stands: the next (band c, window j, row k) it
+// fetches, in the order it sweeps them, and that row's 16 bytes for this
+// lane at cost + `at`. `c` < 0 once it is past the last.
+struct DpCursor {
+    const u32* cost;
+    long long at, cpitch;
+    int c, j, k, rows, h, gw, nw, nwin, lane;
+
+    __device__ __forceinline__ void aim() {
+        rows = dp_band_from(c, h) - dp_band_top(c);
+        at = (dp_band_from(c, h) - 1) * cpitch + (gw + j * nw) * DP_OWN + 4 * lane;
+    }
+
+    __device__ __forceinline__ void start(const u32* cost_, u32 cpitch_, int nb, int h_, int gw_,
+                                          int nw_, int nwin_, int lane_) {
+        cost = cost_;
+        cpitch = cpitch_;
+        h = h_;
+        gw = gw_;
+        nw = nw_;
+        nwin = nwin_;
+        lane = lane_;
+        c = nwin > 0 ? nb - 1 : -1;
+        j = k = 0;
+        if (c >= 0) aim();
+    }
+
+    // Issues the copy of the next item's words into `dst` (if any is left)
+    // and commits a group either way, so that groups and items stay paired.
+    __device__ __forceinline__ void fetch(uint4* dst) {
+        if (c >= 0) {
+            dp_copy16(dst, cost + at);
+            at -= cpitch;
+            if (++k == rows) {
+                k = 0;
+                if (++j == nwin) {
+                    j = 0;
+                    --c;
+                }
+                if (c >= 0) aim();
             }
         }
-        // Jumps restart on the row above an anchor row (a multiple of
-        // ANCHOR_ROWS, or the bottom row).
-        const bool restart = (y + 1) % ANCHOR_ROWS == 0 || y == h - 2;
-        const bool anchor = y % ANCHOR_ROWS == 0;
+        dp_commit();
+    }
+};
+
+// One warp's part of the sweep: its prefetch and what it writes.
+template <typename V, bool FWD>
+struct DpWarp {
+    DpCursor f;
+    uint4* ring;  // this lane's 16 bytes of slot 0; slot i at ring + 32·i
+    int s;        // items swept: item s is in slot s mod DP_DEPTH
+    int lane, w;
+    bool owner, word_back;
+    u32 pitch;
+    i8* back;
+    V out;
+    i64 protect, bonus;
+
+    // Sweeps a window from row y1 (sums `b`) up `rows` rows, writing the
+    // steps of the owned columns; leaves the top row's sums and jumps.
+    template <bool EDGE>
+    __device__ __forceinline__ void window(V (&b)[4], int (&jm)[4], const bool (&in)[4], int x0,
+                                           int y1, int rows) {
+        long long at = (long long)(y1 - 1) * pitch + x0;  // back + at: this lane's steps
+        for (int k = 0; k < rows; ++k, ++s, at -= pitch) {
+            dp_wait<DP_DEPTH - 2>();
+            const uint4 q = ring[(s & (DP_DEPTH - 1)) * 32];
+            const u32 steps =
+                k == 0 ? dp_row<V, FWD, true, EDGE>(q, b, jm, in, x0, lane, out, protect, bonus)
+                       : dp_row<V, FWD, false, EDGE>(q, b, jm, in, x0, lane, out, protect, bonus);
+            if (owner) {
+                if (word_back && x0 + 3 < w) {
+                    *(u32*)(back + at) = steps;
+                } else {
 #pragma unroll
-        for (int k = 0; k < K; ++k) {
-            int x = t + k * DP_THREADS;
-            if (x >= w) continue;
-            i64 up = cf[k] & 0xFF, dl = (cf[k] >> 8) & 0xFF, dr = (cf[k] >> 16) & 0xFF;
-            i64 c = below[x + 1] + up;
-            i64 l = below[x] + (up + dl);
-            i64 r = below[x + 2] + (up + dr);
-            bool take_l = l < c;
-            i64 best = take_l ? l : c;
-            bool take_r = r < best;
-            best = take_r ? r : best;
-            here[x + 1] = best + pixel_cost(ce[k], cf[k], protect, bonus);
-            int step = take_r ? 1 : (take_l ? -1 : 0);
-            back[(size_t)y * pitch + x] = (i8)step;
-            u16 j = restart ? (u16)(x + step) : jbelow[x + step];
-            jhere[x] = j;
-            if (anchor) anchors[(size_t)(y / ANCHOR_ROWS) * pitch + x] = j;
+                    for (int i = 0; i < 4; ++i)
+                        if (x0 + i < w) back[at + i] = (i8)(steps >> (8 * i));
+                }
+            }
+            // Into the slot item s − 1 used (done with: its words were used).
+            f.fetch(ring + ((s + DP_DEPTH - 1) & (DP_DEPTH - 1)) * 32);
         }
-        i64* tc = below;
-        below = here;
-        here = tc;
-        u16* tj = jbelow;
-        jbelow = jhere;
-        jhere = tj;
-        __syncthreads();
+    }
+};
+
+// The sweep, then the seam. Outputs, for a w×h plane whose packed words are
+// in `cost` (dp_prep):
+// - back[y·pitch + x] (y < h − 1): the step (−1, 0, +1) the best path takes
+//   from (x, y) to row y + 1;
+// - anchors[c·pitch + x] (c < ⌈(h−1)/32⌉): the column at row
+//   min(32(c + 1), h − 1) that the best path from (x, 32c) reaches;
+// - top[x] (x < w), when `top` is not null: the top row's cumulative costs;
+// - seam[y] (y < h): the best seam, the column of each row top to bottom
+//   (the least top-row cost, ties to the smallest column);
+// - *total: its cost.
+// `xrows` is scratch for 2·w values of V (the band rows that cross the
+// barriers). V is i64, or int where the host has checked that no sum can
+// reach OUT32 (no mask, and h times the largest cost of a row below 2^30):
+// the sums are then the same integers and every comparison is the CPU's.
+template <typename V, bool FWD, bool CLUSTER>
+__device__ __forceinline__ void dp_sweep(const u32* __restrict__ cost, u32 w_, u32 h_, u32 pitch,
+                                         u32 cpitch, i64 protect, i64 bonus, i64 outside,
+                                         i8* back, u16* anchors, u32* seam, i64* total, i64* top,
+                                         V* xrows) {
+    extern __shared__ __align__(16) unsigned char dp_smem[];
+    __shared__ i64 s_best[32];
+    __shared__ int s_col[32];
+    __shared__ u16 s_anchor[DP_MAX_CHUNKS];
+    const int w = w_, h = h_;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwb = blockDim.x >> 5;
+    const int nw = nwb * gridDim.x, gw = blockIdx.x * nwb + warp;
+    // Window g computes columns [64g − 32, 64g + 96) and owns [64g, 64g + 64);
+    // warp gw sweeps windows gw, gw + nw, …
+    const int windows = (w + DP_OWN - 1) / DP_OWN;
+    const int nwin = gw < windows ? (windows - gw + nw - 1) / nw : 0;
+    const int nb = (h - 1 + ANCHOR_ROWS - 1) / ANCHOR_ROWS;
+    const V out = sizeof(V) == 8 ? (V)outside : (V)OUT32;
+    // Lanes 8..23 hold the owned columns.
+    const bool owner = lane >= DP_PAD / 4 && lane < (DP_PAD + DP_OWN) / 4;
+    DpWarp<V, FWD> me;
+    me.ring = (uint4*)dp_smem + warp * DP_DEPTH * 32 + lane;
+    me.s = 0;
+    me.lane = lane;
+    me.w = w;
+    me.owner = owner;
+    me.word_back = (pitch & 3) == 0 && ((size_t)back & 3) == 0;
+    me.pitch = pitch;
+    me.back = back;
+    me.out = out;
+    me.protect = protect;
+    me.bonus = bonus;
+    V* xin = xrows;
+    V* xout = xrows + w;
+
+    // The bottom row: each pixel's cost plus its centre step.
+    for (int j = 0; j < nwin; ++j) {
+        const int g = gw + j * nw;
+        const int x0 = g * DP_OWN - DP_PAD + 4 * lane;
+        if (!owner) continue;
+        const uint4 q = *(const uint4*)(cost + (size_t)(h - 1) * cpitch + g * DP_OWN + 4 * lane);
+        const u32 wd[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            V pc;
+            u32 up, ul, ur;
+            dp_unpack<V, FWD>(wd[i], protect, bonus, pc, up, ul, ur);
+            if (x0 + i < w) xin[x0 + i] = pc + (V)up;
+        }
     }
 
-    // `below` holds the top row: the least cost, ties to the smallest column.
+    me.f.start(cost, cpitch, nb, h, gw, nw, nwin, lane);
+    for (int i = 0; i < DP_DEPTH - 1; ++i) me.f.fetch(me.ring + i * 32);
+    dp_sync<CLUSTER>();
+
+    for (int c = nb - 1; c >= 0; --c) {
+        const int y1 = dp_band_from(c, h), rows = y1 - dp_band_top(c);
+        for (int j = 0; j < nwin; ++j) {
+            const int g = gw + j * nw;
+            const int x0 = g * DP_OWN - DP_PAD + 4 * lane;
+            // Whether the window reaches past the frame.
+            const bool edge = g == 0 || g * DP_OWN + DP_OWN + DP_PAD > w;
+            bool in[4];
+            V b[4];
+            int jm[4];
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                in[i] = x0 + i >= 0 && x0 + i < w;
+                b[i] = in[i] ? __ldcg(xin + x0 + i) : out;
+                jm[i] = 0;
+            }
+            if (edge)
+                me.template window<true>(b, jm, in, x0, y1, rows);
+            else
+                me.template window<false>(b, jm, in, x0, y1, rows);
+            if (owner) {
+#pragma unroll
+                for (int i = 0; i < 4; ++i) {
+                    if (x0 + i < w) {
+                        xout[x0 + i] = b[i];
+                        anchors[(size_t)c * pitch + x0 + i] = (u16)jm[i];
+                    }
+                }
+            }
+        }
+        V* t = xin;
+        xin = xout;
+        xout = t;
+        dp_sync<CLUSTER>();
+    }
+    dp_wait<0>();
+    if (blockIdx.x != 0) return;
+
+    // `xin` holds the top row: the least cost, ties to the smallest column.
     i64 best = I64_MAX;
     int col = 0x7FFFFFFF;
-#pragma unroll
-    for (int k = 0; k < K; ++k) {
-        int x = t + k * DP_THREADS;
-        if (x < w && below[x + 1] < best) {
-            best = below[x + 1];
+    for (int x = threadIdx.x; x < w; x += blockDim.x) {
+        const i64 v = (i64)__ldcg(xin + x);
+        if (top) top[x] = v;
+        if (v < best) {
+            best = v;
             col = x;
         }
     }
 #pragma unroll
     for (int off = 16; off > 0; off >>= 1) {
-        i64 ob = __shfl_down_sync(0xFFFFFFFFu, best, off);
-        int oc = __shfl_down_sync(0xFFFFFFFFu, col, off);
+        const i64 ob = __shfl_down_sync(0xFFFFFFFFu, best, off);
+        const int oc = __shfl_down_sync(0xFFFFFFFFu, col, off);
         if (ob < best || (ob == best && oc < col)) {
             best = ob;
             col = oc;
         }
     }
-    if ((t & 31) == 0) {
-        s_best[t >> 5] = best;
-        s_col[t >> 5] = col;
+    if (lane == 0) {
+        s_best[warp] = best;
+        s_col[warp] = col;
     }
     __syncthreads();
-    const int chunks = (h - 1 + ANCHOR_ROWS - 1) / ANCHOR_ROWS;
-    if (t == 0) {
-        for (int i = 1; i < DP_THREADS / 32; ++i) {
+    if (threadIdx.x == 0) {
+        for (int i = 1; i < nwb; ++i) {
             if (s_best[i] < best || (s_best[i] == best && s_col[i] < col)) {
                 best = s_best[i];
                 col = s_col[i];
@@ -299,52 +551,65 @@ __device__ __forceinline__ void dp_body(const u32* __restrict__ energy,
         }
         *total = best;
         if (h == 1) seam[0] = col;
-        // Follow the jump table from anchor row to anchor row.
+        // Follow the jumps from anchor row to anchor row (written by other
+        // blocks: read from L2).
         int x = col;
-        for (int c = 0; c < chunks; ++c) {
+        for (int c = 0; c < nb; ++c) {
             s_anchor[c] = (u16)x;
-            x = anchors[(size_t)c * pitch + x];
+            x = __ldcg(anchors + (size_t)c * pitch + x);
         }
     }
     __syncthreads();
     // Each chunk of rows follows its own steps from its anchor.
-    for (int c = t; c < chunks; c += DP_THREADS) {
+    for (int c = threadIdx.x; c < nb; c += blockDim.x) {
         int x = s_anchor[c];
-        int y0 = c * ANCHOR_ROWS, y1 = min(y0 + ANCHOR_ROWS, h - 1);
+        const int y0 = dp_band_top(c), y1 = dp_band_from(c, h);
         seam[y0] = x;
         for (int y = y0; y < y1; ++y) {
-            x += back[(size_t)y * pitch + x];
+            x += __ldcg(back + (size_t)y * pitch + x);
             seam[y + 1] = x;
         }
     }
 }
 
-// Bytes of dynamic shared memory for width w: 2·(w + 2) i64 + 2·w u16.
 #define DP_PARAMS                                                                              \
-    const u32 *__restrict__ energy, const u8 *__restrict__ mask, const u8 *__restrict__ luma, \
-        u32 w, u32 h, u32 pitch, int forward, i64 protect, i64 bonus, i64 outside, i8 *back,  \
-        u16 *anchors, u32 *seam, i64 *total
-#define DP_ARGS \
-    energy, mask, luma, w, h, pitch, forward, protect, bonus, outside, back, anchors, seam, total
+    const u32 *__restrict__ cost, u32 w, u32 h, u32 pitch, u32 cpitch, i64 protect, i64 bonus, \
+        i64 outside, i8 *back, u16 *anchors, u32 *seam, i64 *total, i64 *top, i64 *xrows
+#define DP_ARGS(V) \
+    cost, w, h, pitch, cpitch, protect, bonus, outside, back, anchors, seam, total, top, (V*)xrows
 
-#define DP_SHARED(K)                                                                       \
-    extern "C" __global__ void __launch_bounds__(DP_THREADS) seam_dp_k##K(DP_PARAMS) {     \
-        extern __shared__ __align__(8) unsigned char dp_smem[];                            \
-        i64* cum = (i64*)dp_smem;                                                          \
-        dp_body<K>(DP_ARGS, cum, (u16*)(cum + 2 * ((size_t)w + 2)));                       \
+// One block (where clusters are missing): up to DP_MAX_WARPS_BLOCK warps.
+#define DP_BLOCK(NAME, V, FWD)                                                               \
+    extern "C" __global__ void __launch_bounds__(DP_MAX_WARPS_BLOCK * 32)                    \
+        seam_dp_block_##NAME(DP_PARAMS) {                                                    \
+        dp_sweep<V, FWD, false>(DP_ARGS(V));                                                 \
     }
-DP_SHARED(1)
-DP_SHARED(2)
-DP_SHARED(4)
-DP_SHARED(8)
-DP_SHARED(16)
+DP_BLOCK(i32_forward, int, true)
+DP_BLOCK(i64_forward, i64, true)
+DP_BLOCK(i32_energy, int, false)
+DP_BLOCK(i64_energy, i64, false)
 
-// Planes too wide for shared memory keep the two rows in global scratch
-// (`rows`: 2·(w + 2) i64 then 2·w u16); __syncthreads orders them too.
-extern "C" __global__ void __launch_bounds__(DP_THREADS)
-    seam_dp_global(DP_PARAMS, i64* rows) {
-    dp_body<16>(DP_ARGS, rows, (u16*)(rows + 2 * ((size_t)w + 2)));
+// A cluster of DP_CLUSTER blocks (Hopper on), up to DP_MAX_WARPS_CLUSTER
+// warps each.
+#if __CUDA_ARCH__ >= 900
+// Stops the launch, loudly, if it did not form the cluster the barriers
+// count on (rather than letting blocks race).
+__device__ __forceinline__ void dp_check_cluster() {
+    u32 n;
+    asm("mov.u32 %0, %%cluster_nctarank;" : "=r"(n));
+    if (n != DP_CLUSTER) __trap();
 }
+#define DP_CLUSTER_KERNEL(NAME, V, FWD)                                                      \
+    extern "C" __global__ void __cluster_dims__(DP_CLUSTER, 1, 1)                            \
+        __launch_bounds__(DP_MAX_WARPS_CLUSTER * 32) seam_dp_cluster_##NAME(DP_PARAMS) {     \
+        dp_check_cluster();                                                                  \
+        dp_sweep<V, FWD, true>(DP_ARGS(V));                                                  \
+    }
+DP_CLUSTER_KERNEL(i32_forward, int, true)
+DP_CLUSTER_KERNEL(i64_forward, i64, true)
+DP_CLUSTER_KERNEL(i32_energy, int, false)
+DP_CLUSTER_KERNEL(i64_energy, i64, false)
+#endif
 
 // ----------------------------------------------------------------- removal
 

@@ -1,16 +1,17 @@
-// warp: affine and perspective warps (src/ops/warp.rs), one thread a
-// destination pixel. The destination→source matrix comes inverted from the
-// host; each thread evaluates it in f32 in the CPU's order (--fmad=false
-// keeps every a*b + c unfused, and the divide is __fdiv_rn), floors and
-// weighs as the CPU does and rounds with saturate_u8, so every tap, weight
-// and output byte is the CPU's.
+// warp: affine and perspective warps (src/ops/warp.rs). The
+// destination→source matrix comes inverted from the host; each thread
+// evaluates it in f32 in the CPU's order (--fmad=false keeps every a*b + c
+// unfused, and the divide is __fdiv_rn), floors and weighs as the CPU does
+// and rounds as saturate_u8, so every tap, weight and output byte is the
+// CPU's. Nearest and bicubic take one thread a destination pixel
+// (warp_pixel); bilinear, the common case, has its own path (warp_bilinear,
+// below).
 #include "common.cuh"
 
 // Source points are clamped to ±COORD_LIMIT before sampling (as the CPU).
 #define COORD_LIMIT 4194300.0f
 
 #define NEAREST 0
-#define BILINEAR 1
 #define BICUBIC 2
 
 // A pixel type's channels as floats, and a fill pixel from its packed bits
@@ -74,6 +75,34 @@ struct Matrix {
     float m[9];
 };
 
+// The source point of destination (x, y), clamped to ±COORD_LIMIT; false
+// where there is none (w == 0 or NaN). NaN points clamp to −COORD_LIMIT, so
+// their (unused) taps still have valid addresses.
+template <bool PERSPECTIVE>
+__device__ __forceinline__ bool source_point(const Matrix& mat, int x, int y, float* sx,
+                                             float* sy) {
+    const float* m = mat.m;
+    float xf = (float)x, yf = (float)y;
+    bool ok = true;
+    float px, py;
+    if (PERSPECTIVE) {
+        float w = m[6] * xf + m[7] * yf + m[8];
+        float nx = m[0] * xf + m[1] * yf + m[2];
+        float ny = m[3] * xf + m[4] * yf + m[5];
+        ok = w != 0.0f;
+        px = __fdiv_rn(nx, w);
+        py = __fdiv_rn(ny, w);
+    } else {
+        px = m[0] * xf + m[1] * yf + m[2];
+        py = m[3] * xf + m[4] * yf + m[5];
+    }
+    ok &= !isnan(px) && !isnan(py);
+    *sx = clamp_coord(px);
+    *sy = clamp_coord(py);
+    return ok;
+}
+
+// Nearest or bicubic, one thread a destination pixel.
 template <typename T, bool PERSPECTIVE, int INTERP>
 __device__ __forceinline__ void warp_pixel(const T* __restrict__ src, int sw, int sh,
                                            T* __restrict__ dst, int dw, int dh, Matrix mat,
@@ -81,30 +110,13 @@ __device__ __forceinline__ void warp_pixel(const T* __restrict__ src, int sw, in
     int x = blockIdx.x * blockDim.x + threadIdx.x;
     int y = blockIdx.y * blockDim.y + threadIdx.y;
     if (x >= dw || y >= dh) return;
-    const float* m = mat.m;
-    float xf = (float)x, yf = (float)y;
-    float sx, sy;
-    bool none = sw == 0 || sh == 0;
-    if (PERSPECTIVE) {
-        float w = m[6] * xf + m[7] * yf + m[8];
-        float nx = m[0] * xf + m[1] * yf + m[2];
-        float ny = m[3] * xf + m[4] * yf + m[5];
-        none |= w == 0.0f;
-        sx = __fdiv_rn(nx, w);
-        sy = __fdiv_rn(ny, w);
-    } else {
-        sx = m[0] * xf + m[1] * yf + m[2];
-        sy = m[3] * xf + m[4] * yf + m[5];
-    }
-    none |= isnan(sx) || isnan(sy);
     Source<T> s{src, sw, sh, replicate != 0, Pix<T>::unpack(fill_bits)};
     T* out = dst + (size_t)y * dw + x;
-    if (none) {
+    float sx, sy;
+    if (sw == 0 || sh == 0 || !source_point<PERSPECTIVE>(mat, x, y, &sx, &sy)) {
         *out = s.fill;
         return;
     }
-    sx = clamp_coord(sx);
-    sy = clamp_coord(sy);
     if (INTERP == NEAREST) {
         *out = s.tap((int)floorf(sx + 0.5f), (int)floorf(sy + 0.5f));
         return;
@@ -113,51 +125,39 @@ __device__ __forceinline__ void warp_pixel(const T* __restrict__ src, int sw, in
     float fx = sx - x0, fy = sy - y0;
     int xi = (int)x0, yi = (int)y0;
     constexpr int N = Pix<T>::N;
-    u8 res[N];
-    if (INTERP == BILINEAR) {
-        T p00 = s.tap(xi, yi), p01 = s.tap(xi + 1, yi);
-        T p10 = s.tap(xi, yi + 1), p11 = s.tap(xi + 1, yi + 1);
-        float gx = 1.0f - fx, gy = 1.0f - fy;
+    float wx[4], wy[4];
+    cubic_weights(fx, wx);
+    cubic_weights(fy, wy);
+    float acc[N];
 #pragma unroll
-        for (int c = 0; c < N; ++c) {
-            float top = gx * Pix<T>::ch(p00, c) + fx * Pix<T>::ch(p01, c);
-            float bot = gx * Pix<T>::ch(p10, c) + fx * Pix<T>::ch(p11, c);
-            res[c] = saturate_u8(gy * top + fy * bot);
-        }
-    } else {
-        float wx[4], wy[4];
-        cubic_weights(fx, wx);
-        cubic_weights(fy, wy);
-        float acc[N];
+    for (int c = 0; c < N; ++c) acc[c] = 0.0f;
+    // Rows first (h = w0·t0 + w1·t1 + w2·t2 + w3·t3 from 0), then the
+    // vertical sum, as the CPU.
 #pragma unroll
-        for (int c = 0; c < N; ++c) acc[c] = 0.0f;
-        // Rows first (h = w0·t0 + w1·t1 + w2·t2 + w3·t3 from 0), then the
-        // vertical sum, as the CPU.
+    for (int r = 0; r < 4; ++r) {
+        float hsum[N];
 #pragma unroll
-        for (int r = 0; r < 4; ++r) {
-            float hsum[N];
+        for (int c = 0; c < N; ++c) hsum[c] = 0.0f;
 #pragma unroll
-            for (int c = 0; c < N; ++c) hsum[c] = 0.0f;
+        for (int k = 0; k < 4; ++k) {
+            T p = s.tap(xi - 1 + k, yi - 1 + r);
 #pragma unroll
-            for (int k = 0; k < 4; ++k) {
-                T p = s.tap(xi - 1 + k, yi - 1 + r);
-#pragma unroll
-                for (int c = 0; c < N; ++c) hsum[c] += wx[k] * Pix<T>::ch(p, c);
-            }
-#pragma unroll
-            for (int c = 0; c < N; ++c) acc[c] += wy[r] * hsum[c];
+            for (int c = 0; c < N; ++c) hsum[c] += wx[k] * Pix<T>::ch(p, c);
         }
 #pragma unroll
-        for (int c = 0; c < N; ++c) res[c] = saturate_u8(acc[c]);
+        for (int c = 0; c < N; ++c) acc[c] += wy[r] * hsum[c];
     }
+    u8 res[N];
+#pragma unroll
+    for (int c = 0; c < N; ++c) res[c] = saturate_u8(acc[c]);
     *out = Pix<T>::make(res);
 }
 
-// warp_{affine,perspective}_{nearest,bilinear,bicubic}_{rgba,gray}(src, sw,
-// sh, dst, dw, dh, m0..m8, replicate, fill): m is the row-major
-// destination→source matrix (affine: m6..m8 unused); `fill` is the pixel
-// written where taps fall outside with the constant border, or where there
-// is no source point, packed as channel c in bits 8c..8c+8.
+// warp_{affine,perspective}_{nearest,bicubic}_{rgba,gray}(src, sw, sh, dst,
+// dw, dh, m0..m8, replicate, fill): m is the row-major destination→source
+// matrix (affine: m6..m8 unused); `fill` is the pixel written where taps
+// fall outside with the constant border, or where there is no source point,
+// packed as channel c in bits 8c..8c+8.
 #define WARP_KERNEL(NAME, T, PERSPECTIVE, INTERP)                                              \
     extern "C" __global__ void NAME(const T* __restrict__ src, int sw, int sh,                  \
                                     T* __restrict__ dst, int dw, int dh, float m0, float m1,    \
@@ -168,14 +168,159 @@ __device__ __forceinline__ void warp_pixel(const T* __restrict__ src, int sw, in
     }
 
 WARP_KERNEL(warp_affine_nearest_rgba, uchar4, false, NEAREST)
-WARP_KERNEL(warp_affine_bilinear_rgba, uchar4, false, BILINEAR)
 WARP_KERNEL(warp_affine_bicubic_rgba, uchar4, false, BICUBIC)
 WARP_KERNEL(warp_perspective_nearest_rgba, uchar4, true, NEAREST)
-WARP_KERNEL(warp_perspective_bilinear_rgba, uchar4, true, BILINEAR)
 WARP_KERNEL(warp_perspective_bicubic_rgba, uchar4, true, BICUBIC)
 WARP_KERNEL(warp_affine_nearest_gray, u8, false, NEAREST)
-WARP_KERNEL(warp_affine_bilinear_gray, u8, false, BILINEAR)
 WARP_KERNEL(warp_affine_bicubic_gray, u8, false, BICUBIC)
 WARP_KERNEL(warp_perspective_nearest_gray, u8, true, NEAREST)
-WARP_KERNEL(warp_perspective_bilinear_gray, u8, true, BILINEAR)
 WARP_KERNEL(warp_perspective_bicubic_gray, u8, true, BICUBIC)
+
+// ---------------------------------------------------------------------------
+// Bilinear: the same f32 operations in the same order as the CPU, shaped for
+// throughput. There are no per-tap branches: the four tap coordinates are
+// clamped into the frame (the replicate rule, and a safe address for the
+// constant border), all four loads are issued at once, and only then is the
+// fill swapped in for constant-border taps that were outside. A thread does
+// two vertically adjacent pixels, so it has eight loads in flight and the
+// two share source lines. Bytes are unpacked to floats by a byte permute
+// and a subtract (PRMT, FADD), and floors and roundings are exact
+// magic-number adds instead of F2I conversions. On the H100 this took 1080p
+// RGBA affine from 19.9 µs (a warp_pixel instantiation) to 14.9 µs.
+
+// floor(v) as an int, and v − floor(v) in *frac, for |v| ≤ COORD_LIMIT < 2^22:
+// v + 1.5·2^23 rounded down lies in [2^23, 2^24), where floats are the
+// integers, so it is exactly 1.5·2^23 + floor(v) (one add, no conversion).
+__device__ __forceinline__ int floor_split(float v, float* frac) {
+    float f = __fadd_rd(v, 12582912.0f);
+    *frac = __fsub_rn(v, __fsub_rn(f, 12582912.0f));
+    return (int)(__float_as_uint(f) - 0x4B400000u);
+}
+
+// saturate_u8(v) in the low byte (the upper bytes are junk) for a bilinear
+// blend v: the same half-up add, then floor(t) for t in [0, 256) by the same
+// trick (t + 2^23 rounded down is 2^23 + floor(t), whose low mantissa byte is
+// floor(t)). saturate_u8's clamp is left out because it changes nothing
+// here: v ≥ 0 (weights and taps are ≥ 0) and v ≤ 255·(1 + a few ulps) <
+// 255.5, so min(v, 255) and v round to the same byte.
+__device__ __forceinline__ u32 round_blend(float v) {
+    return __float_as_uint(__fadd_rd(__fadd_rn(v, 0.49999997f), 8388608.0f));
+}
+
+// Channel c of a tap as a float: a packed RGBA word (channel c in bits
+// 8c..8c+8; one byte permute puts it under the 2^23 exponent, as u8f) or a
+// gray byte. The constant is the permute's first operand so that the
+// selector is the immediate.
+__device__ __forceinline__ float chan(u32 v, int c) {
+    return __fsub_rn(__uint_as_float(__byte_perm(0x4B000000u, v, 0x3104 + c)), 8388608.0f);
+}
+__device__ __forceinline__ float chan(u8 v, int) { return u8f(v); }
+
+// The stored word of a pixel type: RGBA as one u32, gray as its byte.
+template <typename T> struct Word;
+template <> struct Word<uchar4> {
+    typedef u32 W;
+    static constexpr int N = 4;
+    // The low bytes of r[0..4] packed as channels 0..3.
+    __device__ static __forceinline__ u32 pack(const u32 r[4]) {
+        return __byte_perm(__byte_perm(r[0], r[1], 0x0040), __byte_perm(r[2], r[3], 0x0040),
+                           0x5410);
+    }
+};
+template <> struct Word<u8> {
+    typedef u8 W;
+    static constexpr int N = 1;
+    __device__ static __forceinline__ u8 pack(const u32 r[1]) { return (u8)r[0]; }
+};
+
+// The bilinear blend of taps q = {(x0,y0), (x1,y0), (x0,y1), (x1,y1)}, in
+// the CPU's order, as a stored word.
+template <typename T, typename W>
+__device__ __forceinline__ W blend(const W q[4], float fx, float fy) {
+    constexpr int N = Word<T>::N;
+    float gx = 1.0f - fx, gy = 1.0f - fy;
+    u32 r[N];
+#pragma unroll
+    for (int c = 0; c < N; ++c) {
+        float top = gx * chan(q[0], c) + fx * chan(q[1], c);
+        float bot = gx * chan(q[2], c) + fx * chan(q[3], c);
+        r[c] = round_blend(gy * top + fy * bot);
+    }
+    return Word<T>::pack(r);
+}
+
+// The 2×2 taps at (xi..xi+1, yi..yi+1) of a non-empty w×h source: four
+// unconditional loads at the clamped coordinates (the replicate rule), then,
+// for the constant border, the fill wherever clamping moved a coordinate.
+template <typename W>
+__device__ __forceinline__ void load_quad(const W* __restrict__ src, int w, int h, int xi, int yi,
+                                          bool replicate, W fill, W q[4]) {
+    int x0 = min(max(xi, 0), w - 1), x1 = min(max(xi + 1, 0), w - 1);
+    int y0 = min(max(yi, 0), h - 1), y1 = min(max(yi + 1, 0), h - 1);
+    // 32-bit indices (the host refuses sources of 2^32 pixels or more): one
+    // multiply-add a tap to its address instead of 64-bit arithmetic.
+    u32 r0 = (u32)y0 * (u32)w, r1 = (u32)y1 * (u32)w;
+    q[0] = __ldg(src + (r0 + x0));
+    q[1] = __ldg(src + (r0 + x1));
+    q[2] = __ldg(src + (r1 + x0));
+    q[3] = __ldg(src + (r1 + x1));
+    if (!replicate) {
+        bool in_x0 = x0 == xi, in_x1 = x1 == xi + 1, in_y0 = y0 == yi, in_y1 = y1 == yi + 1;
+        q[0] = in_x0 && in_y0 ? q[0] : fill;
+        q[1] = in_x1 && in_y0 ? q[1] : fill;
+        q[2] = in_x0 && in_y1 ? q[2] : fill;
+        q[3] = in_x1 && in_y1 ? q[3] : fill;
+    }
+}
+
+// Bilinear, destination pixels (x, 2t) and (x, 2t + 1) for thread (x, t):
+// both pixels' loads are issued before either blend.
+template <typename T, bool PERSPECTIVE>
+__device__ __forceinline__ void warp_bilinear(const typename Word<T>::W* __restrict__ src,
+                                              int sw, int sh,
+                                              typename Word<T>::W* __restrict__ dst, int dw,
+                                              int dh, Matrix mat, int replicate,
+                                              u32 fill_bits) {
+    typedef typename Word<T>::W W;
+    constexpr int R = 2;
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y0 = (blockIdx.y * blockDim.y + threadIdx.y) * R;
+    if (x >= dw || y0 >= dh) return;
+    W fill = (W)fill_bits;
+    W* out = dst + (size_t)y0 * dw + x;
+    if (sw == 0 || sh == 0) {
+#pragma unroll
+        for (int r = 0; r < R; ++r)
+            if (y0 + r < dh) out[(size_t)r * dw] = fill;
+        return;
+    }
+    W q[R][4];
+    float fx[R], fy[R];
+    bool ok[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        float sx, sy;
+        ok[r] = source_point<PERSPECTIVE>(mat, x, y0 + r, &sx, &sy);
+        int xi = floor_split(sx, &fx[r]), yi = floor_split(sy, &fy[r]);
+        load_quad<W>(src, sw, sh, xi, yi, replicate != 0, fill, q[r]);
+    }
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+        if (y0 + r < dh) out[(size_t)r * dw] = ok[r] ? blend<T>(q[r], fx[r], fy[r]) : fill;
+}
+
+// warp_{affine,perspective}_bilinear_{rgba,gray}: arguments as
+// WARP_KERNEL's, the grid covering dw × ⌈dh / 2⌉ threads.
+#define WARP_BILINEAR(NAME, T, PERSPECTIVE)                                                    \
+    extern "C" __global__ void NAME(const Word<T>::W* __restrict__ src, int sw, int sh,         \
+                                    Word<T>::W* __restrict__ dst, int dw, int dh, float m0,     \
+                                    float m1, float m2, float m3, float m4, float m5, float m6, \
+                                    float m7, float m8, int replicate, u32 fill) {              \
+        Matrix mat = {{m0, m1, m2, m3, m4, m5, m6, m7, m8}};                                    \
+        warp_bilinear<T, PERSPECTIVE>(src, sw, sh, dst, dw, dh, mat, replicate, fill);          \
+    }
+
+WARP_BILINEAR(warp_affine_bilinear_rgba, uchar4, false)
+WARP_BILINEAR(warp_perspective_bilinear_rgba, uchar4, true)
+WARP_BILINEAR(warp_affine_bilinear_gray, u8, false)
+WARP_BILINEAR(warp_perspective_bilinear_gray, u8, true)

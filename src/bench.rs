@@ -77,6 +77,8 @@ pub static CASES: &[Case] = &[
     case("equalize gray", "equalize", DevFormat::Gray),
     case("equalize RGBA", "equalize", DevFormat::Rgba),
     case("yuv round trip RGBA", "yuv", DevFormat::Rgba),
+    case("segment RGBA", "segment", DevFormat::Rgba),
+    case("segment gray", "segment", DevFormat::Gray),
 ];
 
 /// DESIGN.md §5's targets in µs at (1080p, 4K), by case label.

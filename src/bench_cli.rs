@@ -385,6 +385,10 @@ fn retarget_bench(
         let on = if gpu.is_some() { "cuda" } else { "cpu" };
         let target = if (w, h) == (1920, 1080) { "0.15" } else { "" };
         row("one exact seam", (w, h), on, seam, target);
+        if let Some(g) = gpu {
+            let dp = br::time_dp(g, w, h, runs.max(20))?;
+            row("  of which the DP (forward energy)", (w, h), "cuda", dp, "");
+        }
         let (ms, on) = timed(&fast_op(w), (w, h), runs)?;
         let target = match (w, h) {
             (1920, 1080) => "3",

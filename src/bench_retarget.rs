@@ -177,7 +177,11 @@ pub fn quality(w: usize, h: usize, target: usize, params: &FastParams) -> Result
         let (mut sum, mut n) = (0u64, 0u64);
         for pair in seams[..STILL_FRAMES].windows(2) {
             for (a, b) in pair[0].iter().zip(&pair[1]) {
-                sum += a.iter().zip(b).map(|(x, y)| x.abs_diff(*y) as u64).sum::<u64>();
+                sum += a
+                    .iter()
+                    .zip(b)
+                    .map(|(x, y)| x.abs_diff(*y) as u64)
+                    .sum::<u64>();
                 n += a.len() as u64;
             }
         }
@@ -269,4 +273,38 @@ pub fn time_exact_seam(gpu: Option<&Gpu>, w: usize, h: usize, runs: usize) -> Re
         runs,
     )?;
     Ok((many - one) / 32.0)
+}
+
+/// The DP alone (its two launches, forward energy, no mask) on a random
+/// w×h luma plane, in ms: the part of an exact seam that is one sweep over
+/// the frame.
+pub fn time_dp(gpu: &Gpu, w: usize, h: usize, runs: usize) -> Result<f64> {
+    use crate::cuda::ops::retarget::{DpScratch, SeamDp};
+    let st = gpu.stream();
+    let luma = match random_frame(w, h, DevFormat::Gray, 5) {
+        Frame::Gray(p) => p.into_packed_vec(),
+        rgba => rgba.luma().into_packed_vec(),
+    };
+    let mut dev = st
+        .alloc_zeros::<u8>(w * h)
+        .map_err(|e| crate::cuda::cuda_err("bench: allocating the luma", e))?;
+    st.memcpy_htod(&luma, &mut dev)
+        .map_err(|e| crate::cuda::cuda_err("bench: uploading the luma", e))?;
+    let dp = SeamDp::load(gpu, Energy::Forward)?;
+    let mut scratch = DpScratch::new(st, &[(w, h)], 1)?;
+    let mut seam = st
+        .alloc_zeros::<u32>(h)
+        .map_err(|e| crate::cuda::cuda_err("bench: allocating a seam", e))?;
+    let times = time_gpu(gpu, 3, runs, |_| {
+        dp.dp(
+            st,
+            (None, None, &dev),
+            (w, h, w),
+            &mut scratch,
+            &mut seam,
+            0,
+            None,
+        )
+    })?;
+    Ok(percentile(&times, 0.5) / 1e3)
 }

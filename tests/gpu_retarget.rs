@@ -260,3 +260,61 @@ fn photos_are_carved_as_on_the_cpu() {
     let coffee = photo("coffee.png");
     check(&gpu, "retarget:width=75%,energy=forward", &coffee);
 }
+
+/// Exact: frames wide enough that the DP's sweep spreads windows over many
+/// warps of each block (1100: 18 windows), over more windows than warps
+/// (4200: 66), and frames 1, 2, 33 and 65 rows tall (no band, one short
+/// band, one full band, two bands and a one-row band).
+#[test]
+fn wide_and_short_frames_are_carved_as_on_the_cpu() {
+    let Some(gpu) = gpu() else { return };
+    check_energies(
+        &gpu,
+        &[
+            (1100, 40, "width=1094"),
+            (4200, 12, "width=4198"),
+            (50, 1, "width=45"),
+            (50, 2, "width=40"),
+            (70, 33, "width=62"),
+            (70, 65, "width=62"),
+            (70, 34, "height=30"),
+        ],
+    );
+}
+
+/// Exact: tall frames, whose vertical seams cross many bands of the DP
+/// (1100 rows: 35), and whose horizontal seams run on a 1100-wide
+/// transposed frame; sobel5 on 2100 rows takes the DP's 64-bit sums even
+/// without a mask.
+#[test]
+fn tall_frames_are_carved_as_on_the_cpu() {
+    let Some(gpu) = gpu() else { return };
+    check_energies(&gpu, &[(40, 1100, "width=37"), (40, 1100, "height=1096")]);
+    for fmt in FORMATS {
+        let f = random_frame(30, 2100, fmt, 5);
+        check(&gpu, "retarget:width=28,energy=sobel5", &f);
+    }
+}
+
+/// Exact: masks on a frame of many windows, so that protected and removed
+/// pixels (64-bit sums) meet the windows' overlaps and the bands' edges.
+#[test]
+fn masks_on_wide_frames_steer_the_seams_as_on_the_cpu() {
+    let Some(gpu) = gpu() else { return };
+    let (w, h) = (700, 70);
+    let protect = MaskFile::new("wide-protect", w, h, |x, y| {
+        (60..200).contains(&x) && (10..60).contains(&y) || (x / 7 + y) % 13 == 0
+    });
+    let remove = MaskFile::new("wide-remove", w, h, |x, y| {
+        (x as i64 - 450).abs() + (y as i64 - 33).abs() < 30
+    });
+    let m = format!("protect={},remove={}", protect.path(), remove.path());
+    for energy in ENERGIES {
+        for fmt in FORMATS {
+            let f = random_frame(w, h, fmt, 77);
+            for args in ["width=690", "height=64", "width=695,height=66"] {
+                check(&gpu, &format!("retarget:{args},energy={energy},{m}"), &f);
+            }
+        }
+    }
+}

@@ -60,6 +60,7 @@ fn every_shipped_pipeline_file_runs_end_to_end_on_a_short_source() {
         ("transcode-denoise-stabilize.toml", (480, 270)),
         ("document-binarize.toml", (480, 270)),
         ("camera-edges.toml", (640, 480)),
+        ("camera-segments.toml", (640, 480)),
     ];
     let on_disk = std::fs::read_dir(repo().join("pipelines"))
         .unwrap()

@@ -18,6 +18,7 @@ pub mod params;
 pub mod pixel;
 pub mod retarget;
 pub mod retarget_fast;
+pub mod segment;
 pub mod sobel;
 pub mod threshold;
 pub mod warp;
@@ -115,6 +116,10 @@ pub static REGISTRY: &[Entry] = &[
     Entry {
         spec: &retarget::SPEC,
         build: retarget::build,
+    },
+    Entry {
+        spec: &segment::SPEC,
+        build: segment::build,
     },
 ];
 

@@ -753,7 +753,7 @@ pub static SPEC: OpSpec = OpSpec {
         ),
         ParamSpec::new(
             "coherence",
-            Kind::Int { min: 0, max: 255 },
+            Kind::Int { min: 0, max: 64 },
             "2",
             "fast mode: luma levels a seam pays per pixel it moves from the last frame's (0: no memory)",
         ),
@@ -910,8 +910,8 @@ impl Op for Retarget {
 
     fn cuda(&self) -> Result<Box<dyn crate::cuda::GpuOp>> {
         if self.mode == Some(Mode::Fast) {
-            return Err(Error::Unsupported(
-                "retarget mode=fast has no GPU version yet; use mode=exact on the GPU, or --device cpu".into(),
+            return Ok(Box::new(
+                crate::cuda::ops::retarget_fast::GpuFastRetarget::new(self),
             ));
         }
         Ok(Box::new(crate::cuda::ops::retarget::GpuRetarget::new(self)))

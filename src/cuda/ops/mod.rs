@@ -10,6 +10,8 @@ pub mod gaussian;
 pub mod gray;
 pub mod integral;
 pub mod retarget;
+pub mod retarget_fast;
+pub mod segment;
 pub mod sobel;
 pub mod threshold;
 pub mod warp;

@@ -6,11 +6,13 @@
 //!
 //! The frame is copied once into a working buffer with a fixed row pitch
 //! and stays on the device, with its luma, energy, mask, back-pointers and
-//! seams. A seam is three launches: the DP (one block sweeps every row, then
-//! takes the argmin and walks back), the removal (one block a row, in place)
-//! and the energy update in the band the removal disturbed. The host reads
-//! back only the two candidate costs of each greedy step (it has to choose
-//! a side). Every buffer is allocated in `prepare`.
+//! seams. A seam is four launches: the DP's packing of each pixel's costs,
+//! the DP's sweep ([`SeamDp`]: warps on 8 SMs advance overlapping windows
+//! 32 rows between barriers, then one block takes the argmin and walks
+//! back), the removal (one block a row, in place) and the energy update in
+//! the band the removal disturbed. The host reads back only the two
+//! candidate costs of each greedy step (it has to choose a side). Every
+//! buffer is allocated in `prepare`.
 
 use std::sync::Arc;
 
@@ -29,15 +31,26 @@ use crate::ops::retarget::{
 };
 
 const FILE: &str = "retarget.cu";
-/// DP_THREADS and ANCHOR_ROWS of kernels/retarget.cu.
-const DP_THREADS: usize = 1024;
-const ANCHOR_ROWS: usize = 32;
-/// Columns a DP thread can own (the widest `seam_dp_k*`).
-const DP_MAX_COLS: usize = 16;
-/// The longest side (input or target) the DP can sweep.
-const MAX_SIDE: usize = DP_THREADS * DP_MAX_COLS;
-/// Static shared memory of the DP kernels, kept out of the dynamic budget.
-const DP_STATIC_SHARED: usize = 4096;
+/// Every how many rows the DP keeps a jump table (`anchors`), ANCHOR_ROWS
+/// of kernels/retarget.cu.
+pub(crate) const ANCHOR_ROWS: usize = 32;
+/// The longest side (input or target) the DP can sweep: DP_MAX_CHUNKS
+/// anchor rows of kernels/retarget.cu (and u16 columns).
+pub(crate) const MAX_SIDE: usize = 16384;
+/// DP_PAD and DP_OWN of the kernels: a window's halo and owned columns.
+const DP_PAD: usize = 32;
+const DP_OWN: usize = 64;
+/// Shared memory of one warp's prefetch ring: DP_DEPTH rows of 32 lanes'
+/// 16 bytes.
+const DP_RING_BYTES: usize = 16 * 32 * 16;
+/// DP_CLUSTER, DP_MAX_WARPS_CLUSTER and DP_MAX_WARPS_BLOCK of the kernels.
+const DP_CLUSTER: usize = 8;
+const DP_MAX_WARPS_CLUSTER: usize = 8;
+const DP_MAX_WARPS_BLOCK: usize = 16;
+/// Static shared memory of the sweep, kept out of the dynamic budget.
+const DP_STATIC_SHARED: usize = 2048;
+/// OUT32 of the kernels: "outside" for the 32-bit sweep.
+const OUT32: i64 = 1 << 30;
 
 // The kernels read the mask codes as 1 (protect) and -1 (remove).
 const _: () = assert!(MASK_PROTECT == 1 && MASK_REMOVE == -1);
@@ -46,7 +59,7 @@ const _: () = assert!(MASK_PROTECT == 1 && MASK_REMOVE == -1);
 static NULL: u64 = 0;
 
 /// Pushes an optional buffer, or null.
-trait PushOptional<'a> {
+pub(crate) trait PushOptional<'a> {
     fn opt<T>(&mut self, s: Option<&'a CudaSlice<T>>) -> &mut Self;
     fn opt_mut<T>(&mut self, s: Option<&'a mut CudaSlice<T>>) -> &mut Self;
 }
@@ -71,7 +84,7 @@ impl<'a> PushOptional<'a> for LaunchArgs<'a> {
 /// # Safety
 /// The arguments pushed must be those of the kernel, in order and type, and
 /// every buffer must hold what the kernel reads and writes for `cfg`.
-unsafe fn launch(b: &mut LaunchArgs, cfg: LaunchConfig, what: &str) -> Result<()> {
+pub(crate) unsafe fn launch(b: &mut LaunchArgs, cfg: LaunchConfig, what: &str) -> Result<()> {
     // SAFETY: the caller's contract.
     unsafe { b.launch(cfg) }
         .map(|_| ())
@@ -79,7 +92,7 @@ unsafe fn launch(b: &mut LaunchArgs, cfg: LaunchConfig, what: &str) -> Result<()
 }
 
 /// 32×8 threads a block, a thread a pixel of a w×h plane.
-fn per_pixel(w: usize, h: usize) -> LaunchConfig {
+pub(crate) fn per_pixel(w: usize, h: usize) -> LaunchConfig {
     LaunchConfig {
         grid_dim: (blocks(w, 32), blocks(h, 8), 1),
         block_dim: (32, 8, 1),
@@ -88,7 +101,7 @@ fn per_pixel(w: usize, h: usize) -> LaunchConfig {
 }
 
 /// One block a row.
-fn per_row(h: usize, threads: u32) -> LaunchConfig {
+pub(crate) fn per_row(h: usize, threads: u32) -> LaunchConfig {
     LaunchConfig {
         grid_dim: (h.max(1) as u32, 1, 1),
         block_dim: (threads, 1, 1),
@@ -96,15 +109,22 @@ fn per_row(h: usize, threads: u32) -> LaunchConfig {
     }
 }
 
-/// Dynamic shared memory of the DP for width `w`: two cumulative rows with
-/// an OUTSIDE cell at each end, and two u16 jump rows.
-fn dp_shared_bytes(w: usize) -> usize {
-    2 * (w + 2) * 8 + 2 * w * 2
+/// The row pitch (elements) of the DP's packed plane for width `w`: column
+/// x at x + DP_PAD, and room for the last window's right halo.
+pub(crate) fn cost_pitch(w: usize) -> usize {
+    w.div_ceil(DP_OWN) * DP_OWN + 2 * DP_PAD
 }
 
-/// The same in i64 cells, for the global fallback.
-fn dp_rows_len(w: usize) -> usize {
-    dp_shared_bytes(w).div_ceil(8)
+/// The most any one row adds to a seam's cost without a mask: the largest
+/// energy of the kind (181·510 + 128·255 for basic, 8·√2·2040 for sobel3,
+/// 8·√2·24480 for sobel5) or, for forward energy, a step (255 + 255).
+pub(crate) fn row_cost_bound(e: Energy) -> i64 {
+    match e {
+        Energy::Basic => 1 << 17,
+        Energy::Sobel3 => 1 << 15,
+        Energy::Sobel5 => 1 << 19,
+        Energy::Forward => 1 << 9,
+    }
 }
 
 /// `ENERGY_*` of the kernels; `None` for forward energy (no energy map).
@@ -118,12 +138,12 @@ fn energy_code(e: Energy) -> Option<i32> {
 }
 
 /// The two buffers of a pair as (current, other).
-fn pair<T>(p: &mut [T; 2], cur: usize) -> (&mut T, &mut T) {
+pub(crate) fn pair<T>(p: &mut [T; 2], cur: usize) -> (&mut T, &mut T) {
     let [a, b] = p;
     if cur == 0 { (a, b) } else { (b, a) }
 }
 
-fn alloc<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
+pub(crate) fn alloc<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
     stream: &Arc<CudaStream>,
     n: usize,
     what: &str,
@@ -134,54 +154,31 @@ fn alloc<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
 }
 
 /// The kernels, for one pixel format.
-struct Kernels {
-    copy_img: CudaFunction,
-    transpose_img: CudaFunction,
+pub(crate) struct Kernels {
+    pub(crate) copy_img: CudaFunction,
+    pub(crate) transpose_img: CudaFunction,
     remove_rows: CudaFunction,
     remove_cols: CudaFunction,
     insert: CudaFunction,
     /// RGBA to luma; `None` for gray, whose luma is a copy.
     luma_rgba: Option<CudaFunction>,
-    copy_u8: CudaFunction,
-    transpose_u8: CudaFunction,
+    pub(crate) copy_u8: CudaFunction,
+    pub(crate) transpose_u8: CudaFunction,
     energy_full: CudaFunction,
     energy_band: CudaFunction,
     origin_init: CudaFunction,
-    /// `seam_dp_k1` … `seam_dp_k16`: 1, 2, 4, 8, 16 columns a thread.
-    dp: Vec<CudaFunction>,
-    dp_global: CudaFunction,
-    /// Dynamic shared memory the DP may take.
-    dp_shared_limit: usize,
+    pub(crate) seam: SeamDp,
     energy: Option<i32>,
     reach: i32,
 }
 
 impl Kernels {
-    fn load(gpu: &Gpu, format: DevFormat, energy: Energy) -> Result<Kernels> {
+    pub(crate) fn load(gpu: &Gpu, format: DevFormat, energy: Energy) -> Result<Kernels> {
         let f = |name: &str| gpu.function(FILE, name);
         let px = match format {
             DevFormat::Rgba => "u8x4",
             DevFormat::Gray => "u8",
         };
-        let optin = gpu
-            .ctx()
-            .attribute(
-                sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-            )
-            .map_err(|e| cuda_err("retarget: reading the shared memory limit", e))?;
-        let dp_shared_limit = (optin.max(0) as usize).saturating_sub(DP_STATIC_SHARED);
-        let dp = ["1", "2", "4", "8", "16"]
-            .iter()
-            .map(|k| {
-                let func = f(&format!("seam_dp_k{k}"))?;
-                func.set_attribute(
-                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    dp_shared_limit as i32,
-                )
-                .map_err(|e| cuda_err("retarget: raising the DP's shared memory", e))?;
-                Ok(func)
-            })
-            .collect::<Result<Vec<_>>>()?;
         Ok(Kernels {
             copy_img: f(&format!("copy_{px}"))?,
             transpose_img: f(&format!("transpose_{px}"))?,
@@ -197,16 +194,14 @@ impl Kernels {
             energy_full: f("energy_full_u8")?,
             energy_band: f("energy_band_u8")?,
             origin_init: f("origin_init")?,
-            dp,
-            dp_global: f("seam_dp_global")?,
-            dp_shared_limit,
+            seam: SeamDp::load(gpu, energy)?,
             energy: energy_code(energy),
             reach: energy.reach() as i32,
         })
     }
 
     /// dst = src, w×h elements of the kernel's type (`copy_img` or `copy_u8`).
-    fn copy(
+    pub(crate) fn copy(
         &self,
         st: &Arc<CudaStream>,
         func: &CudaFunction,
@@ -224,7 +219,7 @@ impl Kernels {
     }
 
     /// dst (h×w) = the transpose of src (w×h), `transpose_img` or `transpose_u8`.
-    fn transpose(
+    pub(crate) fn transpose(
         &self,
         st: &Arc<CudaStream>,
         func: &CudaFunction,
@@ -247,7 +242,7 @@ impl Kernels {
     }
 
     /// The luma of the image (pitch `pitch`) into `luma` (same pitch).
-    fn luma(
+    pub(crate) fn luma(
         &self,
         st: &Arc<CudaStream>,
         img: &CudaSlice<u8>,
@@ -268,7 +263,7 @@ impl Kernels {
     }
 
     /// The whole energy map of a luma plane.
-    fn energy_full(
+    pub(crate) fn energy_full(
         &self,
         st: &Arc<CudaStream>,
         luma: &CudaSlice<u8>,
@@ -317,60 +312,6 @@ impl Kernels {
         // SAFETY: energy_band_u8 takes (luma, energy, seam, w, h, pitch,
         // kind, reach); the planes hold h rows of `pitch`, the seam h columns.
         unsafe { launch(&mut b, cfg, "the energy band") }
-    }
-
-    /// The best seam of a w×h plane into `seam` and its cost into `total`.
-    fn dp(
-        &self,
-        st: &Arc<CudaStream>,
-        planes: (
-            Option<&CudaSlice<u32>>,
-            Option<&CudaSlice<u8>>,
-            &CudaSlice<u8>,
-        ),
-        (w, h, pitch): (usize, usize, usize),
-        scratch: &mut DpScratch,
-        seam: &mut CudaSlice<u32>,
-        total: usize,
-    ) -> Result<()> {
-        let (energy, mask, luma) = planes;
-        let forward = i32::from(self.energy.is_none());
-        let (w32, h32, p32) = (w as u32, h as u32, pitch as u32);
-        let shared = dp_shared_bytes(w);
-        let (func, shared) = if shared <= self.dp_shared_limit {
-            let k = w.div_ceil(DP_THREADS).next_power_of_two();
-            (&self.dp[k.trailing_zeros() as usize], shared)
-        } else {
-            (&self.dp_global, 0)
-        };
-        let DpScratch {
-            back,
-            anchors,
-            rows,
-            costs,
-        } = scratch;
-        let mut total = costs.slice_mut(total..total + 1);
-        let mut b = st.launch_builder(func);
-        b.opt(energy).opt(mask).arg(luma);
-        b.arg(&w32).arg(&h32).arg(&p32).arg(&forward);
-        b.arg(&PROTECT_COST).arg(&REMOVE_BONUS).arg(&OUTSIDE);
-        b.arg(back).arg(anchors).arg(seam).arg(&mut total);
-        if shared == 0 {
-            b.opt_mut(rows.as_mut());
-        }
-        let cfg = LaunchConfig {
-            grid_dim: (1, 1, 1),
-            block_dim: (DP_THREADS as u32, 1, 1),
-            shared_mem_bytes: shared as u32,
-        };
-        // SAFETY: seam_dp_k* take (energy?, mask?, luma, w, h, pitch,
-        // forward, protect, bonus, outside, back, anchors, seam, total) and
-        // seam_dp_global also `rows`, allocated for the widest plane when it
-        // can be needed; w ≤ 1024·16 (checked in prepare); the planes and
-        // `back` hold h rows of `pitch`, `anchors` ⌈(h−1)/32⌉ rows of
-        // `pitch`, `seam` h entries; the shared bytes are those the kernel
-        // carves for w and within the limit set on the function.
-        unsafe { launch(&mut b, cfg, "the seam DP") }
     }
 
     /// Removes `seam` (a column per row) from each plane given, in place.
@@ -445,7 +386,7 @@ impl Kernels {
     }
 
     /// The image (and mask) w wide with a new pixel after every chosen one.
-    fn insert(
+    pub(crate) fn insert(
         &self,
         st: &Arc<CudaStream>,
         img: (&CudaSlice<u8>, &mut CudaSlice<u8>),
@@ -465,14 +406,267 @@ impl Kernels {
     }
 }
 
-/// What the DP writes besides the seam.
-struct DpScratch {
-    back: CudaSlice<i8>,
-    anchors: CudaSlice<u16>,
-    /// The DP's rows in global memory, for planes too wide for shared.
-    rows: Option<CudaSlice<i64>>,
-    /// The total cost of the last seam of each kind (vertical, horizontal).
-    costs: CudaSlice<i64>,
+/// The DP's kernels for one energy: `dp_prep` and the sweeps with 32-bit
+/// and with 64-bit sums.
+pub(crate) struct SeamDp {
+    prep: CudaFunction,
+    sweep32: CudaFunction,
+    sweep64: CudaFunction,
+    /// Whether the sweeps run as a cluster of DP_CLUSTER blocks (else as
+    /// one block).
+    cluster: bool,
+    /// The most warps a block of the sweep may have.
+    max_warps: usize,
+    forward: bool,
+    row_bound: i64,
+}
+
+impl SeamDp {
+    pub(crate) fn load(gpu: &Gpu, energy: Energy) -> Result<SeamDp> {
+        SeamDp::load_with(gpu, energy, true)
+    }
+
+    /// With `clusters` false, the one-block sweeps even where clusters run
+    /// (so that tests check both).
+    fn load_with(gpu: &Gpu, energy: Energy, clusters: bool) -> Result<SeamDp> {
+        let forward = energy == Energy::Forward;
+        let kind = if forward { "forward" } else { "energy" };
+        let optin = gpu
+            .ctx()
+            .attribute(
+                sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+            )
+            .map_err(|e| cuda_err("retarget: reading the shared memory limit", e))?;
+        let shared_limit = (optin.max(0) as usize).saturating_sub(DP_STATIC_SHARED);
+        let sweeps = |shape: &str, warps: usize| -> Result<(CudaFunction, CudaFunction)> {
+            let load = |bits: &str| -> Result<CudaFunction> {
+                let func = gpu.function(FILE, &format!("seam_dp_{shape}_{bits}_{kind}"))?;
+                func.set_attribute(
+                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    (warps * DP_RING_BYTES) as i32,
+                )
+                .map_err(|e| cuda_err("retarget: raising the DP's shared memory", e))?;
+                Ok(func)
+            };
+            Ok((load("i32")?, load("i64")?))
+        };
+        // Clusters (Hopper on) where a whole one of the widest blocks fits.
+        let mut cluster = None;
+        if clusters && gpu.arch().0 >= 9 && DP_MAX_WARPS_CLUSTER * DP_RING_BYTES <= shared_limit {
+            let (s32, s64) = sweeps("cluster", DP_MAX_WARPS_CLUSTER)?;
+            let widest = sweep_config(DP_CLUSTER, DP_MAX_WARPS_CLUSTER);
+            let fits = |f: &CudaFunction| {
+                f.occupancy_max_active_clusters(widest, gpu.stream())
+                    .is_ok_and(|n| n >= 1)
+            };
+            if fits(&s32) && fits(&s64) {
+                cluster = Some((s32, s64));
+            }
+        }
+        let (cluster, max_warps, (sweep32, sweep64)) = match cluster {
+            Some(s) => (true, DP_MAX_WARPS_CLUSTER, s),
+            None => {
+                let warps = (shared_limit / DP_RING_BYTES).min(DP_MAX_WARPS_BLOCK);
+                if warps == 0 {
+                    return Err(Error::Unsupported(format!(
+                        "retarget on the GPU needs {DP_RING_BYTES} bytes of shared memory a block; this GPU gives {shared_limit}"
+                    )));
+                }
+                (false, warps, sweeps("block", warps)?)
+            }
+        };
+        Ok(SeamDp {
+            prep: gpu.function(FILE, "dp_prep")?,
+            sweep32,
+            sweep64,
+            cluster,
+            max_warps,
+            forward,
+            row_bound: row_cost_bound(energy),
+        })
+    }
+
+    /// The best seam of a w×h plane (energy for every kind but forward,
+    /// mask if any, luma for forward; all at row pitch `pitch`) into `seam`
+    /// (a column per row, top to bottom) and its cost into
+    /// `scratch.costs[total]`. Also leaves in `scratch.back` the step of
+    /// every pixel's best path to the next row, in `scratch.anchors` where
+    /// it is ANCHOR_ROWS rows down (kernels/retarget.cu, `dp_sweep`, says
+    /// exactly) and, when `top` is given, the top row's cumulative costs in
+    /// `top[..w]`. Two launches; allocates nothing.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn dp(
+        &self,
+        st: &Arc<CudaStream>,
+        planes: (
+            Option<&CudaSlice<u32>>,
+            Option<&CudaSlice<u8>>,
+            &CudaSlice<u8>,
+        ),
+        (w, h, pitch): (usize, usize, usize),
+        scratch: &mut DpScratch,
+        seam: &mut CudaSlice<u32>,
+        total: usize,
+        top: Option<&mut CudaSlice<i64>>,
+    ) -> Result<()> {
+        self.prep(st, planes, (w, h, pitch), scratch)?;
+        let masked = planes.1.is_some();
+        self.sweep(st, masked, 0, (w, h, pitch), scratch, seam, total, top)
+    }
+
+    /// The DP's first launch: each pixel's packed costs into
+    /// `scratch.cost` (rows of `cost_pitch(w)`, column x at x + DP_PAD),
+    /// which a caller may add to before [`SeamDp::sweep`].
+    pub(crate) fn prep(
+        &self,
+        st: &Arc<CudaStream>,
+        planes: (
+            Option<&CudaSlice<u32>>,
+            Option<&CudaSlice<u8>>,
+            &CudaSlice<u8>,
+        ),
+        (w, h, pitch): (usize, usize, usize),
+        scratch: &mut DpScratch,
+    ) -> Result<()> {
+        let (energy, mask, luma) = planes;
+        let cpitch = cost_pitch(w);
+        let fits = (1..=MAX_SIDE).contains(&w)
+            && (1..=MAX_SIDE).contains(&h)
+            && w <= pitch
+            && h * pitch <= scratch.back.len()
+            && h * cpitch <= scratch.cost.len()
+            && (self.forward || energy.is_some());
+        if !fits {
+            return Err(Error::Device(format!(
+                "retarget: the DP was given a {w}x{h} plane (pitch {pitch}) it has no room for"
+            )));
+        }
+        let (w32, h32, p32, c32) = (w as u32, h as u32, pitch as u32, cpitch as u32);
+        let forward = i32::from(self.forward);
+        let mut b = st.launch_builder(&self.prep);
+        b.opt(energy).opt(mask).arg(luma).arg(&mut scratch.cost);
+        b.arg(&w32).arg(&h32).arg(&p32).arg(&c32).arg(&forward);
+        // SAFETY: dp_prep takes (energy?, mask?, luma, cost, w, h, pitch,
+        // cpitch, forward); the planes hold h rows of `pitch` (energy is
+        // given unless forward), `cost` h rows of `cpitch` ≥ w + DP_PAD
+        // (checked above).
+        unsafe { launch(&mut b, per_pixel(w, h), "the DP's costs") }
+    }
+
+    /// The DP's sweep over the packed costs [`SeamDp::prep`] left (with
+    /// `extra` more per row than the kind's bound where a caller added to
+    /// them; `masked` when a mask went in).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn sweep(
+        &self,
+        st: &Arc<CudaStream>,
+        masked: bool,
+        extra: i64,
+        (w, h, pitch): (usize, usize, usize),
+        scratch: &mut DpScratch,
+        seam: &mut CudaSlice<u32>,
+        total: usize,
+        top: Option<&mut CudaSlice<i64>>,
+    ) -> Result<()> {
+        let cpitch = cost_pitch(w);
+        let fits = (1..=MAX_SIDE).contains(&w)
+            && (1..=MAX_SIDE).contains(&h)
+            && w <= pitch
+            && h * pitch <= scratch.back.len()
+            && h.div_ceil(ANCHOR_ROWS) * pitch <= scratch.anchors.len()
+            && h * cpitch <= scratch.cost.len()
+            && 2 * w <= scratch.rows.len()
+            && total < scratch.costs.len()
+            && h <= seam.len()
+            && top.as_ref().is_none_or(|t| w <= t.len());
+        if !fits {
+            return Err(Error::Device(format!(
+                "retarget: the DP was given a {w}x{h} plane (pitch {pitch}) it has no room for"
+            )));
+        }
+        let (w32, h32, p32, c32) = (w as u32, h as u32, pitch as u32, cpitch as u32);
+        // 32-bit sums where none can reach OUT32 (see dp_sweep).
+        let narrow = !masked && (h as i64) * (self.row_bound + extra) < OUT32;
+        let func = if narrow { &self.sweep32 } else { &self.sweep64 };
+        let windows = w.div_ceil(DP_OWN);
+        let cfg = if self.cluster {
+            let warps = windows.div_ceil(DP_CLUSTER).clamp(1, DP_MAX_WARPS_CLUSTER);
+            sweep_config(DP_CLUSTER, warps)
+        } else {
+            sweep_config(1, windows.clamp(1, self.max_warps))
+        };
+        let DpScratch {
+            back,
+            anchors,
+            cost,
+            rows,
+            costs,
+        } = scratch;
+        let mut total = costs.slice_mut(total..total + 1);
+        let mut b = st.launch_builder(func);
+        b.arg(&*cost).arg(&w32).arg(&h32).arg(&p32).arg(&c32);
+        b.arg(&PROTECT_COST).arg(&REMOVE_BONUS).arg(&OUTSIDE);
+        b.arg(back).arg(anchors).arg(seam).arg(&mut total);
+        b.opt_mut(top).arg(rows);
+        // SAFETY: seam_dp_* take (cost, w, h, pitch, cpitch, protect,
+        // bonus, outside, back, anchors, seam, total, top?, xrows); checked
+        // above: 1 ≤ w, h ≤ MAX_SIDE, `cost` holds h rows of `cpitch` as
+        // dp_prep wrote them, `back` h rows of `pitch`, `anchors`
+        // ⌈h/32⌉ ≥ ⌈(h−1)/32⌉ rows of `pitch`, `seam` h entries, `top` (if
+        // any) w, `xrows` 2·w i64; the 32-bit sweep only without a mask; the
+        // block and cluster sizes and the shared bytes are those the kernels
+        // were built and their attributes set for.
+        unsafe { launch(&mut b, cfg, "the seam DP") }
+    }
+}
+
+/// `grid` blocks of `warps` warps, each with its warps' prefetch rings.
+fn sweep_config(grid: usize, warps: usize) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (grid as u32, 1, 1),
+        block_dim: (32 * warps as u32, 1, 1),
+        shared_mem_bytes: (warps * DP_RING_BYTES) as u32,
+    }
+}
+
+/// What the DP writes besides the seam, and its scratch.
+pub(crate) struct DpScratch {
+    /// back[y·pitch + x]: the step (−1, 0, +1) from (x, y) to row y + 1.
+    pub(crate) back: CudaSlice<i8>,
+    /// anchors[c·pitch + x]: the column at row min(32(c + 1), h − 1)
+    /// reached from (x, 32c).
+    pub(crate) anchors: CudaSlice<u16>,
+    /// Each pixel's packed costs (dp_prep), rows of `cost_pitch(w)`.
+    pub(crate) cost: CudaSlice<u32>,
+    /// The two rows of sums that cross the sweep's barriers.
+    rows: CudaSlice<i64>,
+    /// Seam costs: the DP writes the slot it is given.
+    pub(crate) costs: CudaSlice<i64>,
+}
+
+impl DpScratch {
+    /// Room for planes of every `(pitch, height)` in `shapes` (a plane's
+    /// width is at most its pitch), and `slots` seam costs.
+    pub(crate) fn new(
+        st: &Arc<CudaStream>,
+        shapes: &[(usize, usize)],
+        slots: usize,
+    ) -> Result<DpScratch> {
+        let most = |f: &dyn Fn(usize, usize) -> usize| {
+            shapes.iter().map(|&(p, h)| f(p, h)).max().unwrap_or(0)
+        };
+        Ok(DpScratch {
+            back: alloc(st, most(&|p, h| p * h), "the DP steps")?,
+            anchors: alloc(
+                st,
+                most(&|p, h| h.div_ceil(ANCHOR_ROWS) * p),
+                "the DP jumps",
+            )?,
+            cost: alloc(st, most(&|p, h| cost_pitch(p) * h), "the DP costs")?,
+            rows: alloc(st, most(&|p, _| 2 * p), "the DP rows")?,
+            costs: alloc(st, slots, "the seam costs")?,
+        })
+    }
 }
 
 /// Everything `run` needs, built by `prepare` for one input size and format.
@@ -549,9 +743,6 @@ impl State {
             None => None,
         };
         let has_mask = mask_src.is_some();
-        let dp_rows = (dp_shared_bytes(side) > k.dp_shared_limit)
-            .then(|| alloc::<i64>(st, dp_rows_len(side), "the DP rows"))
-            .transpose()?;
         Ok(State {
             width: w,
             height: h,
@@ -580,12 +771,7 @@ impl State {
                 .transpose()?,
             origin: alloc(st, if enlarge { cap } else { 1 }, "the origins")?,
             chosen: alloc(st, if enlarge { cap } else { 1 }, "the chosen columns")?,
-            dp: DpScratch {
-                back: alloc(st, cap, "the DP steps")?,
-                anchors: alloc(st, side.div_ceil(ANCHOR_ROWS) * side, "the DP jumps")?,
-                rows: dp_rows,
-                costs: alloc(st, 2, "the seam costs")?,
-            },
+            dp: DpScratch::new(st, &[(pitch, pitch_t), (pitch_t, pitch)], 2)?,
             seams: [alloc(st, side, "a seam")?, alloc(st, side, "a seam")?],
             k,
         })
@@ -671,7 +857,8 @@ impl State {
         }
         let m = mask.as_ref().map(|(a, _)| &**a);
         let planes = (self.energy.as_ref(), m, &self.luma);
-        k.dp(&st, planes, (w, h, pitch), &mut self.dp, seam_v, 0)?;
+        k.seam
+            .dp(&st, planes, (w, h, pitch), &mut self.dp, seam_v, 0, None)?;
 
         k.transpose(
             &st,
@@ -688,7 +875,8 @@ impl State {
             k.energy_full(&st, &self.luma_t, e, (h, w, pitch_t))?;
         }
         let planes = (self.energy.as_ref(), self.mask_t.as_ref(), &self.luma_t);
-        k.dp(&st, planes, (h, w, pitch_t), &mut self.dp, seam_h, 1)?;
+        k.seam
+            .dp(&st, planes, (h, w, pitch_t), &mut self.dp, seam_h, 1, None)?;
 
         let mut costs = [0i64; 2];
         st.memcpy_dtoh(&self.dp.costs, &mut costs)
@@ -787,7 +975,8 @@ impl State {
             self.mask.as_mut().map(|m| &mut m[self.cur])
         };
         let planes = (self.energy.as_ref(), mask.as_deref(), &self.luma);
-        k.dp(st, planes, (w, h, pitch), &mut self.dp, seam, 0)?;
+        k.seam
+            .dp(st, planes, (w, h, pitch), &mut self.dp, seam, 0, None)?;
         let (img, origin) = if enlarging {
             (None, Some((&mut self.origin, &mut self.chosen)))
         } else {
@@ -874,5 +1063,508 @@ impl GpuOp for GpuRetarget {
             )));
         }
         s.carve(gpu, input, output)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::retarget::{DpInput, DpScratch as CpuDp, dp_sweep};
+
+    /// DP_WIN of the kernels: the columns a window computes.
+    const DP_WIN: usize = DP_OWN + 2 * DP_PAD;
+
+    /// A plane's inputs to the DP (energy zero for forward).
+    struct Input {
+        w: usize,
+        h: usize,
+        forward: bool,
+        energy: Plane<u32>,
+        mask: Option<Plane<i8>>,
+        luma: Plane<u8>,
+    }
+
+    /// What the DP gives: steps ((h − 1)·w), jumps (⌈(h−1)/32⌉·w), the
+    /// top row's sums, the seam and its cost.
+    #[derive(Debug, PartialEq)]
+    struct Dp {
+        back: Vec<i8>,
+        anchors: Vec<u16>,
+        top: Vec<i64>,
+        seam: Vec<usize>,
+        total: i64,
+    }
+
+    fn rng(seed: u64) -> impl FnMut() -> u32 {
+        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 32) as u32
+        }
+    }
+
+    /// Values below `levels` (few levels: many ties); `mask`: none, all
+    /// zero, or random codes (a fifth protected, a fifth to remove).
+    /// Energies of `levels` 0 (1) fall to the right (left), so that every
+    /// path drifts a column a row, as far as a band lets it.
+    fn input(w: usize, h: usize, forward: bool, levels: u32, mask: u8, seed: u64) -> Input {
+        let mut r = rng(seed);
+        let luma = Plane::from_fn(w, h, |_, _| (r() % levels.clamp(2, 256)) as u8);
+        let energy = Plane::from_fn(w, h, |x, _| match (forward, levels) {
+            (true, _) => 0,
+            (false, 0) => 7 * (w - x) as u32,
+            (false, 1) => 7 * x as u32,
+            _ => r() % levels,
+        });
+        let mask = match mask {
+            0 => None,
+            1 => Some(Plane::from_fn(w, h, |_, _| 0i8)),
+            _ => Some(Plane::from_fn(w, h, |_, _| match r() % 5 {
+                0 => MASK_PROTECT,
+                1 => MASK_REMOVE,
+                _ => 0,
+            })),
+        };
+        Input {
+            w,
+            h,
+            forward,
+            energy,
+            mask,
+            luma,
+        }
+    }
+
+    /// dp_prep's packed word of every pixel (row-major, w a row).
+    fn words(i: &Input) -> Vec<u32> {
+        let (w, h) = (i.w, i.h);
+        let mut out = Vec::with_capacity(w * h);
+        for y in 0..h {
+            for x in 0..w {
+                let m = match i.mask.as_ref().map_or(0, |m| m.get(x, y)) {
+                    MASK_PROTECT => 1 << 30,
+                    MASK_REMOVE => 2 << 30,
+                    _ => 0,
+                };
+                let v = if i.forward {
+                    let l = i.luma.get(x.saturating_sub(1), y) as i32;
+                    let r = i.luma.get((x + 1).min(w - 1), y) as i32;
+                    let up = (r - l).unsigned_abs();
+                    let (mut ul, mut ur) = (up, up);
+                    if y + 1 < h {
+                        let d = i.luma.get(x, y + 1) as i32;
+                        ul += (d - l).unsigned_abs();
+                        ur += (d - r).unsigned_abs();
+                    }
+                    up | ul << 10 | ur << 20
+                } else {
+                    i.energy.get(x, y)
+                };
+                out.push(m | v);
+            }
+        }
+        out
+    }
+
+    /// dp_unpack: (pixel cost, centre, left and right steps).
+    fn unpack(word: u32, forward: bool) -> (i64, i64, i64, i64) {
+        let field = |k: u32| ((word >> (10 * k)) & 0x3FF) as i64;
+        let (pc, up, ul, ur) = if forward {
+            (0, field(0), field(1), field(2))
+        } else {
+            ((word & 0x3FFF_FFFF) as i64, 0, 0, 0)
+        };
+        let m = match word >> 30 {
+            1 => PROTECT_COST,
+            2 => -REMOVE_BONUS,
+            _ => 0,
+        };
+        (pc + m, up, ul, ur)
+    }
+
+    /// The least of `top`, ties to the smallest column.
+    fn argmin(top: &[i64]) -> (usize, i64) {
+        top.iter().enumerate().fold(
+            (0, i64::MAX),
+            |(bx, bv), (x, &v)| if v < bv { (x, v) } else { (bx, bv) },
+        )
+    }
+
+    /// Row after row over whole rows, as the CPU's min3_row; the jumps by
+    /// walking the steps.
+    fn reference(i: &Input) -> Dp {
+        let (w, h) = (i.w, i.h);
+        let words = words(i);
+        let mut below = vec![OUTSIDE; w + 2];
+        for x in 0..w {
+            let (pc, up, _, _) = unpack(words[(h - 1) * w + x], i.forward);
+            below[x + 1] = pc + up;
+        }
+        let mut back = vec![0i8; (h - 1) * w];
+        for y in (0..h - 1).rev() {
+            let mut here = vec![OUTSIDE; w + 2];
+            for x in 0..w {
+                let (pc, up, ul, ur) = unpack(words[y * w + x], i.forward);
+                let (c, l, r) = (below[x + 1] + up, below[x] + ul, below[x + 2] + ur);
+                let take_l = l < c;
+                let best = if take_l { l } else { c };
+                let take_r = r < best;
+                here[x + 1] = if take_r { r } else { best } + pc;
+                back[y * w + x] = if take_r { 1 } else { -(take_l as i8) };
+            }
+            below = here;
+        }
+        let top = below[1..=w].to_vec();
+        let chunks = (h - 1).div_ceil(ANCHOR_ROWS);
+        let mut anchors = vec![0u16; chunks * w];
+        for c in 0..chunks {
+            for x0 in 0..w {
+                let mut x = x0;
+                for y in c * ANCHOR_ROWS..((c + 1) * ANCHOR_ROWS).min(h - 1) {
+                    x = (x as isize + back[y * w + x] as isize) as usize;
+                }
+                anchors[c * w + x0] = x as u16;
+            }
+        }
+        let (mut x, total) = argmin(&top);
+        let mut seam = vec![x];
+        for y in 0..h - 1 {
+            x = (x as isize + back[y * w + x] as isize) as usize;
+            seam.push(x);
+        }
+        Dp {
+            back,
+            anchors,
+            top,
+            seam,
+            total,
+        }
+    }
+
+    /// The sweep's schedule (dp_sweep in kernels/retarget.cu) on the CPU:
+    /// windows of 128 columns owning 64, bands of 32 rows, "outside" at a
+    /// window's edges and beyond the frame, jumps restarting each band,
+    /// only owned columns crossing a band, 32-bit sums when `narrow`, and
+    /// the tail's walk. Words beyond the frame are junk, as on the device.
+    fn model(i: &Input, narrow: bool) -> Dp {
+        let (w, h) = (i.w, i.h);
+        let words = words(i);
+        let mut junk = rng(99);
+        let word = |x: isize, y: usize, junk: &mut dyn FnMut() -> u32| {
+            if (0..w as isize).contains(&x) {
+                let v = words[y * w + x as usize];
+                // The 32-bit sweep reads no mask (the host gives it none).
+                if narrow { v & 0x3FFF_FFFF } else { v }
+            } else {
+                junk() & if narrow { 0x3FFF_FFFF } else { !0 }
+            }
+        };
+        let out = if narrow { OUT32 } else { OUTSIDE };
+        let windows = w.div_ceil(DP_OWN);
+        let chunks = (h - 1).div_ceil(ANCHOR_ROWS);
+        const UNSET: i64 = i64::MIN;
+        let (mut xin, mut xout) = (vec![UNSET; w], vec![UNSET; w]);
+        let mut back = vec![None; (h - 1) * w];
+        let mut anchors = vec![None; chunks * w];
+        let owned = |g: usize| (g * DP_OWN..(g + 1) * DP_OWN).filter(move |&x| x < w);
+        for g in 0..windows {
+            for x in owned(g) {
+                let (pc, up, _, _) = unpack(word(x as isize, h - 1, &mut junk), i.forward);
+                xin[x] = pc + up;
+            }
+        }
+        for c in (0..chunks).rev() {
+            let y1 = (ANCHOR_ROWS * c + ANCHOR_ROWS).min(h - 1);
+            for g in 0..windows {
+                let x0 = (g * DP_OWN) as isize - DP_PAD as isize;
+                let col = |k: usize| x0 + k as isize;
+                let inside = |k: usize| (0..w as isize).contains(&col(k));
+                let mut b: Vec<i64> = (0..DP_WIN)
+                    .map(|k| {
+                        if inside(k) {
+                            assert_ne!(xin[col(k) as usize], UNSET, "read before written");
+                            xin[col(k) as usize]
+                        } else {
+                            out
+                        }
+                    })
+                    .collect();
+                let mut jm = vec![0isize; DP_WIN];
+                for k in 0..y1 - ANCHOR_ROWS * c {
+                    let y = y1 - 1 - k;
+                    let (mut nb, mut nj) = (vec![0i64; DP_WIN], vec![0isize; DP_WIN]);
+                    for q in 0..DP_WIN {
+                        let (pc, up, ul, ur) = unpack(word(col(q), y, &mut junk), i.forward);
+                        let left = if q == 0 { out } else { b[q - 1] };
+                        let right = if q == DP_WIN - 1 { out } else { b[q + 1] };
+                        let (cc, l, r) = (b[q] + up, left + ul, right + ur);
+                        let take_l = l < cc;
+                        let best = if take_l { l } else { cc };
+                        let take_r = r < best;
+                        let best = if take_r { r } else { best };
+                        nb[q] = if inside(q) { best + pc } else { out };
+                        if narrow {
+                            assert!(i32::try_from(nb[q]).is_ok(), "a 32-bit sum overflows");
+                        }
+                        let step = if take_r { 1 } else { -(take_l as isize) };
+                        let jl = if q == 0 { 0 } else { jm[q - 1] };
+                        let jr = if q == DP_WIN - 1 { 0 } else { jm[q + 1] };
+                        nj[q] = match (k, step) {
+                            (0, _) => col(q) + step,
+                            (_, 1) => jr,
+                            (_, -1) => jl,
+                            _ => jm[q],
+                        };
+                        let own = (DP_PAD..DP_PAD + DP_OWN).contains(&q);
+                        if own && inside(q) {
+                            let cell = &mut back[y * w + col(q) as usize];
+                            assert!(cell.is_none(), "a step written twice");
+                            *cell = Some(step as i8);
+                        }
+                    }
+                    (b, jm) = (nb, nj);
+                }
+                for x in owned(g) {
+                    let q = (x as isize - x0) as usize;
+                    xout[x] = b[q];
+                    anchors[c * w + x] = Some(jm[q] as u16);
+                }
+            }
+            std::mem::swap(&mut xin, &mut xout);
+        }
+        let top = xin;
+        let (col, total) = argmin(&top);
+        let back: Vec<i8> = back
+            .into_iter()
+            .map(|s| s.expect("a step not written"))
+            .collect();
+        let anchors: Vec<u16> = anchors
+            .into_iter()
+            .map(|a| a.expect("a jump not written"))
+            .collect();
+        let mut seam = vec![0; h];
+        seam[0] = col;
+        let mut x = col;
+        for c in 0..chunks {
+            let mut s = x;
+            for y in c * ANCHOR_ROWS..((c + 1) * ANCHOR_ROWS).min(h - 1) {
+                s = (s as isize + back[y * w + s] as isize) as usize;
+                seam[y + 1] = s;
+            }
+            x = anchors[c * w + x] as usize;
+            assert_eq!(x, s, "a jump disagrees with the steps");
+        }
+        Dp {
+            back,
+            anchors,
+            top,
+            seam,
+            total,
+        }
+    }
+
+    /// The CPU's own DP on the same input: its top row and its seam.
+    fn cpu(i: &Input) -> (Vec<i64>, Vec<usize>) {
+        let energy = if i.forward {
+            Plane::from_fn(i.w, i.h, |_, _| 0u32)
+        } else {
+            i.energy.clone()
+        };
+        let input = DpInput {
+            energy: &energy,
+            mask: i.mask.as_ref(),
+            forward_luma: i.forward.then_some(&i.luma),
+        };
+        let mut s = CpuDp::default();
+        dp_sweep(&input, &mut s);
+        let top = s.top().to_vec();
+        let mut seam = Vec::new();
+        s.trace(argmin(&top).0, i.h, |_, x| seam.push(x));
+        (top, seam)
+    }
+
+    const SHAPES: &[(usize, usize)] = &[
+        (1, 1),
+        (1, 40),
+        (40, 1),
+        (2, 2),
+        (3, 33),
+        (31, 34),
+        (64, 65),
+        (65, 66),
+        (97, 31),
+        (128, 97),
+        (129, 64),
+        (200, 100),
+        (257, 45),
+    ];
+
+    /// Exact: the sweep's windows, bands and jumps give every step, jump,
+    /// top-row sum and seam of the plain row-by-row DP, whose top row and
+    /// seam are the CPU's; with 32- and 64-bit sums alike.
+    #[test]
+    fn the_sweeps_schedule_reproduces_the_row_by_row_dp() {
+        for (n, &(w, h)) in SHAPES.iter().enumerate() {
+            for forward in [true, false] {
+                for (levels, mask) in [
+                    (3, 0),
+                    (256, 0),
+                    (4, 1),
+                    (3, 2),
+                    (200, 2),
+                    (0, 0),
+                    (1, 0),
+                    (1, 1),
+                ] {
+                    let i = input(w, h, forward, levels, mask, 7 * n as u64 + levels as u64);
+                    let what = format!("{w}x{h} forward={forward} levels={levels} mask={mask}");
+                    let want = reference(&i);
+                    let (top, seam) = cpu(&i);
+                    assert_eq!((&want.top, &want.seam), (&top, &seam), "reference, {what}");
+                    assert_eq!(model(&i, false), want, "64-bit, {what}");
+                    if mask == 0 {
+                        assert_eq!(model(&i, true), want, "32-bit, {what}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// Exact: the energy-only DP is the CPU's `vertical_seam`.
+    #[test]
+    fn the_sweeps_schedule_finds_the_cpus_vertical_seam() {
+        for (n, &(w, h)) in SHAPES.iter().enumerate() {
+            for levels in [0, 1, 5] {
+                let i = input(w, h, false, levels, 0, n as u64);
+                let (seam, total) = crate::ops::retarget::vertical_seam(&i.energy);
+                let got = model(&i, true);
+                assert_eq!((got.seam, got.total), (seam, total), "{w}x{h}");
+            }
+        }
+    }
+
+    /// The bounds that allow 32-bit sums hold for every energy's largest
+    /// value (and the packed word's 24 bits).
+    #[test]
+    fn energies_stay_below_their_row_bound() {
+        use crate::ops::retarget::energy_map;
+        // Patterns of 0 and 255 that maximise each gradient: lone dots
+        // (basic), an edge and a diagonal edge (Sobel), a checkerboard.
+        let pattern = |f: fn(usize, usize) -> bool| {
+            Plane::from_fn(12, 12, move |x, y| if f(x, y) { 255u8 } else { 0 })
+        };
+        let planes = [
+            pattern(|x, y| x % 2 == 0 && y % 2 == 0),
+            pattern(|x, _| x < 6),
+            pattern(|x, y| x + y < 12),
+            pattern(|x, y| (x + y) % 2 == 0),
+        ];
+        for e in [Energy::Basic, Energy::Sobel3, Energy::Sobel5] {
+            for l in &planes {
+                let most = energy_map(l, e).as_slice().iter().copied().max().unwrap();
+                assert!((most as i64) < row_cost_bound(e), "{e:?}: {most}");
+            }
+        }
+        assert!(row_cost_bound(Energy::Sobel5) < 1 << 24);
+        assert!(255 + 255 < row_cost_bound(Energy::Forward));
+    }
+
+    /// A plane at row pitch `pitch` on the device.
+    fn upload<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits + Copy + Default>(
+        st: &Arc<CudaStream>,
+        p: &Plane<T>,
+        pitch: usize,
+    ) -> CudaSlice<T> {
+        let mut host = vec![T::default(); pitch * p.height()];
+        for y in 0..p.height() {
+            host[y * pitch..y * pitch + p.width()].copy_from_slice(p.row(y));
+        }
+        let mut d = st.alloc_zeros::<T>(host.len()).unwrap();
+        st.memcpy_htod(&host, &mut d).unwrap();
+        d
+    }
+
+    /// Exact, on the GPU (skipped without one): `SeamDp::dp` writes every
+    /// step, jump and top-row sum and the seam and cost of the row-by-row
+    /// DP, in clusters and in one block, with 32- and 64-bit sums, from
+    /// one window to the widest plane and at pitches of every alignment.
+    #[test]
+    fn the_gpu_dp_writes_what_the_cpu_dp_finds() {
+        let Ok(gpu) = Gpu::open(0) else {
+            eprintln!("SKIP: no GPU");
+            return;
+        };
+        let st = gpu.stream().clone();
+        let shapes: &[(usize, usize)] = &[
+            (1, 1),
+            (1, 40),
+            (40, 1),
+            (2, 2),
+            (5, 33),
+            (65, 34),
+            (130, 65),
+            (513, 40),
+            (1300, 70),
+            (4200, 35),
+            (MAX_SIDE, 3),
+            (3, 2000),
+            (700, 1100),
+        ];
+        for energy in [Energy::Forward, Energy::Basic] {
+            let forward = energy == Energy::Forward;
+            for clusters in [true, false] {
+                let dp = SeamDp::load_with(&gpu, energy, clusters).unwrap();
+                for (n, &(w, h)) in shapes.iter().enumerate() {
+                    for (levels, mask) in [(3, 0), (256, 0), (256, 1), (3, 2), (0, 0), (1, 1)] {
+                        let i = input(w, h, forward, levels, mask, n as u64 * 5 + mask as u64);
+                        let what = format!(
+                            "{w}x{h} {energy:?} clusters={clusters} levels={levels} mask={mask}"
+                        );
+                        let pitch = w + n % 4;
+                        let mut scratch = DpScratch::new(&st, &[(pitch, h)], 2).unwrap();
+                        let e = upload(&st, &i.energy, pitch);
+                        let m = i.mask.as_ref().map(|m| {
+                            upload(&st, &Plane::from_fn(w, h, |x, y| m.get(x, y) as u8), pitch)
+                        });
+                        let l = upload(&st, &i.luma, pitch);
+                        let mut seam = st.alloc_zeros::<u32>(h).unwrap();
+                        let mut top = st.alloc_zeros::<i64>(w).unwrap();
+                        let planes = ((!forward).then_some(&e), m.as_ref(), &l);
+                        dp.dp(
+                            &st,
+                            planes,
+                            (w, h, pitch),
+                            &mut scratch,
+                            &mut seam,
+                            1,
+                            Some(&mut top),
+                        )
+                        .unwrap();
+                        let back = st.clone_dtoh(&scratch.back).unwrap();
+                        let anchors = st.clone_dtoh(&scratch.anchors).unwrap();
+                        let chunks = (h - 1).div_ceil(ANCHOR_ROWS);
+                        let got = Dp {
+                            back: (0..(h - 1) * w)
+                                .map(|k| back[k / w * pitch + k % w])
+                                .collect(),
+                            anchors: (0..chunks * w)
+                                .map(|k| anchors[k / w * pitch + k % w])
+                                .collect(),
+                            top: st.clone_dtoh(&top).unwrap(),
+                            seam: st
+                                .clone_dtoh(&seam)
+                                .unwrap()
+                                .iter()
+                                .map(|&x| x as usize)
+                                .collect(),
+                            total: st.clone_dtoh(&scratch.costs).unwrap()[1],
+                        };
+                        assert_eq!(got, reference(&i), "{what}");
+                    }
+                }
+            }
+        }
     }
 }
