@@ -12,7 +12,6 @@ run() { "$bin" image --device cpu "$@"; }
 run "$cup" "$out/retarget-4x3.jpg" --op retarget:width=533
 run "$cup" "$out/retarget-9x16.jpg" --op retarget:width=225,height=400
 run "$cup" "$out/retarget-wider.jpg" --op retarget:width=800
-run "$cup" "$out/retarget-4x3-fast.jpg" --op retarget:width=533,mode=fast
 run "$cat" "$out/retarget-cat-exact.jpg" --op retarget:width=75%,mode=exact
 run "$cat" "$out/retarget-cat-fast.jpg" --op retarget:width=75%,mode=fast
 run "$cat" "$out/gaussian.jpg" --op gaussian:sigma=3
