@@ -686,6 +686,29 @@ mod tests {
     }
 
     #[test]
+    fn widths_of_one_and_two_and_no_change_work() {
+        let params = FastParams::default();
+        let opts = CarveOptions::default();
+        for (w, tw) in [(1, 1), (1, 2), (2, 1), (2, 2), (2, 4)] {
+            let img = noise(w, 6, 5);
+            let mut state = FastState::default();
+            for _ in 0..3 {
+                let out = retarget_fast(&img, tw, 6, &opts, &params, &mut state).unwrap();
+                assert_eq!((out.width(), out.height()), (tw, 6), "{w} -> {tw}");
+                if tw == w {
+                    assert_eq!(out, img, "{w} -> {tw} changed the frame");
+                }
+                if tw < w {
+                    // Every row keeps one of its own pixels.
+                    for y in 0..6 {
+                        assert!(img.row(y).contains(&out.get(0, y)), "row {y}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
     fn enlarging_and_both_sides_reach_the_target() {
         let img = noise(31, 17, 4);
         let mut state = FastState::default();
