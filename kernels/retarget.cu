@@ -175,6 +175,25 @@ extern "C" __global__ void energy_band_u8(const u8* __restrict__ luma, u32* __re
 // every in-frame sum stays below it).
 #define OUT32 (1 << 30)
 
+// The profiled sweeps' record (u64 words), for the first and the last
+// block: a header (nanoseconds of %globaltimer, cycles of %clock64) and
+// DP_PROF_BAND words for each band c at DP_PROF_HEADER + DP_PROF_BAND·c:
+// its start, the end of its writes, the end of the release fence, the end
+// of the barrier (ns), then warp 0's DpProf (cycles).
+#define DP_PROF_START 0
+#define DP_PROF_START_CLK 1
+#define DP_PROF_SWEPT_FROM 2  // the bottom row written and met
+#define DP_PROF_SWEPT 3       // the last band met
+#define DP_PROF_ARGMIN 4      // first block: the seam's cost known
+#define DP_PROF_ANCHORS 5     // first block: the anchors followed
+#define DP_PROF_END_CLK 6
+#define DP_PROF_END 7
+#define DP_PROF_BANDS 8
+#define DP_PROF_WINDOWS 9
+#define DP_PROF_HEADER 16
+#define DP_PROF_BAND 8
+#define DP_PROF_SLOT (DP_PROF_HEADER + DP_PROF_BAND * DP_MAX_CHUNKS)
+
 static_assert(DP_WIN == 32 * 4, "a window is 4 columns a lane");
 static_assert(ANCHOR_ROWS <= DP_PAD, "a band may not outgrow the halo");
 static_assert((DP_DEPTH & (DP_DEPTH - 1)) == 0, "the ring's depth is a power of two");
@@ -240,14 +259,16 @@ __device__ __forceinline__ void dp_unpack(u32 word, i64 protect, i64 bonus, V& p
 // "outside".
 template <typename V, bool FWD, bool FIRST, bool EDGE>
 __device__ __forceinline__ u32 dp_row(const uint4 q, V (&b)[4], int (&jm)[4], const bool (&in)[4],
-                                      int x0, int lane, V out, i64 protect, i64 bonus) {
+                                      int x0, V out, i64 protect, i64 bonus) {
     const u32 wd[4] = {q.x, q.y, q.z, q.w};
-    V left = __shfl_up_sync(0xFFFFFFFFu, b[3], 1);
-    V right = __shfl_down_sync(0xFFFFFFFFu, b[0], 1);
+    // Lane 0's left and lane 31's right neighbours are its own values (the
+    // shuffles do not wrap): the window's outermost columns, which are
+    // outside the frame (and forced "outside" below) or inexact anyway, so
+    // they need no fixing up (nor the lane tests that would cost every row).
+    const V left = __shfl_up_sync(0xFFFFFFFFu, b[3], 1);
+    const V right = __shfl_down_sync(0xFFFFFFFFu, b[0], 1);
     const int jl = FIRST ? 0 : __shfl_up_sync(0xFFFFFFFFu, jm[3], 1);
     const int jr = FIRST ? 0 : __shfl_down_sync(0xFFFFFFFFu, jm[0], 1);
-    if (lane == 0) left = out;
-    if (lane == 31) right = out;
     V nb[4];
     int nj[4];
     u32 steps = 0;
@@ -305,16 +326,40 @@ __device__ __forceinline__ void dp_wait() {
 #endif
 }
 
+// The profiled sweeps (PROF, kernels `*_profile`): the SM's cycle counter
+// and the GPU's nanosecond clock, ordered with the memory operations around
+// them.
+__device__ __forceinline__ u64 dp_clock() {
+    u64 t;
+    asm volatile("mov.u64 %0, %%clock64;" : "=l"(t)::"memory");
+    return t;
+}
+__device__ __forceinline__ u64 dp_ns() {
+    u64 t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)::"memory");
+    return t;
+}
+
 // Every thread of the launch meets here, and what each wrote to global
 // memory before is seen by all after (release / acquire at cluster scope).
-template <bool CLUSTER>
-__device__ __forceinline__ void dp_sync() {
+// SPLIT (profiled sweeps only): the release is a separate fence, after
+// which the time goes to `fenced` (where not null), so that the fence's wait
+// and the barrier's are told apart.
+template <bool CLUSTER, bool SPLIT = false>
+__device__ __forceinline__ void dp_sync(u64* fenced = nullptr) {
 #if __CUDA_ARCH__ >= 900
     if (CLUSTER) {
+        if (SPLIT) {
+            asm volatile("fence.acq_rel.cluster;" ::: "memory");
+            if (fenced) *fenced = dp_ns();
+            asm volatile("barrier.cluster.arrive.relaxed;\n\tbarrier.cluster.wait.acquire;" ::: "memory");
+            return;
+        }
         asm volatile("barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;" ::: "memory");
         return;
     }
 #endif
+    if (SPLIT && fenced) *fenced = dp_ns();
     __syncthreads();
 }
 
@@ -370,18 +415,27 @@ struct DpCursor {
     }
 };
 
+// What a profiled sweep adds up in a band (cycles of warp 0): waiting for
+// the ring, the band's first row of each window (which waits for the sums
+// read after the barrier), its other rows, and storing the steps plus
+// refilling the ring.
+struct DpProf {
+    u64 wait, row0, rows, rest;
+};
+
 // One warp's part of the sweep: its prefetch and what it writes.
-template <typename V, bool FWD>
+template <typename V, bool FWD, bool PROF>
 struct DpWarp {
     DpCursor f;
     uint4* ring;  // this lane's 16 bytes of slot 0; slot i at ring + 32·i
     int s;        // items swept: item s is in slot s mod DP_DEPTH
-    int lane, w;
+    int w;
     bool owner, word_back;
     u32 pitch;
     i8* back;
     V out;
     i64 protect, bonus;
+    DpProf prof;
 
     // Sweeps a window from row y1 (sums `b`) up `rows` rows, writing the
     // steps of the owned columns; leaves the top row's sums and jumps.
@@ -389,23 +443,34 @@ struct DpWarp {
     __device__ __forceinline__ void window(V (&b)[4], int (&jm)[4], const bool (&in)[4], int x0,
                                            int y1, int rows) {
         long long at = (long long)(y1 - 1) * pitch + x0;  // back + at: this lane's steps
+        // Whole words where the lane's 4 columns are in the frame and
+        // aligned (every row but at the right edge), else byte by byte.
+        const bool words = owner && word_back && x0 + 3 < w, bytes = owner && !words;
         for (int k = 0; k < rows; ++k, ++s, at -= pitch) {
+            u64 t0 = 0, t1 = 0, t2 = 0;
+            if constexpr (PROF) t0 = dp_clock();
             dp_wait<DP_DEPTH - 2>();
+            if constexpr (PROF) t1 = dp_clock();
             const uint4 q = ring[(s & (DP_DEPTH - 1)) * 32];
-            const u32 steps =
-                k == 0 ? dp_row<V, FWD, true, EDGE>(q, b, jm, in, x0, lane, out, protect, bonus)
-                       : dp_row<V, FWD, false, EDGE>(q, b, jm, in, x0, lane, out, protect, bonus);
-            if (owner) {
-                if (word_back && x0 + 3 < w) {
-                    *(u32*)(back + at) = steps;
-                } else {
+            const u32 steps = k == 0
+                                  ? dp_row<V, FWD, true, EDGE>(q, b, jm, in, x0, out, protect, bonus)
+                                  : dp_row<V, FWD, false, EDGE>(q, b, jm, in, x0, out, protect, bonus);
+            if constexpr (PROF) t2 = dp_clock();
+            if (words) {
+                *(u32*)(back + at) = steps;
+            } else if (bytes) {
 #pragma unroll
-                    for (int i = 0; i < 4; ++i)
-                        if (x0 + i < w) back[at + i] = (i8)(steps >> (8 * i));
-                }
+                for (int i = 0; i < 4; ++i)
+                    if (x0 + i < w) back[at + i] = (i8)(steps >> (8 * i));
             }
             // Into the slot item s − 1 used (done with: its words were used).
             f.fetch(ring + ((s + DP_DEPTH - 1) & (DP_DEPTH - 1)) * 32);
+            if constexpr (PROF) {
+                const u64 t3 = dp_clock();
+                prof.wait += t1 - t0;
+                (k == 0 ? prof.row0 : prof.rows) += t2 - t1;
+                prof.rest += t3 - t2;
+            }
         }
     }
 };
@@ -424,11 +489,14 @@ struct DpWarp {
 // barriers). V is i64, or int where the host has checked that no sum can
 // reach OUT32 (no mask, and h times the largest cost of a row below 2^30):
 // the sums are then the same integers and every comparison is the CPU's.
-template <typename V, bool FWD, bool CLUSTER>
+// PROF (the `*_profile` kernels, for profile_the_dp_on_the_gpu in
+// src/cuda/ops/retarget.rs): thread 0 of the first and of the last block
+// also writes timings to `prof`, DP_PROF_SLOT words each (DP_PROF_*).
+template <typename V, bool FWD, bool CLUSTER, bool PROF>
 __device__ __forceinline__ void dp_sweep(const u32* __restrict__ cost, u32 w_, u32 h_, u32 pitch,
                                          u32 cpitch, i64 protect, i64 bonus, i64 outside,
                                          i8* back, u16* anchors, u32* seam, i64* total, i64* top,
-                                         V* xrows) {
+                                         V* xrows, u64* prof) {
     extern __shared__ __align__(16) unsigned char dp_smem[];
     __shared__ i64 s_best[32];
     __shared__ int s_col[32];
@@ -444,10 +512,21 @@ __device__ __forceinline__ void dp_sweep(const u32* __restrict__ cost, u32 w_, u
     const V out = sizeof(V) == 8 ? (V)outside : (V)OUT32;
     // Lanes 8..23 hold the owned columns.
     const bool owner = lane >= DP_PAD / 4 && lane < (DP_PAD + DP_OWN) / 4;
-    DpWarp<V, FWD> me;
+    // PROF: where thread 0 of this block writes (null: it does not).
+    u64* pr = nullptr;
+    if constexpr (PROF) {
+        if (threadIdx.x == 0 && (blockIdx.x == 0 || blockIdx.x == gridDim.x - 1))
+            pr = prof + (blockIdx.x == 0 ? 0 : DP_PROF_SLOT);
+        if (pr) {
+            pr[DP_PROF_START_CLK] = dp_clock();
+            pr[DP_PROF_START] = dp_ns();
+            pr[DP_PROF_BANDS] = nb;
+            pr[DP_PROF_WINDOWS] = nwin;
+        }
+    }
+    DpWarp<V, FWD, PROF> me;
     me.ring = (uint4*)dp_smem + warp * DP_DEPTH * 32 + lane;
     me.s = 0;
-    me.lane = lane;
     me.w = w;
     me.owner = owner;
     me.word_back = (pitch & 3) == 0 && ((size_t)back & 3) == 0;
@@ -478,9 +557,18 @@ __device__ __forceinline__ void dp_sweep(const u32* __restrict__ cost, u32 w_, u
     me.f.start(cost, cpitch, nb, h, gw, nw, nwin, lane);
     for (int i = 0; i < DP_DEPTH - 1; ++i) me.f.fetch(me.ring + i * 32);
     dp_sync<CLUSTER>();
+    if (PROF && pr) pr[DP_PROF_SWEPT_FROM] = dp_ns();
 
     for (int c = nb - 1; c >= 0; --c) {
         const int y1 = dp_band_from(c, h), rows = y1 - dp_band_top(c);
+        u64* band = nullptr;
+        if constexpr (PROF) {
+            me.prof = DpProf{0, 0, 0, 0};
+            if (pr) {
+                band = pr + DP_PROF_HEADER + DP_PROF_BAND * c;
+                band[0] = dp_ns();
+            }
+        }
         for (int j = 0; j < nwin; ++j) {
             const int g = gw + j * nw;
             const int x0 = g * DP_OWN - DP_PAD + 4 * lane;
@@ -512,9 +600,24 @@ __device__ __forceinline__ void dp_sweep(const u32* __restrict__ cost, u32 w_, u
         V* t = xin;
         xin = xout;
         xout = t;
-        dp_sync<CLUSTER>();
+        if (PROF && band) band[1] = dp_ns();
+        dp_sync<CLUSTER, PROF>(band ? band + 2 : nullptr);
+        if (PROF && band) {
+            band[3] = dp_ns();
+            band[4] = me.prof.wait;
+            band[5] = me.prof.row0;
+            band[6] = me.prof.rows;
+            band[7] = me.prof.rest;
+        }
     }
     dp_wait<0>();
+    if (PROF && pr) {
+        pr[DP_PROF_SWEPT] = dp_ns();
+        if (blockIdx.x != 0) {
+            pr[DP_PROF_END_CLK] = dp_clock();
+            pr[DP_PROF_END] = dp_ns();
+        }
+    }
     if (blockIdx.x != 0) return;
 
     // `xin` holds the top row: the least cost, ties to the smallest column.
@@ -550,6 +653,7 @@ __device__ __forceinline__ void dp_sweep(const u32* __restrict__ cost, u32 w_, u
             }
         }
         *total = best;
+        if (PROF && pr) pr[DP_PROF_ARGMIN] = dp_ns();
         if (h == 1) seam[0] = col;
         // Follow the jumps from anchor row to anchor row (written by other
         // blocks: read from L2).
@@ -558,6 +662,7 @@ __device__ __forceinline__ void dp_sweep(const u32* __restrict__ cost, u32 w_, u
             s_anchor[c] = (u16)x;
             x = __ldcg(anchors + (size_t)c * pitch + x);
         }
+        if (PROF && pr) pr[DP_PROF_ANCHORS] = dp_ns();
     }
     __syncthreads();
     // Each chunk of rows follows its own steps from its anchor.
@@ -570,24 +675,39 @@ __device__ __forceinline__ void dp_sweep(const u32* __restrict__ cost, u32 w_, u
             seam[y + 1] = x;
         }
     }
+    if constexpr (PROF) {
+        __syncthreads();
+        if (pr) {
+            pr[DP_PROF_END_CLK] = dp_clock();
+            pr[DP_PROF_END] = dp_ns();
+        }
+    }
 }
 
-#define DP_PARAMS                                                                              \
-    const u32 *__restrict__ cost, u32 w, u32 h, u32 pitch, u32 cpitch, i64 protect, i64 bonus, \
+#define DP_PARAMS                                                                               \
+    const u32 *__restrict__ cost, u32 w, u32 h, u32 pitch, u32 cpitch, i64 protect, i64 bonus,  \
         i64 outside, i8 *back, u16 *anchors, u32 *seam, i64 *total, i64 *top, i64 *xrows
 #define DP_ARGS(V) \
     cost, w, h, pitch, cpitch, protect, bonus, outside, back, anchors, seam, total, top, (V*)xrows
 
+// The sweeps run one block an SM: `__launch_bounds__(.., 1)` says so, or
+// ptxas aims at two and squeezes them into 64 registers (spilling the
+// 64-bit energy sweep's).
 // One block (where clusters are missing): up to DP_MAX_WARPS_BLOCK warps.
-#define DP_BLOCK(NAME, V, FWD)                                                               \
-    extern "C" __global__ void __launch_bounds__(DP_MAX_WARPS_BLOCK * 32)                    \
-        seam_dp_block_##NAME(DP_PARAMS) {                                                    \
-        dp_sweep<V, FWD, false>(DP_ARGS(V));                                                 \
+#define DP_BLOCK(NAME, V, FWD)                                                                  \
+    extern "C" __global__ void __launch_bounds__(DP_MAX_WARPS_BLOCK * 32, 1)                    \
+        seam_dp_block_##NAME(DP_PARAMS) {                                                       \
+        dp_sweep<V, FWD, false, false>(DP_ARGS(V), nullptr);                                    \
     }
 DP_BLOCK(i32_forward, int, true)
 DP_BLOCK(i64_forward, i64, true)
 DP_BLOCK(i32_energy, int, false)
 DP_BLOCK(i64_energy, i64, false)
+// Profiled (tests only): the same sweep, which also writes its timings.
+extern "C" __global__ void __launch_bounds__(DP_MAX_WARPS_BLOCK * 32, 1)
+    seam_dp_block_i32_forward_profile(DP_PARAMS, u64* prof) {
+    dp_sweep<int, true, false, true>(DP_ARGS(int), prof);
+}
 
 // A cluster of DP_CLUSTER blocks (Hopper on), up to DP_MAX_WARPS_CLUSTER
 // warps each.
@@ -599,16 +719,25 @@ __device__ __forceinline__ void dp_check_cluster() {
     asm("mov.u32 %0, %%cluster_nctarank;" : "=r"(n));
     if (n != DP_CLUSTER) __trap();
 }
-#define DP_CLUSTER_KERNEL(NAME, V, FWD)                                                      \
-    extern "C" __global__ void __cluster_dims__(DP_CLUSTER, 1, 1)                            \
-        __launch_bounds__(DP_MAX_WARPS_CLUSTER * 32) seam_dp_cluster_##NAME(DP_PARAMS) {     \
-        dp_check_cluster();                                                                  \
-        dp_sweep<V, FWD, true>(DP_ARGS(V));                                                  \
+#define DP_CLUSTER_KERNEL(NAME, V, FWD)                                                         \
+    extern "C" __global__ void __cluster_dims__(DP_CLUSTER, 1, 1)                               \
+        __launch_bounds__(DP_MAX_WARPS_CLUSTER * 32, 1) seam_dp_cluster_##NAME(DP_PARAMS) {     \
+        dp_check_cluster();                                                                     \
+        dp_sweep<V, FWD, true, false>(DP_ARGS(V), nullptr);                                     \
     }
 DP_CLUSTER_KERNEL(i32_forward, int, true)
 DP_CLUSTER_KERNEL(i64_forward, i64, true)
 DP_CLUSTER_KERNEL(i32_energy, int, false)
 DP_CLUSTER_KERNEL(i64_energy, i64, false)
+#define DP_CLUSTER_PROFILE(NAME, V)                                                             \
+    extern "C" __global__ void __cluster_dims__(DP_CLUSTER, 1, 1)                               \
+        __launch_bounds__(DP_MAX_WARPS_CLUSTER * 32, 1)                                         \
+            seam_dp_cluster_##NAME##_profile(DP_PARAMS, u64* prof) {                            \
+        dp_check_cluster();                                                                     \
+        dp_sweep<V, true, true, true>(DP_ARGS(V), prof);                                        \
+    }
+DP_CLUSTER_PROFILE(i32_forward, int)
+DP_CLUSTER_PROFILE(i64_forward, i64)
 #endif
 
 // ----------------------------------------------------------------- removal
