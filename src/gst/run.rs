@@ -2,10 +2,13 @@
 //! channels (DESIGN.md §1).
 //!
 //! - GStreamer's streaming thread (the appsink callback) copies each frame
-//!   out of its buffer and hands it to a bounded channel; for a file it waits
-//!   when the channel is full (backpressure, nothing lost), for a live source
-//!   it drops the oldest queued frame instead and counts it.
-//! - A worker thread runs the chain.
+//!   out of its buffer (for the GPU it hands over the buffer itself) and
+//!   hands it to a bounded channel; for a file it waits when the channel is
+//!   full (backpressure, nothing lost), for a live source it drops the oldest
+//!   queued frame instead and counts it.
+//! - A worker thread runs the chain. The GPU stage copies each input buffer
+//!   straight into pinned memory and each result straight out of it into an
+//!   output buffer: one host copy each way.
 //! - The calling thread pushes results into the appsrc, builds the output
 //!   pipeline when the first frame tells the output size, and watches both
 //!   buses. A stop request (Ctrl-C) closes the intake, lets the frames
@@ -25,8 +28,8 @@ use gstreamer_app as gst_app;
 use gstreamer_video as gst_video;
 
 use super::{Input, Output, TestSettings};
-use crate::cuda::Gpu;
-use crate::cuda::stage::{Layout, Stage};
+use crate::cuda::stage::{Finished, Layout, Mapped, Stage, unpack_planes};
+use crate::cuda::{DevFormat, Gpu};
 use crate::error::{Error, Result};
 use crate::frame::{Frame, Plane};
 use crate::frame::{Picture, PixelFormat, Yuv420};
@@ -67,7 +70,9 @@ pub struct Summary {
     pub frames_out: u64,
     pub dropped: u64,
     pub seconds: f64,
-    /// Milliseconds per frame in each stage.
+    /// Milliseconds per frame in each stage: the host copy in (out of
+    /// GStreamer's buffer; for the GPU, into pinned memory), the chain, and
+    /// the host copy out (into the output buffer).
     pub ms_copy_in: f64,
     pub ms_chain: f64,
     pub ms_copy_out: f64,
@@ -88,9 +93,34 @@ impl Summary {
     }
 }
 
+/// A frame's pixels between the threads.
+enum Pixels {
+    /// Copied out of GStreamer (the CPU backend), or made by the chain.
+    Picture(Picture),
+    /// A GStreamer buffer laid out as the info says: an input frame for the
+    /// GPU stage to copy from, or a finished one to push as it is.
+    Buffer(gst::Buffer, gst_video::VideoInfo),
+}
+
+impl Pixels {
+    fn width(&self) -> usize {
+        match self {
+            Pixels::Picture(p) => p.width(),
+            Pixels::Buffer(_, info) => info.width() as usize,
+        }
+    }
+
+    fn height(&self) -> usize {
+        match self {
+            Pixels::Picture(p) => p.height(),
+            Pixels::Buffer(_, info) => info.height() as usize,
+        }
+    }
+}
+
 /// A frame with its timing and the caps it arrived with.
 struct Timed {
-    frame: Picture,
+    frame: Pixels,
     pts: Option<gst::ClockTime>,
     duration: Option<gst::ClockTime>,
     info: gst_video::VideoInfo,
@@ -120,6 +150,14 @@ struct Work {
     /// the GPU converts before the download.
     yuv_out: bool,
     stage: Option<Stage<Meta>>,
+    /// Buffers for the GPU's finished frames.
+    out: Option<OutBuffers>,
+    /// Frames the GPU stage has given back and the worker not yet sent on.
+    done: Vec<Timed>,
+    /// The stage's copy-in time already counted.
+    copied_in: Duration,
+    /// Time spent copying frames out of pinned memory since last counted.
+    copy_out: Duration,
 }
 
 impl Work {
@@ -130,6 +168,10 @@ impl Work {
             slots,
             yuv_out,
             stage: None,
+            out: None,
+            done: Vec::new(),
+            copied_in: Duration::ZERO,
+            copy_out: Duration::ZERO,
         }
     }
 
@@ -139,61 +181,214 @@ impl Work {
 
     fn push(&mut self, t: Timed) -> Result<Vec<Timed>> {
         let Backend::Cuda(gpu) = &self.backend else {
-            let Picture::Frame(f) = t.frame else {
+            let Pixels::Picture(Picture::Frame(f)) = t.frame else {
                 return Err(Error::Pipeline(
                     "the CPU backend takes RGBA frames; the input gave YUV".into(),
                 ));
             };
-            let frame = Picture::Frame(self.chain.apply(f)?);
+            let frame = Pixels::Picture(Picture::Frame(self.chain.apply(f)?));
             return Ok(vec![Timed { frame, ..t }]);
         };
+        let Pixels::Buffer(buffer, info) = &t.frame else {
+            return Err(Error::Pipeline(
+                "the GPU backend takes frames in GStreamer's buffers".into(),
+            ));
+        };
+        let format = match info.format() {
+            gst_video::VideoFormat::I420 => PixelFormat::I420,
+            gst_video::VideoFormat::Nv12 => PixelFormat::Nv12,
+            _ => PixelFormat::Rgba8,
+        };
+        let (w, h) = (info.width() as usize, info.height() as usize);
         if self.stage.is_none() {
             // Set up on the first frame, which tells the size and format.
-            let (w, h) = (t.frame.width(), t.frame.height());
-            let (c, _) = yuv_colorimetry(&t.info);
+            let (c, _) = yuv_colorimetry(info);
             let (ow, oh) = self.chain.output_size(w, h)?;
             // Encoders take 4:2:0 at even sizes (odd ones go out as RGBA and
             // GStreamer makes them 4:4:4).
             let yuv_out =
                 (self.yuv_out && ow % 2 == 0 && oh % 2 == 0).then_some((PixelFormat::I420, c));
-            self.stage = Some(Stage::with_layouts(
+            let stage = Stage::with_layouts(
                 gpu,
                 &self.chain,
                 w,
                 h,
-                Layout::of(&t.frame, c),
+                Layout::of_format(format, c),
                 yuv_out,
                 self.slots,
-            )?);
+            )?;
+            let (ow, oh, layout) = stage.output();
+            let yuv = matches!(layout, Layout::Yuv(..));
+            self.out = Some(OutBuffers::new(output_info(&t.info, ow, oh, yuv)?)?);
+            self.stage = Some(stage);
         }
-        let stage = self.stage.as_mut().expect("set up above");
-        let done = stage.push_picture(&t.frame, (t.pts, t.duration, t.info))?;
-        Ok(Self::timed(done))
+        let vf = gst_video::VideoFrameRef::from_buffer_ref_readable(buffer.as_ref(), info)
+            .map_err(|e| gst_err("cannot map an input buffer", e))?;
+        let mapped = Mapped {
+            format,
+            width: w,
+            height: h,
+            planes: planes(&vf)?,
+        };
+        let meta = (t.pts, t.duration, t.info.clone());
+        if let Work {
+            stage: Some(stage),
+            out: Some(out),
+            done,
+            copy_out,
+            ..
+        } = self
+        {
+            stage.push_mapped(&mapped, meta, &mut |f, m| {
+                Self::take(out, done, copy_out, f, m)
+            })?;
+        }
+        Ok(std::mem::take(&mut self.done))
     }
 
     fn poll(&mut self) -> Result<Vec<Timed>> {
-        match &mut self.stage {
-            Some(s) => Ok(Self::timed(s.poll()?)),
-            None => Ok(Vec::new()),
+        if let Work {
+            stage: Some(stage),
+            out: Some(out),
+            done,
+            copy_out,
+            ..
+        } = self
+        {
+            stage.poll_with(&mut |f, m| Self::take(out, done, copy_out, f, m))?;
         }
+        Ok(std::mem::take(&mut self.done))
     }
 
+    /// Waits for every frame in the GPU stage; also gives back the frames
+    /// a failed push had taken out of it.
     fn finish(&mut self) -> Result<Vec<Timed>> {
-        match &mut self.stage {
-            Some(s) => Ok(Self::timed(s.finish()?)),
-            None => Ok(Vec::new()),
+        if let Work {
+            stage: Some(stage),
+            out: Some(out),
+            done,
+            copy_out,
+            ..
+        } = self
+        {
+            stage.finish_with(&mut |f, m| Self::take(out, done, copy_out, f, m))?;
         }
+        Ok(std::mem::take(&mut self.done))
     }
 
-    fn timed(done: Vec<(Picture, Meta)>) -> Vec<Timed> {
-        done.into_iter()
-            .map(|(frame, (pts, duration, info))| Timed {
-                frame,
-                pts,
-                duration,
-                info,
-            })
-            .collect()
+    /// Copies a finished frame out of its pinned buffer into an output
+    /// buffer; a gray one into a picture, which the output thread makes RGBA
+    /// as it does the CPU's.
+    fn take(
+        out: &OutBuffers,
+        done: &mut Vec<Timed>,
+        copy_out: &mut Duration,
+        f: Finished<'_>,
+        (pts, duration, info): Meta,
+    ) -> Result<()> {
+        let start = Instant::now();
+        let frame = match f.layout {
+            Layout::Frame(DevFormat::Gray) => Pixels::Picture(f.to_picture()?),
+            _ => {
+                let shape = f.layout.planes(f.width, f.height);
+                let buffer = out.packed(f.bytes, shape, pts, duration)?;
+                Pixels::Buffer(buffer, out.info.clone())
+            }
+        };
+        *copy_out += start.elapsed();
+        done.push(Timed {
+            frame,
+            pts,
+            duration,
+            info,
+        });
+        Ok(())
+    }
+
+    /// Host copy time since the last call: into pinned memory, and out of it.
+    fn copy_times(&mut self) -> (Duration, Duration) {
+        let copied_in = self
+            .stage
+            .as_ref()
+            .map_or(Duration::ZERO, |s| s.copy_in_time());
+        let since = copied_in.saturating_sub(self.copied_in);
+        self.copied_in = copied_in;
+        (since, std::mem::take(&mut self.copy_out))
+    }
+}
+
+/// Buffers for the output frames, laid out as the output caps say, from a
+/// pool that recycles them once the output is done with them: no
+/// allocation, and no page faults on fresh memory, per frame.
+struct OutBuffers {
+    info: gst_video::VideoInfo,
+    pool: gst::BufferPool,
+}
+
+impl OutBuffers {
+    fn new(info: gst_video::VideoInfo) -> Result<Self> {
+        let caps = info
+            .to_caps()
+            .map_err(|e| gst_err("cannot make the output caps", e))?;
+        let size = u32::try_from(info.size())
+            .map_err(|_| Error::Pipeline("the output frames are too large".into()))?;
+        let pool = gst::BufferPool::new();
+        let mut config = pool.config();
+        // No upper bound: an encoder holds frames for its lookahead.
+        config.set_params(Some(&caps), size, 0, 0);
+        pool.set_config(config)
+            .and_then(|()| pool.set_active(true))
+            .map_err(|e| gst_err("cannot set up the output buffers", e))?;
+        Ok(OutBuffers { info, pool })
+    }
+
+    /// A buffer stamped with `pts` and `duration` whose bytes `write` fills.
+    fn fill(
+        &self,
+        pts: Option<gst::ClockTime>,
+        duration: Option<gst::ClockTime>,
+        write: impl FnOnce(&mut [u8]) -> Result<()>,
+    ) -> Result<gst::Buffer> {
+        let mut buffer = self
+            .pool
+            .acquire_buffer(None)
+            .map_err(|e| gst_err("cannot get an output buffer", e))?;
+        let b = buffer
+            .get_mut()
+            .ok_or_else(|| Error::Pipeline("an output buffer came shared".into()))?;
+        b.set_pts(pts);
+        b.set_duration(duration);
+        let mut map = b
+            .map_writable()
+            .map_err(|e| gst_err("cannot write an output buffer", e))?;
+        write(map.as_mut_slice())?;
+        drop(map);
+        Ok(buffer)
+    }
+
+    /// A buffer holding packed planes of `shape` (a [`Finished`] frame's
+    /// bytes) at the output layout's offsets and strides.
+    fn packed(
+        &self,
+        bytes: &[u8],
+        shape: [(usize, usize); 3],
+        pts: Option<gst::ClockTime>,
+        duration: Option<gst::ClockTime>,
+    ) -> Result<gst::Buffer> {
+        let mut strides = [0usize; 3];
+        for (s, &i) in strides.iter_mut().zip(self.info.stride()) {
+            *s = i as usize;
+        }
+        self.fill(pts, duration, |dst| {
+            unpack_planes(bytes, shape, dst, self.info.offset(), &strides)
+        })
+    }
+}
+
+impl Drop for OutBuffers {
+    fn drop(&mut self) {
+        // Buffers still out are freed as they come back.
+        let _ = self.pool.set_active(false);
     }
 }
 
@@ -347,6 +542,19 @@ fn yuv_colorimetry(info: &gst_video::VideoInfo) -> (Colorimetry, gst_video::Vide
     }
 }
 
+/// A mapped frame's planes with their strides in bytes, for the GPU stage
+/// to copy from.
+fn planes<'a>(vf: &'a gst_video::VideoFrameRef<&gst::BufferRef>) -> Result<[(&'a [u8], usize); 3]> {
+    let mut planes: [(&[u8], usize); 3] = [(&[], 0); 3];
+    for (i, p) in planes.iter_mut().enumerate().take(vf.n_planes() as usize) {
+        let data = vf
+            .plane_data(i as u32)
+            .map_err(|e| gst_err("cannot read an input buffer", e))?;
+        *p = (data, vf.plane_stride()[i] as usize);
+    }
+    Ok(planes)
+}
+
 /// Copies a buffer into a picture (the one copy on the streaming thread):
 /// RGBA for the CPU backend; RGBA, I420 or NV12 for the GPU, which converts
 /// YUV itself.
@@ -389,15 +597,20 @@ fn picture_from_buffer(buffer: &gst::BufferRef, info: &gst_video::VideoInfo) -> 
     Ok(Picture::Yuv(yuv))
 }
 
-/// The caps of the output frames.
-fn output_info(first: &Timed) -> Result<gst_video::VideoInfo> {
-    let info = &first.info;
-    let (w, h) = (first.frame.width() as u32, first.frame.height() as u32);
-    let (format, colorimetry) = match &first.frame {
-        Picture::Yuv(_) => (gst_video::VideoFormat::I420, yuv_colorimetry(info).1),
-        Picture::Frame(_) => (gst_video::VideoFormat::Rgba, info.colorimetry()),
+/// The caps of the output frames, `w`×`h` in I420 (`yuv`) or RGBA, for
+/// input frames described by `info`.
+fn output_info(
+    info: &gst_video::VideoInfo,
+    w: usize,
+    h: usize,
+    yuv: bool,
+) -> Result<gst_video::VideoInfo> {
+    let (format, colorimetry) = if yuv {
+        (gst_video::VideoFormat::I420, yuv_colorimetry(info).1)
+    } else {
+        (gst_video::VideoFormat::Rgba, info.colorimetry())
     };
-    gst_video::VideoInfo::builder(format, w, h)
+    gst_video::VideoInfo::builder(format, w as u32, h as u32)
         .fps(info.fps())
         .par(info.par())
         .colorimetry(&colorimetry)
@@ -405,50 +618,53 @@ fn output_info(first: &Timed) -> Result<gst_video::VideoInfo> {
         .map_err(|e| gst_err("cannot describe the output frames", e))
 }
 
-/// A GStreamer buffer holding `picture` in the layout `info` describes.
+/// A GStreamer buffer holding `picture` in the output layout, from the pool.
 fn buffer_from_picture(
     picture: &Picture,
-    info: &gst_video::VideoInfo,
+    out: &OutBuffers,
     pts: Option<gst::ClockTime>,
     duration: Option<gst::ClockTime>,
-) -> gst::Buffer {
-    // One allocation per frame (the buffer GStreamer takes), written row by
-    // row straight from the picture.
-    let mut bytes = match picture {
-        Picture::Frame(Frame::Rgba(p)) => {
-            let mut b = Vec::with_capacity(4 * p.width() * p.height());
-            (0..p.height()).for_each(|y| b.extend_from_slice(p.row(y).as_flattened()));
-            b
-        }
-        Picture::Frame(Frame::Gray(p)) => {
-            let mut b = Vec::with_capacity(4 * p.width() * p.height());
-            (0..p.height()).for_each(|y| b.extend(p.row(y).iter().flat_map(|&v| [v, v, v, 255])));
-            b
-        }
-        Picture::Yuv(yuv) => {
-            // Planes at GStreamer's offsets and strides for these caps.
-            let mut b = vec![0u8; info.size()];
-            for (i, p) in [&yuv.y, &yuv.u, &yuv.v]
-                .into_iter()
-                .enumerate()
-                .take(info.n_planes() as usize)
-            {
-                let (off, stride) = (info.offset()[i], info.stride()[i] as usize);
-                for y in 0..p.height() {
-                    let row = p.row(y);
-                    b[off + y * stride..off + y * stride + row.len()].copy_from_slice(row);
+) -> Result<gst::Buffer> {
+    let info = &out.info;
+    out.fill(pts, duration, |b| {
+        // Written row by row straight from the picture; RGBA rows are packed.
+        match picture {
+            Picture::Frame(Frame::Rgba(p)) => {
+                for (o, y) in b
+                    .chunks_exact_mut((4 * p.width()).max(1))
+                    .zip(0..p.height())
+                {
+                    o.copy_from_slice(p.row(y).as_flattened());
                 }
             }
-            b
+            Picture::Frame(Frame::Gray(p)) => {
+                for (o, y) in b
+                    .chunks_exact_mut((4 * p.width()).max(1))
+                    .zip(0..p.height())
+                {
+                    for (px, &v) in o.chunks_exact_mut(4).zip(p.row(y)) {
+                        px.copy_from_slice(&[v, v, v, 255]);
+                    }
+                }
+            }
+            Picture::Yuv(yuv) => {
+                // Planes at GStreamer's offsets and strides for these caps.
+                b.fill(0);
+                for (i, p) in [&yuv.y, &yuv.u, &yuv.v]
+                    .into_iter()
+                    .enumerate()
+                    .take(info.n_planes() as usize)
+                {
+                    let (off, stride) = (info.offset()[i], info.stride()[i] as usize);
+                    for y in 0..p.height() {
+                        let row = p.row(y);
+                        b[off + y * stride..off + y * stride + row.len()].copy_from_slice(row);
+                    }
+                }
+            }
         }
-    };
-    bytes.shrink_to_fit();
-    let mut buffer = gst::Buffer::from_mut_slice(bytes);
-    if let Some(b) = buffer.get_mut() {
-        b.set_pts(pts);
-        b.set_duration(duration);
-    }
-    buffer
+        Ok(())
+    })
 }
 
 /// The first error or EOS on a bus, without waiting.
@@ -503,7 +719,11 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
     let marker_tx = in_tx.clone();
     let dropped = Arc::new(AtomicU64::new(0));
     let copy_in_ns = Arc::new(AtomicU64::new(0));
+    let copy_out_ns = Arc::new(AtomicU64::new(0));
     let frames_in = Arc::new(AtomicU64::new(0));
+    // The CPU chain takes frames copied out; the GPU stage copies from
+    // GStreamer's buffer itself, straight into pinned memory.
+    let copy_frames = matches!(opts.backend, Backend::Cpu);
 
     {
         let (tx, rx_oldest) = (in_tx.clone(), in_rx.clone());
@@ -529,7 +749,14 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
                         let buffer = sample.buffer().ok_or_else(|| {
                             Error::Pipeline("an input sample has no buffer".into())
                         })?;
-                        let frame = picture_from_buffer(buffer, &info)?;
+                        let frame = if copy_frames {
+                            Pixels::Picture(picture_from_buffer(buffer, &info)?)
+                        } else {
+                            let owned = sample.buffer_owned().ok_or_else(|| {
+                                Error::Pipeline("an input sample has no buffer".into())
+                            })?;
+                            Pixels::Buffer(owned, info.clone())
+                        };
                         Ok(Timed {
                             frame,
                             pts: buffer.pts(),
@@ -600,6 +827,7 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
     let taken = Arc::new(AtomicU64::new(0));
     let worker = {
         let (chain_ns, abort, taken) = (chain_ns.clone(), abort.clone(), taken.clone());
+        let (copy_in_ns, copy_out_ns) = (copy_in_ns.clone(), copy_out_ns.clone());
         let backend = opts.backend.clone();
         let slots = opts.slots;
         let yuv_out = matches!(
@@ -636,7 +864,13 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
                         Some(other) => (work.finish(), Some(other)),
                         None => (work.poll(), None),
                     };
-                    chain_ns.fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                    // The host copies in and out of pinned memory count as
+                    // copies, not as the chain.
+                    let (copied_in, copied_out) = work.copy_times();
+                    let chain = start.elapsed().saturating_sub(copied_in + copied_out);
+                    chain_ns.fetch_add(chain.as_nanos() as u64, Ordering::Relaxed);
+                    copy_in_ns.fetch_add(copied_in.as_nanos() as u64, Ordering::Relaxed);
+                    copy_out_ns.fetch_add(copied_out.as_nanos() as u64, Ordering::Relaxed);
                     let frames = |f: Vec<Timed>| f.into_iter().map(|t| Msg::Frame(Box::new(t)));
                     let mut msgs: Vec<Msg> = match outs {
                         Ok(f) => frames(f).collect(),
@@ -673,8 +907,7 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
     let mut summary = Summary::default();
     let progress = Progress::new(live);
     let mut out_pipe: Option<(gst::Pipeline, gst_app::AppSrc)> = None;
-    let mut out_info: Option<gst_video::VideoInfo> = None;
-    let mut copy_out_ns = 0u64;
+    let mut out_buffers: Option<OutBuffers> = None;
     let mut marker = None;
     let result: Result<()> = loop {
         if stop.load(Ordering::Relaxed) && !summary.interrupted {
@@ -719,10 +952,19 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
                     summary.height_in = t.info.height() as usize;
                     summary.width_out = t.frame.width();
                     summary.height_out = t.frame.height();
-                    match output_info(&t).and_then(|i| Ok((open_output(opts, &t, &i)?, i))) {
-                        Ok((o, i)) => {
+                    let info = match &t.frame {
+                        Pixels::Buffer(_, i) => Ok(i.clone()),
+                        Pixels::Picture(p) => output_info(
+                            &t.info,
+                            p.width(),
+                            p.height(),
+                            matches!(p, Picture::Yuv(_)),
+                        ),
+                    };
+                    match info.and_then(|i| Ok((open_output(opts, &t, &i)?, OutBuffers::new(i)?))) {
+                        Ok((o, b)) => {
                             out_pipe = Some(o);
-                            out_info = Some(i);
+                            out_buffers = Some(b);
                         }
                         Err(e) => break Err(e),
                     }
@@ -736,11 +978,24 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
                     )));
                 }
                 let start = Instant::now();
-                let Some(info) = &out_info else {
+                let Some(out) = &out_buffers else {
                     break Err(Error::Pipeline("the output was not set up".into()));
                 };
-                let buffer = buffer_from_picture(&t.frame, info, t.pts, t.duration);
-                copy_out_ns += start.elapsed().as_nanos() as u64;
+                let Timed {
+                    frame,
+                    pts,
+                    duration,
+                    ..
+                } = *t;
+                let buffer = match frame {
+                    // Filled by the worker straight from pinned memory.
+                    Pixels::Buffer(b, _) => b,
+                    Pixels::Picture(p) => match buffer_from_picture(&p, out, pts, duration) {
+                        Ok(b) => b,
+                        Err(e) => break Err(e),
+                    },
+                };
+                copy_out_ns.fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
                 if let Some((p, src)) = &out_pipe
                     && let Err(e) = push(p, src, buffer)
                 {
@@ -782,7 +1037,7 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
         chain_ns.load(Ordering::Relaxed),
         taken.load(Ordering::Relaxed),
     );
-    summary.ms_copy_out = per(copy_out_ns, summary.frames_out);
+    summary.ms_copy_out = per(copy_out_ns.load(Ordering::Relaxed), summary.frames_out);
     if result.is_err() && summary.frames_out == 0 {
         // Nothing was written: leave no empty or broken file behind.
         opts.output.remove_file();
@@ -940,5 +1195,158 @@ fn finish_output(out: Option<&(gst::Pipeline, gst_app::AppSrc)>) -> Result<()> {
         _ => Err(Error::Pipeline(
             "the output did not finish within 60 s".into(),
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cuda::stage::{pack_planes, write_packed, write_yuv};
+    use crate::ops::yuv::Colorimetry;
+
+    /// Bytes from a seeded generator (xorshift).
+    fn noise(n: usize, seed: u64) -> Vec<u8> {
+        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x >> 24) as u8
+            })
+            .collect()
+    }
+
+    const FORMATS: [(gst_video::VideoFormat, PixelFormat); 3] = [
+        (gst_video::VideoFormat::Nv12, PixelFormat::Nv12),
+        (gst_video::VideoFormat::I420, PixelFormat::I420),
+        (gst_video::VideoFormat::Rgba, PixelFormat::Rgba8),
+    ];
+
+    /// Input buffers of noise, with GStreamer's own layout and with a video
+    /// meta giving wider strides (as decoders do), at odd and even sizes:
+    /// the GPU path's one copy (mapped planes into the pinned buffer) gives
+    /// the bytes of the old two (into a picture, then into the buffer).
+    #[test]
+    fn mapped_input_planes_pack_to_the_old_paths_bytes() {
+        gst::init().unwrap();
+        for (w, h) in [(1usize, 1usize), (5, 3), (321, 241), (64, 48)] {
+            for (gf, pf) in FORMATS {
+                let info = gst_video::VideoInfo::builder(gf, w as u32, h as u32)
+                    .build()
+                    .unwrap();
+                for padded in [false, true] {
+                    let n = info.n_planes() as usize;
+                    let mut strides: Vec<i32> = info.stride()[..n].to_vec();
+                    let mut offsets: Vec<usize> = info.offset()[..n].to_vec();
+                    let mut size = info.size();
+                    if padded {
+                        size = 0;
+                        for i in 0..n {
+                            strides[i] += 8 * (i as i32 + 1);
+                            offsets[i] = size;
+                            let rows = if i == 0 { h } else { h.div_ceil(2) };
+                            size += strides[i] as usize * rows;
+                        }
+                    }
+                    let mut buffer = gst::Buffer::from_mut_slice(noise(size, (w * h) as u64));
+                    if padded {
+                        let b = buffer.get_mut().unwrap();
+                        gst_video::VideoMeta::add_full(
+                            b,
+                            gst_video::VideoFrameFlags::empty(),
+                            gf,
+                            w as u32,
+                            h as u32,
+                            &offsets,
+                            &strides,
+                        )
+                        .unwrap();
+                    }
+                    let layout = Layout::of_format(pf, Colorimetry::default());
+                    let mut old = vec![0u8; layout.bytes(w, h).unwrap()];
+                    match picture_from_buffer(buffer.as_ref(), &info).unwrap() {
+                        Picture::Frame(f) => write_packed(&f, &mut old),
+                        Picture::Yuv(y) => write_yuv(&y, &mut old),
+                    }
+                    let vf =
+                        gst_video::VideoFrameRef::from_buffer_ref_readable(buffer.as_ref(), &info)
+                            .unwrap();
+                    let mut new = vec![0x55u8; old.len()];
+                    pack_planes(&planes(&vf).unwrap(), layout.planes(w, h), &mut new).unwrap();
+                    assert!(new == old, "{gf:?} {w}x{h} padded {padded}: bytes differ");
+                }
+            }
+        }
+    }
+
+    /// Output buffers from the pool, the first one dirtied and given back
+    /// so that the next reuses it: a finished frame's packed planes written
+    /// in give the old path's bytes (a zeroed buffer with each plane's rows
+    /// at the caps' offsets and strides), I420 with padded rows included.
+    #[test]
+    fn output_buffers_hold_the_old_paths_bytes() {
+        gst::init().unwrap();
+        let pts = Some(gst::ClockTime::from_mseconds(40));
+        let duration = Some(gst::ClockTime::from_mseconds(20));
+        for (w, h) in [(2, 2), (322, 242), (64, 48), (5, 3)] {
+            for yuv in [true, false] {
+                if yuv && (w % 2 == 1 || h % 2 == 1) {
+                    continue;
+                }
+                let input = gst_video::VideoInfo::builder(gst_video::VideoFormat::Nv12, 8, 8)
+                    .build()
+                    .unwrap();
+                let out = OutBuffers::new(output_info(&input, w, h, yuv).unwrap()).unwrap();
+                let dirty = out
+                    .fill(None, None, |b| {
+                        b.fill(0xAB);
+                        Ok(())
+                    })
+                    .unwrap();
+                drop(dirty);
+                let (picture, packed) = if yuv {
+                    let mut y = Yuv420::new(PixelFormat::I420, w, h).unwrap();
+                    for (k, p) in [&mut y.y, &mut y.u, &mut y.v].into_iter().enumerate() {
+                        let bytes = noise(p.width() * p.height(), k as u64 + 3);
+                        *p = Plane::from_vec(p.width(), p.height(), bytes).unwrap();
+                    }
+                    let mut packed = vec![
+                        0u8;
+                        Layout::Yuv(PixelFormat::I420, Colorimetry::default())
+                            .bytes(w, h)
+                            .unwrap()
+                    ];
+                    write_yuv(&y, &mut packed);
+                    (Picture::Yuv(y), packed)
+                } else {
+                    let px = noise(4 * w * h, 9);
+                    let p = Plane::from_vec(
+                        w,
+                        h,
+                        px.chunks_exact(4)
+                            .map(|c| [c[0], c[1], c[2], c[3]])
+                            .collect(),
+                    )
+                    .unwrap();
+                    (Picture::Frame(Frame::Rgba(p)), px)
+                };
+                let layout = match picture {
+                    Picture::Yuv(_) => Layout::Yuv(PixelFormat::I420, Colorimetry::default()),
+                    Picture::Frame(_) => Layout::Frame(DevFormat::Rgba),
+                };
+                let new = out
+                    .packed(&packed, layout.planes(w, h), pts, duration)
+                    .unwrap();
+                let old = buffer_from_picture(&picture, &out, pts, duration).unwrap();
+                assert_eq!((new.pts(), new.duration()), (pts, duration));
+                assert_eq!(new.size(), out.info.size());
+                let (new, old) = (new.map_readable().unwrap(), old.map_readable().unwrap());
+                assert!(
+                    new.as_slice() == old.as_slice(),
+                    "{w}x{h} yuv {yuv}: output bytes differ"
+                );
+            }
+        }
     }
 }
