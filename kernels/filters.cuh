@@ -134,6 +134,9 @@ __device__ __forceinline__ void mac_window(Sample sample, const float* taps, int
         mac_chunk<C, B, 1, false>(acc, win, taps, 0, n);
     else
         mac_chunk<C, B, 1, true>(acc, win, taps, 0, n);
+    // Fully unrolled where n is a compile-time constant (the fixed-length
+    // kernels); otherwise left a loop.
+#pragma unroll
     for (int k0 = B; k0 < n; k0 += B) {
 #pragma unroll
         for (int m = 0; m < B - 1; ++m)

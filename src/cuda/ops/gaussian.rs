@@ -1,6 +1,7 @@
 //! GPU `gaussian`: the op's taps over x and then over y through convolve's
 //! [`Separable`] (kernels/convolve.cu), as the CPU runs them through
-//! `convolve::separable`, so the two agree bit for bit.
+//! `convolve::separable`, so the two agree bit for bit. Up to 25 taps the
+//! fused kernel compiled for the tap count runs.
 
 use super::convolve::Separable;
 use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp};
@@ -8,13 +9,15 @@ use crate::error::Result;
 use crate::ops::gaussian::Gaussian;
 
 /// The GPU half of [`Gaussian`].
-pub struct GpuGaussian(Separable);
+pub struct GpuGaussian {
+    sep: Separable,
+}
 
 impl GpuGaussian {
     pub fn new(op: &Gaussian) -> Self {
-        GpuGaussian(Separable::new(
-            "gaussian", &op.taps, &op.taps, 0.0, op.border,
-        ))
+        GpuGaussian {
+            sep: Separable::new("gaussian", &op.taps, &op.taps, 0.0, op.border),
+        }
     }
 }
 
@@ -24,14 +27,14 @@ impl GpuOp for GpuGaussian {
     }
 
     fn output(&self, w: usize, h: usize, f: DevFormat) -> Result<(usize, usize, DevFormat)> {
-        self.0.output(w, h, f)
+        self.sep.output(w, h, f)
     }
 
     fn prepare(&mut self, gpu: &Gpu, w: usize, h: usize, format: DevFormat) -> Result<()> {
-        self.0.prepare(gpu, w, h, format)
+        self.sep.prepare(gpu, w, h, format)
     }
 
     fn run(&mut self, gpu: &Gpu, input: &DevFrame, output: &mut DevFrame) -> Result<()> {
-        self.0.run(gpu, input, output)
+        self.sep.run(gpu, input, output)
     }
 }
