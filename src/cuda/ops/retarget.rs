@@ -8,8 +8,8 @@
 //! and stays on the device, with its luma, energy, mask, back-pointers and
 //! seams. A seam is four launches: the DP's packing of each pixel's costs,
 //! the DP's sweep ([`SeamDp`]: warps on 8 SMs advance overlapping windows
-//! 32 rows between barriers, then one block takes the argmin and walks
-//! back), the removal (one block a row, in place) and the energy update in
+//! 16 (or 32) rows between barriers, then one block takes the argmin and
+//! walks back), the removal (one block a row, in place) and the energy update in
 //! the band the removal disturbed. The host reads back only the two
 //! candidate costs of each greedy step (it has to choose a side). Every
 //! buffer is allocated in `prepare`.
@@ -37,12 +37,44 @@ pub(crate) const ANCHOR_ROWS: usize = 32;
 /// The longest side (input or target) the DP can sweep: DP_MAX_CHUNKS
 /// anchor rows of kernels/retarget.cu (and u16 columns).
 pub(crate) const MAX_SIDE: usize = 16384;
-/// DP_PAD and DP_OWN of the kernels: a window's halo and owned columns.
+/// DP_PAD and DP_OWN of the kernels: the wide window shape's halo and
+/// owned columns (and the cost plane's padding).
 const DP_PAD: usize = 32;
 const DP_OWN: usize = 64;
-/// Shared memory of one warp's prefetch ring: DP_DEPTH rows of 32 lanes'
-/// 16 bytes.
+/// Shared memory of one warp's prefetch ring in the wide shape: DP_DEPTH
+/// rows of 32 lanes' 16 bytes.
 const DP_RING_BYTES: usize = 16 * 32 * 16;
+/// Whether clusters sweep in the narrow window shape (`DpShape<2>` of the
+/// kernels: 32 owned columns a window, 2 a lane, bands of 16 rows; the
+/// `seam_dp_cluster2_*` kernels): twice the warps of the wide shape, so
+/// that at 1080p two share each scheduler and hide each other's latency.
+/// False: the wide shape (`seam_dp_cluster_*`), as the one block always.
+const DP_NARROW: bool = true;
+/// A window shape (`DpShape<LC>` of the kernels): columns a lane; owned
+/// columns, halo, band rows and ring bytes follow.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Shape {
+    lc: usize,
+}
+impl Shape {
+    const WIDE: Shape = Shape { lc: 4 };
+    const NARROW: Shape = Shape { lc: 2 };
+    fn own(self) -> usize {
+        16 * self.lc
+    }
+    #[cfg(test)]
+    fn halo(self) -> usize {
+        8 * self.lc
+    }
+    #[cfg(test)]
+    fn band(self) -> usize {
+        8 * self.lc
+    }
+    fn ring_bytes(self) -> usize {
+        DP_RING_BYTES / 4 * self.lc
+    }
+}
+const _: () = assert!(DP_OWN == 64 && DP_PAD == 32 && ANCHOR_ROWS == 32);
 /// DP_CLUSTER, DP_MAX_WARPS_CLUSTER and DP_MAX_WARPS_BLOCK of the kernels.
 const DP_CLUSTER: usize = 8;
 const DP_MAX_WARPS_CLUSTER: usize = 8;
@@ -415,6 +447,8 @@ pub(crate) struct SeamDp {
     /// Whether the sweeps run as a cluster of DP_CLUSTER blocks (else as
     /// one block).
     cluster: bool,
+    /// Their window shape.
+    shape: Shape,
     /// The most warps a block of the sweep may have.
     max_warps: usize,
     forward: bool,
@@ -423,12 +457,13 @@ pub(crate) struct SeamDp {
 
 impl SeamDp {
     pub(crate) fn load(gpu: &Gpu, energy: Energy) -> Result<SeamDp> {
-        SeamDp::load_with(gpu, energy, true)
+        SeamDp::load_with(gpu, energy, true, DP_NARROW)
     }
 
-    /// With `clusters` false, the one-block sweeps even where clusters run
-    /// (so that tests check both).
-    fn load_with(gpu: &Gpu, energy: Energy, clusters: bool) -> Result<SeamDp> {
+    /// With `clusters` false, the one-block sweeps even where clusters run,
+    /// and clusters in the narrow window shape or not (so that tests check
+    /// every sweep).
+    fn load_with(gpu: &Gpu, energy: Energy, clusters: bool, narrow: bool) -> Result<SeamDp> {
         let forward = energy == Energy::Forward;
         let kind = if forward { "forward" } else { "energy" };
         let optin = gpu
@@ -438,23 +473,31 @@ impl SeamDp {
             )
             .map_err(|e| cuda_err("retarget: reading the shared memory limit", e))?;
         let shared_limit = (optin.max(0) as usize).saturating_sub(DP_STATIC_SHARED);
-        let sweeps = |shape: &str, warps: usize| -> Result<(CudaFunction, CudaFunction)> {
+        let sweeps = |name: &str, shape: Shape, warps: usize| {
             let load = |bits: &str| -> Result<CudaFunction> {
-                let func = gpu.function(FILE, &format!("seam_dp_{shape}_{bits}_{kind}"))?;
+                let func = gpu.function(FILE, &format!("seam_dp_{name}_{bits}_{kind}"))?;
                 func.set_attribute(
                     sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    (warps * DP_RING_BYTES) as i32,
+                    (warps * shape.ring_bytes()) as i32,
                 )
                 .map_err(|e| cuda_err("retarget: raising the DP's shared memory", e))?;
                 Ok(func)
             };
-            Ok((load("i32")?, load("i64")?))
+            Result::Ok((load("i32")?, load("i64")?))
         };
         // Clusters (Hopper on) where a whole one of the widest blocks fits.
         let mut cluster = None;
-        if clusters && gpu.arch().0 >= 9 && DP_MAX_WARPS_CLUSTER * DP_RING_BYTES <= shared_limit {
-            let (s32, s64) = sweeps("cluster", DP_MAX_WARPS_CLUSTER)?;
-            let widest = sweep_config(DP_CLUSTER, DP_MAX_WARPS_CLUSTER);
+        let (name, shape) = if narrow {
+            ("cluster2", Shape::NARROW)
+        } else {
+            ("cluster", Shape::WIDE)
+        };
+        if clusters
+            && gpu.arch().0 >= 9
+            && DP_MAX_WARPS_CLUSTER * shape.ring_bytes() <= shared_limit
+        {
+            let (s32, s64) = sweeps(name, shape, DP_MAX_WARPS_CLUSTER)?;
+            let widest = sweep_config(DP_CLUSTER, DP_MAX_WARPS_CLUSTER, shape);
             let fits = |f: &CudaFunction| {
                 f.occupancy_max_active_clusters(widest, gpu.stream())
                     .is_ok_and(|n| n >= 1)
@@ -463,8 +506,8 @@ impl SeamDp {
                 cluster = Some((s32, s64));
             }
         }
-        let (cluster, max_warps, (sweep32, sweep64)) = match cluster {
-            Some(s) => (true, DP_MAX_WARPS_CLUSTER, s),
+        let (cluster, shape, max_warps, (sweep32, sweep64)) = match cluster {
+            Some(s) => (true, shape, DP_MAX_WARPS_CLUSTER, s),
             None => {
                 let warps = (shared_limit / DP_RING_BYTES).min(DP_MAX_WARPS_BLOCK);
                 if warps == 0 {
@@ -472,7 +515,8 @@ impl SeamDp {
                         "retarget on the GPU needs {DP_RING_BYTES} bytes of shared memory a block; this GPU gives {shared_limit}"
                     )));
                 }
-                (false, warps, sweeps("block", warps)?)
+                let sweeps = sweeps("block", Shape::WIDE, warps)?;
+                (false, Shape::WIDE, warps, sweeps)
             }
         };
         Ok(SeamDp {
@@ -480,6 +524,7 @@ impl SeamDp {
             sweep32,
             sweep64,
             cluster,
+            shape,
             max_warps,
             forward,
             row_bound: row_cost_bound(energy),
@@ -575,7 +620,7 @@ impl SeamDp {
             && h * pitch <= scratch.back.len()
             && h.div_ceil(ANCHOR_ROWS) * pitch <= scratch.anchors.len()
             && h * cpitch <= scratch.cost.len()
-            && 2 * w <= scratch.rows.len()
+            && 3 * w <= scratch.rows.len()
             && total < scratch.costs.len()
             && h <= seam.len()
             && top.as_ref().is_none_or(|t| w <= t.len());
@@ -588,12 +633,12 @@ impl SeamDp {
         // 32-bit sums where none can reach OUT32 (see dp_sweep).
         let narrow = !masked && (h as i64) * (self.row_bound + extra) < OUT32;
         let func = if narrow { &self.sweep32 } else { &self.sweep64 };
-        let windows = w.div_ceil(DP_OWN);
+        let windows = w.div_ceil(self.shape.own());
         let cfg = if self.cluster {
             let warps = windows.div_ceil(DP_CLUSTER).clamp(1, DP_MAX_WARPS_CLUSTER);
-            sweep_config(DP_CLUSTER, warps)
+            sweep_config(DP_CLUSTER, warps, self.shape)
         } else {
-            sweep_config(1, windows.clamp(1, self.max_warps))
+            sweep_config(1, windows.clamp(1, self.max_warps), self.shape)
         };
         let DpScratch {
             back,
@@ -613,19 +658,20 @@ impl SeamDp {
         // above: 1 ≤ w, h ≤ MAX_SIDE, `cost` holds h rows of `cpitch` as
         // dp_prep wrote them, `back` h rows of `pitch`, `anchors`
         // ⌈h/32⌉ ≥ ⌈(h−1)/32⌉ rows of `pitch`, `seam` h entries, `top` (if
-        // any) w, `xrows` 2·w i64; the 32-bit sweep only without a mask; the
+        // any) w, `xrows` 3·w i64; the 32-bit sweep only without a mask; the
         // block and cluster sizes and the shared bytes are those the kernels
         // were built and their attributes set for.
         unsafe { launch(&mut b, cfg, "the seam DP") }
     }
 }
 
-/// `grid` blocks of `warps` warps, each with its warps' prefetch rings.
-fn sweep_config(grid: usize, warps: usize) -> LaunchConfig {
+/// `grid` blocks of `warps` warps, each with its warps' prefetch rings for
+/// windows of `shape`.
+fn sweep_config(grid: usize, warps: usize, shape: Shape) -> LaunchConfig {
     LaunchConfig {
         grid_dim: (grid as u32, 1, 1),
         block_dim: (32 * warps as u32, 1, 1),
-        shared_mem_bytes: (warps * DP_RING_BYTES) as u32,
+        shared_mem_bytes: (warps * shape.ring_bytes()) as u32,
     }
 }
 
@@ -638,7 +684,8 @@ pub(crate) struct DpScratch {
     pub(crate) anchors: CudaSlice<u16>,
     /// Each pixel's packed costs (dp_prep), rows of `cost_pitch(w)`.
     pub(crate) cost: CudaSlice<u32>,
-    /// The two rows of sums that cross the sweep's barriers.
+    /// The two rows of sums that cross the sweep's barriers, and a row of
+    /// jumps (3·w).
     rows: CudaSlice<i64>,
     /// Seam costs: the DP writes the slot it is given.
     pub(crate) costs: CudaSlice<i64>,
@@ -663,7 +710,7 @@ impl DpScratch {
                 "the DP jumps",
             )?,
             cost: alloc(st, most(&|p, h| cost_pitch(p) * h), "the DP costs")?,
-            rows: alloc(st, most(&|p, _| 2 * p), "the DP rows")?,
+            rows: alloc(st, most(&|p, _| 3 * p), "the DP rows")?,
             costs: alloc(st, slots, "the seam costs")?,
         })
     }
@@ -1071,9 +1118,6 @@ mod tests {
     use super::*;
     use crate::ops::retarget::{DpInput, DpScratch as CpuDp, dp_sweep};
 
-    /// DP_WIN of the kernels: the columns a window computes.
-    const DP_WIN: usize = DP_OWN + 2 * DP_PAD;
-
     /// A plane's inputs to the DP (energy zero for forward).
     struct Input {
         w: usize,
@@ -1248,7 +1292,10 @@ mod tests {
     /// window's edges and beyond the frame, jumps restarting each band,
     /// only owned columns crossing a band, 32-bit sums when `narrow`, and
     /// the tail's walk. Words beyond the frame are junk, as on the device.
-    fn model(i: &Input, narrow: bool) -> Dp {
+    fn model(i: &Input, narrow: bool, shape: Shape) -> Dp {
+        let (own, halo, lc) = (shape.own(), shape.halo(), shape.lc);
+        // The columns a window computes.
+        let win = own + 2 * halo;
         let (w, h) = (i.w, i.h);
         let words = words(i);
         let mut junk = rng(99);
@@ -1262,26 +1309,34 @@ mod tests {
             }
         };
         let out = if narrow { OUT32 } else { OUTSIDE };
-        let windows = w.div_ceil(DP_OWN);
+        let windows = w.div_ceil(own);
         let chunks = (h - 1).div_ceil(ANCHOR_ROWS);
+        let bands = (h - 1).div_ceil(shape.band());
         const UNSET: i64 = i64::MIN;
         let (mut xin, mut xout) = (vec![UNSET; w], vec![UNSET; w]);
+        let mut jumps: Vec<Option<isize>> = vec![None; w];
         let mut back = vec![None; (h - 1) * w];
         let mut anchors = vec![None; chunks * w];
-        let owned = |g: usize| (g * DP_OWN..(g + 1) * DP_OWN).filter(move |&x| x < w);
+        let owned = move |g: usize| (g * own..(g + 1) * own).filter(move |&x| x < w);
         for g in 0..windows {
             for x in owned(g) {
                 let (pc, up, _, _) = unpack(word(x as isize, h - 1, &mut junk), i.forward);
                 xin[x] = pc + up;
             }
         }
-        for c in (0..chunks).rev() {
-            let y1 = (ANCHOR_ROWS * c + ANCHOR_ROWS).min(h - 1);
+        for c in (0..bands).rev() {
+            let (y0, y1) = (shape.band() * c, (shape.band() * (c + 1)).min(h - 1));
+            // The band's jumps restart at an anchor row, else carry on
+            // from the band below's; its top row's are anchors at an
+            // anchor row, else cross the barrier (never both: one buffer).
+            let restart = y1 % ANCHOR_ROWS == 0 || y1 == h - 1;
+            let anchored = y0 % ANCHOR_ROWS == 0;
+            assert!(restart || anchored, "a band reads and writes the jumps");
             for g in 0..windows {
-                let x0 = (g * DP_OWN) as isize - DP_PAD as isize;
+                let x0 = (g * own) as isize - halo as isize;
                 let col = |k: usize| x0 + k as isize;
                 let inside = |k: usize| (0..w as isize).contains(&col(k));
-                let mut b: Vec<i64> = (0..DP_WIN)
+                let mut b: Vec<i64> = (0..win)
                     .map(|k| {
                         if inside(k) {
                             assert_ne!(xin[col(k) as usize], UNSET, "read before written");
@@ -1291,20 +1346,24 @@ mod tests {
                         }
                     })
                     .collect();
-                let mut jm = vec![0isize; DP_WIN];
-                for k in 0..y1 - ANCHOR_ROWS * c {
+                let mut jm: Vec<isize> = (0..win)
+                    .map(|k| {
+                        if !restart && inside(k) {
+                            jumps[col(k) as usize].expect("a jump read before written")
+                        } else {
+                            0
+                        }
+                    })
+                    .collect();
+                for k in 0..y1 - y0 {
                     let y = y1 - 1 - k;
-                    let (mut nb, mut nj) = (vec![0i64; DP_WIN], vec![0isize; DP_WIN]);
-                    for q in 0..DP_WIN {
+                    let (mut nb, mut nj) = (vec![0i64; win], vec![0isize; win]);
+                    for q in 0..win {
                         let (pc, up, ul, ur) = unpack(word(col(q), y, &mut junk), i.forward);
                         // The shuffles do not wrap: lane 0 (31) reads its
-                        // own fourth (first) column as its left (right).
-                        let left = if q == 0 { b[3] } else { b[q - 1] };
-                        let right = if q == DP_WIN - 1 {
-                            b[DP_WIN - 4]
-                        } else {
-                            b[q + 1]
-                        };
+                        // own last (first) column as its left (right).
+                        let left = if q == 0 { b[lc - 1] } else { b[q - 1] };
+                        let right = if q == win - 1 { b[win - lc] } else { b[q + 1] };
                         let (cc, l, r) = (b[q] + up, left + ul, right + ur);
                         let take_l = l < cc;
                         let best = if take_l { l } else { cc };
@@ -1315,20 +1374,19 @@ mod tests {
                             assert!(i32::try_from(nb[q]).is_ok(), "a 32-bit sum overflows");
                         }
                         let step = if take_r { 1 } else { -(take_l as isize) };
-                        let jl = if q == 0 { jm[3] } else { jm[q - 1] };
-                        let jr = if q == DP_WIN - 1 {
-                            jm[DP_WIN - 4]
+                        let jl = if q == 0 { jm[lc - 1] } else { jm[q - 1] };
+                        let jr = if q == win - 1 {
+                            jm[win - lc]
                         } else {
                             jm[q + 1]
                         };
-                        nj[q] = match (k, step) {
-                            (0, _) => col(q) + step,
+                        nj[q] = match (k == 0 && restart, step) {
+                            (true, _) => col(q) + step,
                             (_, 1) => jr,
                             (_, -1) => jl,
                             _ => jm[q],
                         };
-                        let own = (DP_PAD..DP_PAD + DP_OWN).contains(&q);
-                        if own && inside(q) {
+                        if (halo..halo + own).contains(&q) && inside(q) {
                             let cell = &mut back[y * w + col(q) as usize];
                             assert!(cell.is_none(), "a step written twice");
                             *cell = Some(step as i8);
@@ -1339,7 +1397,11 @@ mod tests {
                 for x in owned(g) {
                     let q = (x as isize - x0) as usize;
                     xout[x] = b[q];
-                    anchors[c * w + x] = Some(jm[q] as u16);
+                    if anchored {
+                        anchors[y0 / ANCHOR_ROWS * w + x] = Some(jm[q] as u16);
+                    } else {
+                        jumps[x] = Some(jm[q]);
+                    }
                 }
             }
             std::mem::swap(&mut xin, &mut xout);
@@ -1433,9 +1495,11 @@ mod tests {
                     let want = reference(&i);
                     let (top, seam) = cpu(&i);
                     assert_eq!((&want.top, &want.seam), (&top, &seam), "reference, {what}");
-                    assert_eq!(model(&i, false), want, "64-bit, {what}");
-                    if mask == 0 {
-                        assert_eq!(model(&i, true), want, "32-bit, {what}");
+                    for shape in [Shape::WIDE, Shape::NARROW] {
+                        assert_eq!(model(&i, false, shape), want, "64-bit {shape:?}, {what}");
+                        if mask == 0 {
+                            assert_eq!(model(&i, true, shape), want, "32-bit {shape:?}, {what}");
+                        }
                     }
                 }
             }
@@ -1449,8 +1513,10 @@ mod tests {
             for levels in [0, 1, 5] {
                 let i = input(w, h, false, levels, 0, n as u64);
                 let (seam, total) = crate::ops::retarget::vertical_seam(&i.energy);
-                let got = model(&i, true);
-                assert_eq!((got.seam, got.total), (seam, total), "{w}x{h}");
+                for shape in [Shape::WIDE, Shape::NARROW] {
+                    let got = model(&i, true, shape);
+                    assert_eq!((&got.seam, got.total), (&seam, total), "{w}x{h} {shape:?}");
+                }
             }
         }
     }
@@ -1498,8 +1564,9 @@ mod tests {
 
     /// Exact, on the GPU (skipped without one): `SeamDp::dp` writes every
     /// step, jump and top-row sum and the seam and cost of the row-by-row
-    /// DP, in clusters and in one block, with 32- and 64-bit sums, from
-    /// one window to the widest plane and at pitches of every alignment.
+    /// DP, in clusters of either window shape and in one block, with 32-
+    /// and 64-bit sums, from one window to the widest plane and at pitches
+    /// of every alignment.
     #[test]
     fn the_gpu_dp_writes_what_the_cpu_dp_finds() {
         let Ok(gpu) = Gpu::open(0) else {
@@ -1524,13 +1591,13 @@ mod tests {
         ];
         for energy in [Energy::Forward, Energy::Basic] {
             let forward = energy == Energy::Forward;
-            for clusters in [true, false] {
-                let dp = SeamDp::load_with(&gpu, energy, clusters).unwrap();
+            for (clusters, narrow) in [(true, true), (true, false), (false, false)] {
+                let dp = SeamDp::load_with(&gpu, energy, clusters, narrow).unwrap();
                 for (n, &(w, h)) in shapes.iter().enumerate() {
                     for (levels, mask) in [(3, 0), (256, 0), (256, 1), (3, 2), (0, 0), (1, 1)] {
                         let i = input(w, h, forward, levels, mask, n as u64 * 5 + mask as u64);
                         let what = format!(
-                            "{w}x{h} {energy:?} clusters={clusters} levels={levels} mask={mask}"
+                            "{w}x{h} {energy:?} clusters={clusters} narrow={narrow} levels={levels} mask={mask}"
                         );
                         let pitch = w + n % 4;
                         let mut scratch = DpScratch::new(&st, &[(pitch, h)], 2).unwrap();
@@ -1593,15 +1660,20 @@ mod tests {
     const PROF_END: usize = 7;
     const PROF_BANDS: usize = 8;
     const PROF_WINDOWS: usize = 9;
+    /// DP_GROUP of the kernels: the rows a warp fetches and sweeps at a
+    /// time (the record's "first group" is a window's first DP_GROUP rows).
+    const PROF_GROUP: usize = 4;
 
     /// Launches the profiled sweep `name` (`seam_dp_{cluster|block}_*_profile`)
     /// over the packed costs in `scratch`, as [`SeamDp::sweep`] launches
-    /// the plain one (`warps` a block), its record into `prof`.
+    /// the plain one (`warps` a block, windows of `shape`), its record into
+    /// `prof`.
     #[allow(clippy::too_many_arguments)]
     fn sweep_profiled(
         gpu: &Gpu,
         name: &str,
         cluster: bool,
+        shape: Shape,
         warps: usize,
         (w, h, pitch): (usize, usize, usize),
         scratch: &mut DpScratch,
@@ -1611,10 +1683,10 @@ mod tests {
         let func = gpu.function(FILE, name).unwrap();
         func.set_attribute(
             sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            (warps * DP_RING_BYTES) as i32,
+            (warps * shape.ring_bytes()) as i32,
         )
         .unwrap();
-        let cfg = sweep_config(if cluster { DP_CLUSTER } else { 1 }, warps);
+        let cfg = sweep_config(if cluster { DP_CLUSTER } else { 1 }, warps, shape);
         let (w32, h32, p32, c32) = (w as u32, h as u32, pitch as u32, cost_pitch(w) as u32);
         let st = gpu.stream();
         let mut total = scratch.costs.slice_mut(1..2);
@@ -1630,8 +1702,9 @@ mod tests {
         unsafe { launch(&mut b, cfg, name) }.unwrap();
     }
 
-    /// Prints one block's record: where the sweep's time goes.
-    fn print_profile(what: &str, r: &[u64], h: usize) {
+    /// Prints one block's record: where the sweep's time goes (bands of
+    /// `band` rows).
+    fn print_profile(what: &str, r: &[u64], h: usize, band: usize) {
         let ns = |a: usize, b: usize| r[b].wrapping_sub(r[a]) as f64;
         let total = ns(PROF_START, PROF_END);
         let ghz = r[PROF_END_CLK].wrapping_sub(r[PROF_START_CLK]) as f64 / total;
@@ -1646,14 +1719,15 @@ mod tests {
             return;
         }
         let mut sum = [0f64; 7];
-        let mut rows_all = 0usize;
+        let (mut rows_all, mut firsts_all) = (0usize, 0usize);
         println!(
-            "    band rows | compute  fence  barrier (ns) | cycles a row: wait  first-row  row  store+fetch"
+            "    band rows | compute  fence  barrier (ns) | cycles a row: wait  first-group  row  fetch"
         );
-        for c in (0..nb).rev() {
+        for c in (0..nb.min(MAX_SIDE / ANCHOR_ROWS)).rev() {
             let b = &r[PROF_HEADER + PROF_BAND * c..][..PROF_BAND];
-            let rows = (ANCHOR_ROWS * c + ANCHOR_ROWS).min(h - 1) - ANCHOR_ROWS * c;
+            let rows = (band * c + band).min(h - 1) - band * c;
             let n = (rows * nwin) as f64;
+            let firsts = (rows.min(PROF_GROUP) * nwin) as f64;
             let d = |i: usize, j: usize| b[j].wrapping_sub(b[i]) as f64;
             let v = [
                 d(0, 1),
@@ -1668,6 +1742,7 @@ mod tests {
                 *s += x;
             }
             rows_all += rows * nwin;
+            firsts_all += rows.min(PROF_GROUP) * nwin;
             if c >= nb - 2 || c < 2 || c % 8 == 0 {
                 println!(
                     "    {c:4} {rows:4} | {:7.0} {:6.0} {:8.0} | {:14.1} {:10.0} {:5.1} {:12.1}",
@@ -1675,16 +1750,16 @@ mod tests {
                     v[1],
                     v[2],
                     v[3] / n,
-                    v[4] / nwin as f64,
-                    v[5] / (n - nwin as f64).max(1.0),
+                    v[4] / firsts,
+                    v[5] / (n - firsts).max(1.0),
                     v[6] / n,
                 );
             }
         }
         let n = rows_all as f64;
-        let firsts = (nb * nwin) as f64;
+        let firsts = firsts_all as f64;
         println!(
-            "    mean a band: compute {:.0} ns, fence {:.0} ns, barrier {:.0} ns; a row ({n} rows): {:.1} ns in all, cycles: wait {:.1}, row {:.1} (the first of a window {:.0}), store+fetch {:.1}",
+            "    mean a band: compute {:.0} ns, fence {:.0} ns, barrier {:.0} ns; a row ({n} rows): {:.1} ns in all, cycles: wait {:.1}, row with its store {:.1} (in a window's first group {:.0}), fetch {:.1}",
             sum[0] / nb as f64,
             sum[1] / nb as f64,
             sum[2] / nb as f64,
@@ -1747,8 +1822,8 @@ mod tests {
         };
         println!("DP at {w}x{h}, forward energy, no mask (us, median of 50):");
         let mut block_warps = 0;
-        for clusters in [true, false] {
-            let dp = SeamDp::load_with(&gpu, Energy::Forward, clusters).unwrap();
+        for (clusters, narrow) in [(true, true), (true, false), (false, false)] {
+            let dp = SeamDp::load_with(&gpu, Energy::Forward, clusters, narrow).unwrap();
             if !dp.cluster {
                 block_warps = dp.max_warps;
             }
@@ -1783,14 +1858,15 @@ mod tests {
                     })
                     .unwrap(),
                 );
-                seam_is_the_cpus(&seam, &format!("clusters={} wide={wide}", dp.cluster));
+                let what = format!("clusters={} {:?} wide={wide}", dp.cluster, dp.shape);
+                seam_is_the_cpus(&seam, &what);
             }
             println!(
                 "  {}: prep {prep:.1}, prep + sweep {both:.1}, sweep i32 {:.1}, sweep i64 {:.1}",
-                if dp.cluster {
-                    "cluster of 8"
-                } else {
-                    "one block"
+                match (dp.cluster, dp.shape == Shape::NARROW) {
+                    (true, true) => "cluster of 8, narrow windows",
+                    (true, false) => "cluster of 8, wide windows",
+                    _ => "one block",
                 },
                 sweeps[0],
                 sweeps[1],
@@ -1802,24 +1878,34 @@ mod tests {
             .unwrap()
             .prep(&st, (None, None, &l), (w, h, pitch), &mut scratch)
             .unwrap();
-        let windows = w.div_ceil(DP_OWN);
         let mut prof = st.alloc_zeros::<u64>(2 * PROF_SLOT).unwrap();
+        let wide = w.div_ceil(Shape::WIDE.own());
         let mut kernels = vec![(
-            "seam_dp_block_i32_forward_profile",
+            "seam_dp_block_i32_forward_profile".to_string(),
             false,
-            windows.clamp(1, block_warps.max(1)),
+            Shape::WIDE,
+            wide.clamp(1, block_warps.max(1)),
         )];
         if gpu.arch().0 >= 9 {
-            let warps = windows.div_ceil(DP_CLUSTER).clamp(1, DP_MAX_WARPS_CLUSTER);
-            kernels.insert(0, ("seam_dp_cluster_i64_forward_profile", true, warps));
-            kernels.insert(0, ("seam_dp_cluster_i32_forward_profile", true, warps));
+            for (bits, shape, name) in [
+                ("i32", Shape::WIDE, "cluster"),
+                ("i64", Shape::WIDE, "cluster"),
+                ("i32", Shape::NARROW, "cluster2"),
+                ("i64", Shape::NARROW, "cluster2"),
+            ] {
+                let windows = w.div_ceil(shape.own());
+                let warps = windows.div_ceil(DP_CLUSTER).clamp(1, DP_MAX_WARPS_CLUSTER);
+                let name = format!("seam_dp_{name}_{bits}_forward_profile");
+                kernels.push((name, true, shape, warps));
+            }
         }
-        for (name, cluster, warps) in kernels {
+        for (name, cluster, shape, warps) in kernels {
             let run = |scratch: &mut DpScratch, seam: &mut CudaSlice<u32>, prof: &mut _| {
                 sweep_profiled(
                     &gpu,
-                    name,
+                    &name,
                     cluster,
+                    shape,
                     warps,
                     (w, h, pitch),
                     scratch,
@@ -1835,11 +1921,11 @@ mod tests {
             st.memset_zeros(&mut prof).unwrap();
             run(&mut scratch, &mut seam, &mut prof).unwrap();
             let r = st.clone_dtoh(&prof).unwrap();
-            seam_is_the_cpus(&seam, name);
+            seam_is_the_cpus(&seam, &name);
             println!("{name} ({warps} warps a block): {timed:.1} us (median of 50, profiled)");
-            print_profile("first block", &r[..PROF_SLOT], h);
+            print_profile("first block", &r[..PROF_SLOT], h, shape.band());
             if cluster {
-                print_profile("last block", &r[PROF_SLOT..], h);
+                print_profile("last block", &r[PROF_SLOT..], h, shape.band());
             }
         }
     }
