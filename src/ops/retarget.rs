@@ -863,12 +863,23 @@ pub fn build(p: &Params) -> Result<OpBox> {
 
 impl Retarget {
     fn target(&self, w: usize, h: usize) -> Result<(usize, usize)> {
-        let tw = self.width.map_or(w, |s| s.resolve(w));
-        let th = self.height.map_or(h, |s| s.resolve(h));
-        check_target("width", tw, w)?;
-        check_target("height", th, h)?;
-        Ok((tw, th))
+        target_size(self.width, self.height, w, h)
     }
+}
+
+/// The target size for a w×h input (unchanged where a side is not given),
+/// or an error naming the side out of range.
+pub(crate) fn target_size(
+    width: Option<SizeSpec>,
+    height: Option<SizeSpec>,
+    w: usize,
+    h: usize,
+) -> Result<(usize, usize)> {
+    let tw = width.map_or(w, |s| s.resolve(w));
+    let th = height.map_or(h, |s| s.resolve(h));
+    check_target("width", tw, w)?;
+    check_target("height", th, h)?;
+    Ok((tw, th))
 }
 
 impl Op for Retarget {

@@ -27,7 +27,7 @@ use crate::ops::gray::Matrix;
 use crate::ops::params::SizeSpec;
 use crate::ops::retarget::{
     CarveOptions, Energy, MASK_PROTECT, MASK_REMOVE, OUTSIDE, PROTECT_COST, REMOVE_BONUS, Retarget,
-    check_target, combine_masks,
+    combine_masks, target_size,
 };
 
 const FILE: &str = "retarget.cu";
@@ -1071,12 +1071,26 @@ impl GpuRetarget {
 
     /// The target size for a w×h input, as `Retarget::output_size`.
     fn target(&self, w: usize, h: usize) -> Result<(usize, usize)> {
-        let tw = self.width.map_or(w, |s| s.resolve(w));
-        let th = self.height.map_or(h, |s| s.resolve(h));
-        check_target("width", tw, w)?;
-        check_target("height", th, h)?;
-        Ok((tw, th))
+        target_size(self.width, self.height, w, h)
     }
+}
+
+/// What a retarget op was prepared for: (w, h, format) in, (tw, th) out.
+/// An error unless `input` and `output` are those frames.
+pub(crate) fn check_frames(
+    (w, h, format): (usize, usize, DevFormat),
+    (tw, th): (usize, usize),
+    input: &DevFrame,
+    output: &DevFrame,
+) -> Result<()> {
+    if (input.width, input.height, input.format) != (w, h, format)
+        || (output.width, output.height, output.format) != (tw, th, format)
+    {
+        return Err(Error::BadFrame(format!(
+            "retarget was prepared for {w}x{h} {format:?} to {tw}x{th}, not {input:?} to {output:?}"
+        )));
+    }
+    Ok(())
 }
 
 impl GpuOp for GpuRetarget {
@@ -1100,15 +1114,7 @@ impl GpuOp for GpuRetarget {
             .state
             .as_mut()
             .ok_or_else(|| Error::Device("retarget: run before prepare".into()))?;
-        let (tw, th) = s.target;
-        if (input.width, input.height, input.format) != (s.width, s.height, s.format)
-            || (output.width, output.height, output.format) != (tw, th, s.format)
-        {
-            return Err(Error::BadFrame(format!(
-                "retarget was prepared for {}x{} {:?} to {tw}x{th}, not {input:?} to {output:?}",
-                s.width, s.height, s.format
-            )));
-        }
+        check_frames((s.width, s.height, s.format), s.target, input, output)?;
         s.carve(gpu, input, output)
     }
 }

@@ -17,14 +17,14 @@ use std::sync::Arc;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 
 use super::retarget::{
-    ANCHOR_ROWS, DpScratch, Kernels, MAX_SIDE, PushOptional, alloc, cost_pitch, launch, pair,
-    per_pixel,
+    ANCHOR_ROWS, DpScratch, Kernels, MAX_SIDE, PushOptional, alloc, check_frames, cost_pitch,
+    launch, pair, per_pixel,
 };
 use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, blocks, cuda_err};
 use crate::error::{Error, Result};
 use crate::frame::Plane;
 use crate::ops::params::SizeSpec;
-use crate::ops::retarget::{CarveOptions, Energy, Retarget, check_target, combine_masks};
+use crate::ops::retarget::{CarveOptions, Energy, Retarget, combine_masks, target_size};
 use crate::ops::retarget_fast::{DISTANCE_CAP, FastParams, pass_sizes};
 
 const FILE: &str = "retarget_fast.cu";
@@ -678,11 +678,7 @@ impl GpuFastRetarget {
     }
 
     fn target(&self, w: usize, h: usize) -> Result<(usize, usize)> {
-        let tw = self.width.map_or(w, |s| s.resolve(w));
-        let th = self.height.map_or(h, |s| s.resolve(h));
-        check_target("width", tw, w)?;
-        check_target("height", th, h)?;
-        Ok((tw, th))
+        target_size(self.width, self.height, w, h)
     }
 }
 
@@ -707,15 +703,7 @@ impl GpuOp for GpuFastRetarget {
             .state
             .as_mut()
             .ok_or_else(|| Error::Device("retarget: run before prepare".into()))?;
-        let (tw, th) = s.target;
-        if (input.width, input.height, input.format) != (s.width, s.height, s.format)
-            || (output.width, output.height, output.format) != (tw, th, s.format)
-        {
-            return Err(Error::BadFrame(format!(
-                "retarget was prepared for {}x{} {:?} to {tw}x{th}, not {input:?} to {output:?}",
-                s.width, s.height, s.format
-            )));
-        }
+        check_frames((s.width, s.height, s.format), s.target, input, output)?;
         s.carve(gpu, input, output)
     }
 }
