@@ -920,11 +920,6 @@ impl Op for Retarget {
     }
 
     fn cuda(&self) -> Result<Box<dyn crate::cuda::GpuOp>> {
-        if self.mode == Some(Mode::Fast) {
-            return Ok(Box::new(
-                crate::cuda::ops::retarget_fast::GpuFastRetarget::new(self),
-            ));
-        }
         Ok(Box::new(crate::cuda::ops::retarget::GpuRetarget::new(self)))
     }
 }

@@ -1,5 +1,6 @@
-//! GPU `retarget` (kernels/retarget.cu), exact mode: seam carving whose
-//! every seam is the CPU's. `src/ops/retarget.rs` defines the rules; this
+//! GPU `retarget` (kernels/retarget.cu): the op, [`GpuRetarget`], for both
+//! modes, and exact mode's state: seam carving whose every seam is the
+//! CPU's (fast mode's state is in `retarget_fast.rs`, on the same DP). `src/ops/retarget.rs` defines the rules; this
 //! file follows its control flow step for step (greedy order while both
 //! sides shrink, then the width, then the height on the transposed frame;
 //! enlarging in rounds of at most half the width).
@@ -26,9 +27,10 @@ use crate::frame::Plane;
 use crate::ops::gray::Matrix;
 use crate::ops::params::SizeSpec;
 use crate::ops::retarget::{
-    CarveOptions, Energy, MASK_PROTECT, MASK_REMOVE, OUTSIDE, PROTECT_COST, REMOVE_BONUS, Retarget,
-    combine_masks, target_size,
+    CarveOptions, Energy, MASK_PROTECT, MASK_REMOVE, Mode, OUTSIDE, PROTECT_COST, REMOVE_BONUS,
+    Retarget, combine_masks, target_size,
 };
+use crate::ops::retarget_fast::FastParams;
 
 const FILE: &str = "retarget.cu";
 /// Every how many rows the DP keeps a jump table (`anchors`), ANCHOR_ROWS
@@ -1047,14 +1049,34 @@ impl State {
     }
 }
 
-/// The GPU half of [`Retarget`] in exact mode.
+/// A prepared mode: exact ([`State`]) or fast
+/// ([`super::retarget_fast::State`]).
+pub(crate) trait Carve: Send {
+    /// What it was prepared for: (w, h, format) in, (tw, th) out.
+    fn shape(&self) -> ((usize, usize, DevFormat), (usize, usize));
+    /// One frame: `input` in, `output` (the target size) out.
+    fn carve(&mut self, gpu: &Gpu, input: &DevFrame, output: &mut DevFrame) -> Result<()>;
+}
+
+impl Carve for State {
+    fn shape(&self) -> ((usize, usize, DevFormat), (usize, usize)) {
+        ((self.width, self.height, self.format), self.target)
+    }
+    fn carve(&mut self, gpu: &Gpu, input: &DevFrame, output: &mut DevFrame) -> Result<()> {
+        State::carve(self, gpu, input, output)
+    }
+}
+
+/// The GPU half of [`Retarget`], exact or fast.
 pub struct GpuRetarget {
-    width: Option<SizeSpec>,
-    height: Option<SizeSpec>,
-    energy: Energy,
-    protect: Option<Plane<u8>>,
-    remove: Option<Plane<u8>>,
-    state: Option<State>,
+    pub(crate) width: Option<SizeSpec>,
+    pub(crate) height: Option<SizeSpec>,
+    pub(crate) energy: Energy,
+    /// Fast mode's parameters; `None` in exact mode.
+    pub(crate) fast: Option<FastParams>,
+    pub(crate) protect: Option<Plane<u8>>,
+    pub(crate) remove: Option<Plane<u8>>,
+    state: Option<Box<dyn Carve>>,
 }
 
 impl GpuRetarget {
@@ -1063,6 +1085,7 @@ impl GpuRetarget {
             width: op.width,
             height: op.height,
             energy: op.energy,
+            fast: (op.mode == Some(Mode::Fast)).then_some(op.fast),
             protect: op.protect.clone(),
             remove: op.remove.clone(),
             state: None,
@@ -1070,27 +1093,9 @@ impl GpuRetarget {
     }
 
     /// The target size for a w×h input, as `Retarget::output_size`.
-    fn target(&self, w: usize, h: usize) -> Result<(usize, usize)> {
+    pub(crate) fn target(&self, w: usize, h: usize) -> Result<(usize, usize)> {
         target_size(self.width, self.height, w, h)
     }
-}
-
-/// What a retarget op was prepared for: (w, h, format) in, (tw, th) out.
-/// An error unless `input` and `output` are those frames.
-pub(crate) fn check_frames(
-    (w, h, format): (usize, usize, DevFormat),
-    (tw, th): (usize, usize),
-    input: &DevFrame,
-    output: &DevFrame,
-) -> Result<()> {
-    if (input.width, input.height, input.format) != (w, h, format)
-        || (output.width, output.height, output.format) != (tw, th, format)
-    {
-        return Err(Error::BadFrame(format!(
-            "retarget was prepared for {w}x{h} {format:?} to {tw}x{th}, not {input:?} to {output:?}"
-        )));
-    }
-    Ok(())
 }
 
 impl GpuOp for GpuRetarget {
@@ -1105,7 +1110,16 @@ impl GpuOp for GpuRetarget {
 
     fn prepare(&mut self, gpu: &Gpu, w: usize, h: usize, format: DevFormat) -> Result<()> {
         self.state = None;
-        self.state = Some(State::new(gpu, self, (w, h), format)?);
+        self.state = Some(match self.fast {
+            Some(params) => Box::new(super::retarget_fast::State::new(
+                gpu,
+                self,
+                params,
+                (w, h),
+                format,
+            )?),
+            None => Box::new(State::new(gpu, self, (w, h), format)?),
+        });
         Ok(())
     }
 
@@ -1114,7 +1128,14 @@ impl GpuOp for GpuRetarget {
             .state
             .as_mut()
             .ok_or_else(|| Error::Device("retarget: run before prepare".into()))?;
-        check_frames((s.width, s.height, s.format), s.target, input, output)?;
+        let ((w, h, format), (tw, th)) = s.shape();
+        if (input.width, input.height, input.format) != (w, h, format)
+            || (output.width, output.height, output.format) != (tw, th, format)
+        {
+            return Err(Error::BadFrame(format!(
+                "retarget was prepared for {w}x{h} {format:?} to {tw}x{th}, not {input:?} to {output:?}"
+            )));
+        }
         s.carve(gpu, input, output)
     }
 }

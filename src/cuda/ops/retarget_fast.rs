@@ -17,14 +17,12 @@ use std::sync::Arc;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 
 use super::retarget::{
-    ANCHOR_ROWS, DpScratch, Kernels, MAX_SIDE, PushOptional, alloc, check_frames, cost_pitch,
+    ANCHOR_ROWS, Carve, DpScratch, GpuRetarget, Kernels, MAX_SIDE, PushOptional, alloc, cost_pitch,
     launch, pair, per_pixel,
 };
-use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, blocks, cuda_err};
+use crate::cuda::{DevFormat, DevFrame, Gpu, blocks, cuda_err};
 use crate::error::{Error, Result};
-use crate::frame::Plane;
-use crate::ops::params::SizeSpec;
-use crate::ops::retarget::{CarveOptions, Energy, Retarget, combine_masks, target_size};
+use crate::ops::retarget::{CarveOptions, Energy, combine_masks};
 use crate::ops::retarget_fast::{DISTANCE_CAP, FastParams, pass_sizes};
 
 const FILE: &str = "retarget_fast.cu";
@@ -128,8 +126,9 @@ fn plan(w: usize, h: usize, tw: usize, th: usize) -> Vec<Shrink> {
     out
 }
 
-/// Everything `run` needs, built by `prepare` for one input size and format.
-struct State {
+/// Everything fast mode's `run` needs, built by `prepare` for one input size
+/// and format.
+pub(crate) struct State {
     k: Kernels,
     fk: FastKernels,
     params: FastParams,
@@ -177,9 +176,10 @@ struct State {
 }
 
 impl State {
-    fn new(
+    pub(crate) fn new(
         gpu: &Gpu,
-        op: &GpuFastRetarget,
+        op: &GpuRetarget,
+        params: FastParams,
         (w, h): (usize, usize),
         format: DevFormat,
     ) -> Result<State> {
@@ -191,14 +191,14 @@ impl State {
             )));
         }
         let opts = CarveOptions {
-            energy: op.params.energy,
+            energy: params.energy,
             protect: op.protect.as_ref(),
             remove: op.remove.as_ref(),
         };
         let mask = combine_masks(w, h, &opts)?;
         let st = gpu.stream();
         let shrinks = plan(w, h, tw, th);
-        let passes = |s: &Shrink| pass_sizes(s.count, op.params.passes);
+        let passes = |s: &Shrink| pass_sizes(s.count, params.passes);
         // Rows a plane of each dimension has: h, then tw.
         let kmax = shrinks
             .iter()
@@ -228,14 +228,14 @@ impl State {
             None => None,
         };
         let has_mask = mask_src.is_some();
-        let forward = op.params.energy == Energy::Forward;
+        let forward = params.energy == Energy::Forward;
         let pair_u8 = |n: usize, what: &str| -> Result<[CudaSlice<u8>; 2]> {
             Ok([alloc(st, n, what)?, alloc(st, n, what)?])
         };
         Ok(State {
-            k: Kernels::load(gpu, format, op.params.energy)?,
+            k: Kernels::load(gpu, format, params.energy)?,
             fk: FastKernels::load(gpu, format)?,
-            params: op.params,
+            params,
             width: w,
             height: h,
             format,
@@ -655,56 +655,12 @@ impl State {
     }
 }
 
-/// The GPU half of [`Retarget`] in fast mode.
-pub struct GpuFastRetarget {
-    width: Option<SizeSpec>,
-    height: Option<SizeSpec>,
-    params: FastParams,
-    protect: Option<Plane<u8>>,
-    remove: Option<Plane<u8>>,
-    state: Option<State>,
-}
-
-impl GpuFastRetarget {
-    pub fn new(op: &Retarget) -> Self {
-        GpuFastRetarget {
-            width: op.width,
-            height: op.height,
-            params: op.fast,
-            protect: op.protect.clone(),
-            remove: op.remove.clone(),
-            state: None,
-        }
+impl Carve for State {
+    fn shape(&self) -> ((usize, usize, DevFormat), (usize, usize)) {
+        ((self.width, self.height, self.format), self.target)
     }
-
-    fn target(&self, w: usize, h: usize) -> Result<(usize, usize)> {
-        target_size(self.width, self.height, w, h)
-    }
-}
-
-impl GpuOp for GpuFastRetarget {
-    fn name(&self) -> &'static str {
-        "retarget"
-    }
-
-    fn output(&self, w: usize, h: usize, format: DevFormat) -> Result<(usize, usize, DevFormat)> {
-        let (tw, th) = self.target(w, h)?;
-        Ok((tw, th, format))
-    }
-
-    fn prepare(&mut self, gpu: &Gpu, w: usize, h: usize, format: DevFormat) -> Result<()> {
-        self.state = None;
-        self.state = Some(State::new(gpu, self, (w, h), format)?);
-        Ok(())
-    }
-
-    fn run(&mut self, gpu: &Gpu, input: &DevFrame, output: &mut DevFrame) -> Result<()> {
-        let s = self
-            .state
-            .as_mut()
-            .ok_or_else(|| Error::Device("retarget: run before prepare".into()))?;
-        check_frames((s.width, s.height, s.format), s.target, input, output)?;
-        s.carve(gpu, input, output)
+    fn carve(&mut self, gpu: &Gpu, input: &DevFrame, output: &mut DevFrame) -> Result<()> {
+        State::carve(self, gpu, input, output)
     }
 }
 
