@@ -365,6 +365,26 @@ pub trait GpuOp: Send {
     fn run(&mut self, gpu: &Gpu, input: &DevFrame, output: &mut DevFrame) -> Result<()>;
 }
 
+/// An error unless `input` and `output` are the frames an op was prepared
+/// for: (width, height, format) each.
+pub fn check_frames(
+    name: &str,
+    want_in: (usize, usize, DevFormat),
+    want_out: (usize, usize, DevFormat),
+    input: &DevFrame,
+    output: &DevFrame,
+) -> Result<()> {
+    if (input.width, input.height, input.format) != want_in
+        || (output.width, output.height, output.format) != want_out
+    {
+        let ((w, h, f), (ow, oh, of)) = (want_in, want_out);
+        return Err(Error::BadFrame(format!(
+            "{name} was prepared for {w}x{h} {f:?} to {ow}x{oh} {of:?}, not {input:?} to {output:?}"
+        )));
+    }
+    Ok(())
+}
+
 /// A grid that covers `n` items with blocks of `block` threads.
 pub fn blocks(n: usize, block: u32) -> u32 {
     (n.div_ceil(block as usize)).max(1) as u32

@@ -247,22 +247,18 @@ impl Work {
     }
 
     fn poll(&mut self) -> Result<Vec<Timed>> {
-        if let Work {
-            stage: Some(stage),
-            out: Some(out),
-            done,
-            copy_out,
-            ..
-        } = self
-        {
-            stage.poll_with(&mut |f, m| Self::take(out, done, copy_out, f, m))?;
-        }
-        Ok(std::mem::take(&mut self.done))
+        self.collect(false)
     }
 
     /// Waits for every frame in the GPU stage; also gives back the frames
     /// a failed push had taken out of it.
     fn finish(&mut self) -> Result<Vec<Timed>> {
+        self.collect(true)
+    }
+
+    /// The frames the GPU stage has finished (all of them, waiting, when
+    /// `wait`), copied out of their slots.
+    fn collect(&mut self, wait: bool) -> Result<Vec<Timed>> {
         if let Work {
             stage: Some(stage),
             out: Some(out),
@@ -271,7 +267,12 @@ impl Work {
             ..
         } = self
         {
-            stage.finish_with(&mut |f, m| Self::take(out, done, copy_out, f, m))?;
+            let mut take = |f: Finished<'_>, m| Self::take(out, done, copy_out, f, m);
+            if wait {
+                stage.finish_with(&mut take)?;
+            } else {
+                stage.poll_with(&mut take)?;
+            }
         }
         Ok(std::mem::take(&mut self.done))
     }

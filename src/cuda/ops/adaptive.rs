@@ -6,7 +6,7 @@
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 
 use super::integral::{IntegralTables, Luma, table_len};
-use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, blocks, cuda_err};
+use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, blocks, check_frames, cuda_err};
 use crate::error::{Error, Result};
 use crate::ops::adaptive::{Adaptive, Method};
 
@@ -91,23 +91,11 @@ impl GpuOp for GpuAdaptive {
             .as_mut()
             .ok_or_else(|| Error::Device("adaptive: run before prepare".into()))?;
         let (w, h, format) = (s.width, s.height, s.format);
-        if (input.width, input.height, input.format) != (w, h, format)
-            || (output.width, output.height, output.format) != (w, h, format)
-        {
-            return Err(Error::BadFrame(format!(
-                "adaptive: prepared for {w}x{h} {format:?}, given {input:?} into {output:?}"
-            )));
-        }
+        check_frames("adaptive", (w, h, format), (w, h, format), input, output)?;
         if w == 0 || h == 0 {
             return Ok(());
         }
-        let luma = match &mut s.luma {
-            Some(l) => {
-                l.run(gpu, input)?;
-                &l.plane
-            }
-            None => input,
-        };
+        let luma = Luma::of(&mut s.luma, gpu, input)?;
         let sq = needs_sq.then_some(&mut s.sq);
         s.tables.compute(gpu, luma, &mut s.sum, sq)?;
         let (a, b) = match self.method {

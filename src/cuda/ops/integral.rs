@@ -13,7 +13,7 @@
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 
 use super::gray::GpuGray;
-use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, blocks, cuda_err};
+use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, blocks, check_frames, cuda_err};
 use crate::error::{Error, Result};
 use crate::ops::gray::{Gray, Matrix};
 
@@ -264,6 +264,22 @@ impl Luma {
     pub(crate) fn run(&mut self, gpu: &Gpu, input: &DevFrame) -> Result<()> {
         self.gray.run(gpu, input, &mut self.plane)
     }
+
+    /// The luma of `input`: enqueued into `luma`'s plane for RGBA, `input`
+    /// itself for gray (`luma` is `None`).
+    pub(crate) fn of<'a>(
+        luma: &'a mut Option<Luma>,
+        gpu: &Gpu,
+        input: &'a DevFrame,
+    ) -> Result<&'a DevFrame> {
+        match luma {
+            Some(l) => {
+                l.run(gpu, input)?;
+                Ok(&l.plane)
+            }
+            None => Ok(input),
+        }
+    }
 }
 
 /// What `prepare` makes for the `integral` op.
@@ -320,24 +336,17 @@ impl GpuOp for GpuIntegralView {
             .as_mut()
             .ok_or_else(|| Error::Device("integral: run before prepare".into()))?;
         let (w, h) = (s.width, s.height);
-        if (input.width, input.height, input.format) != (w, h, s.format)
-            || (output.width, output.height, output.format) != (w, h, DevFormat::Gray)
-        {
-            return Err(Error::BadFrame(format!(
-                "integral: prepared for {w}x{h} {:?}, given {input:?} into {output:?}",
-                s.format
-            )));
-        }
+        check_frames(
+            "integral",
+            (w, h, s.format),
+            (w, h, DevFormat::Gray),
+            input,
+            output,
+        )?;
         if w == 0 || h == 0 {
             return Ok(());
         }
-        let luma = match &mut s.luma {
-            Some(l) => {
-                l.run(gpu, input)?;
-                &l.plane
-            }
-            None => input,
-        };
+        let luma = Luma::of(&mut s.luma, gpu, input)?;
         s.tables.compute(gpu, luma, &mut s.sum, None)?;
         let (w32, h32) = (side(w, "integral")?, side(h, "integral")?);
         let cfg = LaunchConfig {

@@ -21,7 +21,7 @@ use cudarc::driver::{
     CudaFunction, CudaSlice, CudaStream, LaunchArgs, LaunchConfig, PushKernelArg, sys,
 };
 
-use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, blocks, cuda_err};
+use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, blocks, check_frames, cuda_err};
 use crate::error::{Error, Result};
 use crate::frame::Plane;
 use crate::ops::gray::Matrix;
@@ -185,6 +185,19 @@ pub(crate) fn alloc<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroB
     stream
         .alloc_zeros::<T>(n.max(1))
         .map_err(|e| cuda_err(&format!("retarget: allocating {what}"), e))
+}
+
+/// The combined mask (the CPU's i8 codes, packed) on the device, as bytes.
+pub(crate) fn upload_mask(
+    st: &Arc<CudaStream>,
+    mask: Option<Plane<i8>>,
+) -> Result<Option<CudaSlice<u8>>> {
+    let Some(m) = mask else { return Ok(None) };
+    let bytes: Vec<u8> = m.into_packed_vec().into_iter().map(|v| v as u8).collect();
+    let mut d = alloc::<u8>(st, bytes.len(), "the mask")?;
+    st.memcpy_htod(&bytes, &mut d)
+        .map_err(|e| cuda_err("retarget: uploading the mask", e))?;
+    Ok(Some(d))
 }
 
 /// The kernels, for one pixel format.
@@ -781,16 +794,7 @@ impl State {
         let greedy = tw < w && th < h;
         let enlarge = tw > w || th > h;
         let bpp = format.bytes_per_pixel();
-        let mask_src = match mask {
-            Some(m) => {
-                let bytes: Vec<u8> = m.into_packed_vec().into_iter().map(|v| v as u8).collect();
-                let mut d = alloc::<u8>(st, bytes.len(), "the mask")?;
-                st.memcpy_htod(&bytes, &mut d)
-                    .map_err(|e| cuda_err("retarget: uploading the mask", e))?;
-                Some(d)
-            }
-            None => None,
-        };
+        let mask_src = upload_mask(st, mask)?;
         let has_mask = mask_src.is_some();
         Ok(State {
             width: w,
@@ -1129,13 +1133,7 @@ impl GpuOp for GpuRetarget {
             .as_mut()
             .ok_or_else(|| Error::Device("retarget: run before prepare".into()))?;
         let ((w, h, format), (tw, th)) = s.shape();
-        if (input.width, input.height, input.format) != (w, h, format)
-            || (output.width, output.height, output.format) != (tw, th, format)
-        {
-            return Err(Error::BadFrame(format!(
-                "retarget was prepared for {w}x{h} {format:?} to {tw}x{th}, not {input:?} to {output:?}"
-            )));
-        }
+        check_frames("retarget", (w, h, format), (tw, th, format), input, output)?;
         s.carve(gpu, input, output)
     }
 }

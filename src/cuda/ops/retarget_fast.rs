@@ -18,7 +18,7 @@ use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKern
 
 use super::retarget::{
     ANCHOR_ROWS, Carve, DpScratch, GpuRetarget, Kernels, MAX_SIDE, PushOptional, alloc, cost_pitch,
-    launch, pair, per_pixel,
+    launch, pair, per_pixel, upload_mask,
 };
 use crate::cuda::{DevFormat, DevFrame, Gpu, blocks, cuda_err};
 use crate::error::{Error, Result};
@@ -217,16 +217,7 @@ impl State {
         let cap = pitch * pitch_t;
         let side = pitch.max(pitch_t);
         let bpp = format.bytes_per_pixel();
-        let mask_src = match mask {
-            Some(m) => {
-                let bytes: Vec<u8> = m.into_packed_vec().into_iter().map(|v| v as u8).collect();
-                let mut d = alloc::<u8>(st, bytes.len(), "the mask")?;
-                st.memcpy_htod(&bytes, &mut d)
-                    .map_err(|e| cuda_err("retarget: uploading the mask", e))?;
-                Some(d)
-            }
-            None => None,
-        };
+        let mask_src = upload_mask(st, mask)?;
         let has_mask = mask_src.is_some();
         let forward = params.energy == Energy::Forward;
         let pair_u8 = |n: usize, what: &str| -> Result<[CudaSlice<u8>; 2]> {

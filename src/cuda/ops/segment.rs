@@ -11,7 +11,7 @@
 use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg};
 
 use super::integral::{IntegralTables, Luma, table_len};
-use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, blocks, cuda_err};
+use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, blocks, check_frames, cuda_err};
 use crate::error::{Error, Result};
 use crate::ops::segment::{Output, Segment, Settings};
 
@@ -189,23 +189,11 @@ impl GpuOp for GpuSegment {
             .as_mut()
             .ok_or_else(|| Error::Device("segment: run before prepare".into()))?;
         let (w, h, format) = (st.width, st.height, st.format);
-        if (input.width, input.height, input.format) != (w, h, format)
-            || (output.width, output.height, output.format) != (w, h, format)
-        {
-            return Err(Error::BadFrame(format!(
-                "segment: prepared for {w}x{h} {format:?}, given {input:?} into {output:?}"
-            )));
-        }
+        check_frames("segment", (w, h, format), (w, h, format), input, output)?;
         if w == 0 || h == 0 {
             return Ok(());
         }
-        let luma = match &mut st.luma {
-            Some(l) => {
-                l.run(gpu, input)?;
-                &l.plane
-            }
-            None => input,
-        };
+        let luma = Luma::of(&mut st.luma, gpu, input)?;
         st.tables
             .compute(gpu, luma, &mut st.sum, Some(&mut st.sq))?;
         let stream = gpu.stream();

@@ -7,7 +7,7 @@
 
 use cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
 
-use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, blocks, cuda_err};
+use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, blocks, check_frames, cuda_err};
 use crate::error::{Error, Result};
 use crate::frame::Rgba;
 use crate::ops::warp::{Interpolation, Transform, Warp, WarpBorder};
@@ -68,13 +68,8 @@ impl GpuOp for GpuWarp {
             .as_ref()
             .ok_or_else(|| Error::Device("warp: run before prepare".into()))?;
         let (dw, dh, _) = self.output(input.width, input.height, *format)?;
-        if input.format != *format
-            || (output.width, output.height, output.format) != (dw, dh, *format)
-        {
-            return Err(Error::BadFrame(format!(
-                "warp: prepared for {format:?} to {dw}x{dh}, given {input:?} into {output:?}"
-            )));
-        }
+        let want_in = (input.width, input.height, *format);
+        check_frames("warp", want_in, (dw, dh, *format), input, output)?;
         if dw == 0 || dh == 0 {
             return Ok(());
         }
