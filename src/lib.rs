@@ -14,6 +14,7 @@ pub mod gst;
 pub mod io;
 pub mod ops;
 pub mod pipeline;
+pub mod quality;
 
 pub use error::{Error, Result};
 pub use frame::{Frame, PixelFormat, Plane, Rgba, Yuv420};

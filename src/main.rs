@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 mod bench_cli;
+mod quality_cli;
 
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
@@ -134,6 +135,9 @@ Examples:
     Devices,
     /// Measure kernel times per operation, transfers, and the GPU stage.
     Bench(bench_cli::BenchArgs),
+    /// Judge a retargeted clip against its original: similarity and flicker,
+    /// each as a ratio to plain scaling.
+    Quality(quality_cli::QualityArgs),
 }
 
 /// The backend a `--device` value selects.
@@ -515,6 +519,7 @@ fn main() -> ExitCode {
         }
         Command::Devices => bench_cli::devices(),
         Command::Bench(args) => bench_cli::run_bench(args),
+        Command::Quality(args) => quality_cli::run_quality(args),
     };
     match result {
         Ok(code) => code,

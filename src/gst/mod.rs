@@ -7,6 +7,7 @@
 //! the chain's output size and the input's framerate, pixel aspect ratio and
 //! colorimetry. See [`run`].
 
+pub mod decode;
 pub mod run;
 pub mod sample;
 

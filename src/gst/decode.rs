@@ -1,0 +1,137 @@
+//! Decoding a video to RGBA frames one at a time, for the tools that read
+//! clips rather than transform them (`seamstream quality`).
+//!
+//! Every input goes through the same `uridecodebin ! videoconvert` as
+//! `run`'s CPU path, so two clips read here are compared in one colour
+//! pipeline.
+
+use std::time::{Duration, Instant};
+
+use gst::prelude::*;
+use gst_video::prelude::*;
+use gstreamer as gst;
+use gstreamer_app as gst_app;
+use gstreamer_video as gst_video;
+
+use super::{Input, TestSettings};
+use crate::error::{Error, Result};
+use crate::frame::{Plane, Rgba};
+
+/// How long the decoder may stay silent before the input counts as stuck.
+const STALL: Duration = Duration::from_secs(30);
+
+/// A video being decoded; [`FrameReader::next_frame`] gives its frames in
+/// order.
+pub struct FrameReader {
+    pipe: gst::Pipeline,
+    sink: gst_app::AppSink,
+    name: String,
+    done: bool,
+}
+
+impl FrameReader {
+    /// Starts decoding `input` (a file path or URI, as `run` takes it).
+    pub fn open(input: &str) -> Result<Self> {
+        gst::init().map_err(|e| Error::Pipeline(format!("GStreamer did not start: {e}")))?;
+        let parsed = Input::parse(input)?;
+        if !matches!(parsed, Input::Uri { .. }) {
+            return Err(Error::Read {
+                path: input.into(),
+                reason: "give a video file or a URI".into(),
+            });
+        }
+        let description = parsed
+            .launch(&TestSettings::default())
+            .replace("appsink name=seamstream_in", "appsink name=frames sync=false");
+        let pipe = gst::parse::launch(&description)
+            .map_err(|e| Error::Pipeline(format!("cannot build `{description}`: {e}")))?
+            .downcast::<gst::Pipeline>()
+            .map_err(|_| Error::Pipeline(format!("`{description}` is not a pipeline")))?;
+        let sink = pipe
+            .by_name("frames")
+            .and_then(|e| e.downcast::<gst_app::AppSink>().ok())
+            .ok_or_else(|| Error::Pipeline("the decoding pipeline has no appsink".into()))?;
+        sink.set_max_buffers(4);
+        let reader = Self {
+            pipe,
+            sink,
+            name: parsed.to_string(),
+            done: false,
+        };
+        reader.pipe.set_state(gst::State::Playing).map_err(|_| {
+            reader
+                .bus_error()
+                .unwrap_or_else(|| Error::Pipeline(format!("`{}` would not start", reader.name)))
+        })?;
+        Ok(reader)
+    }
+
+    fn bus_error(&self) -> Option<Error> {
+        let bus = self.pipe.bus()?;
+        let msg = bus.pop_filtered(&[gst::MessageType::Error])?;
+        match msg.view() {
+            gst::MessageView::Error(err) => Some(Error::Read {
+                path: self.name.clone().into(),
+                reason: format!("{} (is it a complete, playable video?)", err.error()),
+            }),
+            _ => None,
+        }
+    }
+
+    /// The next frame, or `None` after the last.
+    pub fn next_frame(&mut self) -> Result<Option<Plane<Rgba>>> {
+        if self.done {
+            return Ok(None);
+        }
+        let start = Instant::now();
+        let sample = loop {
+            if let Some(e) = self.bus_error() {
+                self.done = true;
+                return Err(e);
+            }
+            if let Some(s) = self.sink.try_pull_sample(gst::ClockTime::from_mseconds(100)) {
+                break s;
+            }
+            if self.sink.is_eos() {
+                self.done = true;
+                return Ok(None);
+            }
+            if start.elapsed() > STALL {
+                self.done = true;
+                return Err(Error::Read {
+                    path: self.name.clone().into(),
+                    reason: format!("no frame came in {} s", STALL.as_secs()),
+                });
+            }
+        };
+        let bad = |what: &str| Error::Read {
+            path: self.name.clone().into(),
+            reason: what.into(),
+        };
+        let caps = sample.caps().ok_or_else(|| bad("a frame came without caps"))?;
+        let info = gst_video::VideoInfo::from_caps(caps).map_err(|_| bad("unusable caps"))?;
+        let buffer = sample.buffer().ok_or_else(|| bad("a frame came empty"))?;
+        let vf = gst_video::VideoFrameRef::from_buffer_ref_readable(buffer, &info)
+            .map_err(|_| bad("cannot map a frame"))?;
+        let (w, h) = (info.width() as usize, info.height() as usize);
+        let data = vf.plane_data(0).map_err(|_| bad("cannot read a frame"))?;
+        let stride = vf.plane_stride()[0] as usize;
+        let mut p = Plane::new(w, h, [0u8; 4]);
+        for (y, row) in p.rows_mut().enumerate() {
+            row.as_flattened_mut()
+                .copy_from_slice(&data[y * stride..y * stride + 4 * w]);
+        }
+        Ok(Some(p))
+    }
+
+    /// What the reader was opened on, as the user wrote it.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl Drop for FrameReader {
+    fn drop(&mut self) {
+        let _ = self.pipe.set_state(gst::State::Null);
+    }
+}
