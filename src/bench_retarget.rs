@@ -25,8 +25,8 @@ use crate::error::Result;
 use crate::frame::{Frame, Plane, Rgba};
 use crate::ops::Chain;
 use crate::ops::pixel::Pixel;
+use crate::ops::retarget::fast::{FastParams, FastState, fast_kept_columns};
 use crate::ops::retarget::{Energy, energy_map, exact_kept_columns};
-use crate::ops::retarget_fast::{FastParams, FastState, fast_kept_columns};
 use crate::ops::warp::{Direction, Interpolation, Transform, WarpBorder, warp};
 
 /// Frames of the still part of the clip.

@@ -2,7 +2,7 @@
 //! DESIGN.md §4, each as a ratio to plain scaling of the same frames.
 //!
 //! - **Bidirectional similarity** (Simakov et al. 2008). Completeness: for
-//!   each 5×5 patch of the original, in Lab, the distance to the nearest
+//!   each 5×5 patch of the original, in Lab (on OpenCV's 8-bit scale), the distance to the nearest
 //!   patch of the result (the root mean square of the 75 differences); coherence: the same from each
 //!   patch of the result to the original. A patch is only compared with
 //!   patches a monotonic resize could have moved it to: rows within ±2 of
@@ -31,7 +31,8 @@ pub const PATCH: usize = 5;
 /// Rows a patch may move beyond what the height change allows.
 pub const ROW_SLACK: isize = 2;
 
-/// A frame in CIE L*a*b* (D65), one plane a channel, row-major.
+/// A frame in CIE L*a*b* (D65) on OpenCV's 8-bit scale (L from 0 to 255),
+/// one plane a channel, row-major.
 #[derive(Clone, Debug)]
 pub struct Lab {
     pub width: usize,
@@ -88,9 +89,12 @@ impl Lab {
                     let fx = lab_f((0.4124564 * r + 0.3575761 * g + 0.1804375 * bl) / 0.95047);
                     let fy = lab_f(0.2126729 * r + 0.7151522 * g + 0.0721750 * bl);
                     let fz = lab_f((0.0193339 * r + 0.119192 * g + 0.9503041 * bl) / 1.08883);
-                    l[x] = 116.0 * fy - 16.0;
-                    a[x] = 500.0 * (fx - fy);
-                    b[x] = 200.0 * (fy - fz);
+                    // 8-bit Lab as OpenCV gives it (L·255/100, a + 128,
+                    // b + 128, rounded; the offsets cancel in differences),
+                    // the usual convention of similarity scripts.
+                    l[x] = ((116.0 * fy - 16.0) * 2.55).round().clamp(0.0, 255.0);
+                    a[x] = (500.0 * (fx - fy)).round().clamp(-128.0, 127.0);
+                    b[x] = (200.0 * (fy - fz)).round().clamp(-128.0, 127.0);
                 }
             });
         Self {
@@ -150,7 +154,12 @@ pub fn similarity(s: &Lab, t: &Lab) -> Similarity {
         return Similarity::default();
     }
     // Patch positions (top-left corners).
-    let (snx, sny, tnx, tny) = (sw - PATCH + 1, sh - PATCH + 1, tw - PATCH + 1, th - PATCH + 1);
+    let (snx, sny, tnx, tny) = (
+        sw - PATCH + 1,
+        sh - PATCH + 1,
+        tw - PATCH + 1,
+        th - PATCH + 1,
+    );
     let dxs = offsets(sw, tw, 0);
     let dys = offsets(sh, th, ROW_SLACK);
     let bands: Vec<BandBest> = (0..sny.div_ceil(BAND))
@@ -213,10 +222,7 @@ pub fn similarity(s: &Lab, t: &Lab) -> Similarity {
                         let so = (py - py0) * snx + xa;
                         let qy = (py as isize + dy) as usize - t_row0;
                         let to = qy * tnx + (xa as isize + dx) as usize;
-                        let (sb, tb) = (
-                            &mut out.s_best[so..so + m],
-                            &mut out.t_best[to..to + m],
-                        );
+                        let (sb, tb) = (&mut out.s_best[so..so + m], &mut out.t_best[to..to + m]);
                         for i in 0..m {
                             let d = h0[i] + h1[i] + h2[i] + h3[i] + h4[i];
                             sb[i] = sb[i].min(d);
@@ -234,7 +240,10 @@ pub fn similarity(s: &Lab, t: &Lab) -> Similarity {
         s_sum += band.s_best.iter().map(|&v| rms(v)).sum::<f64>();
         let _ = band.s_row0;
         let o = band.t_row0 * tnx;
-        for (t, &b) in t_best[o..o + band.t_best.len()].iter_mut().zip(&band.t_best) {
+        for (t, &b) in t_best[o..o + band.t_best.len()]
+            .iter_mut()
+            .zip(&band.t_best)
+        {
             *t = t.min(b);
         }
     }
@@ -503,7 +512,10 @@ mod tests {
                 (fast.completeness, slow.completeness),
                 (fast.coherence, slow.coherence),
             ] {
-                assert!((a - b).abs() <= 1e-4 * b, "{sw}x{sh}->{tw}x{th}: {a} vs {b}");
+                assert!(
+                    (a - b).abs() <= 1e-4 * b,
+                    "{sw}x{sh}->{tw}x{th}: {a} vs {b}"
+                );
             }
         }
     }

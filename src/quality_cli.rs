@@ -13,7 +13,8 @@ use seamstream::quality::{Meter, Report};
 use seamstream::{Frame, Plane, Rgba};
 
 #[derive(clap::Args, Debug)]
-#[command(after_help = "Figures, each as a ratio to the original scaled to the result's size (area
+#[command(
+    after_help = "Figures, each as a ratio to the original scaled to the result's size (area
 interpolation) on the same frames:
   similarity  bidirectional similarity (Simakov et al. 2008): 5x5 Lab patches of
               each clip against their nearest allowed match in the other; lower
@@ -28,7 +29,8 @@ Examples:
   seamstream run clip.mp4 4x3.mp4 --op retarget:width=75%
   seamstream quality clip.mp4 4x3.mp4
   seamstream quality clip.mp4 --op retarget:width=75%,mode=exact --every 30
-  seamstream quality clip.mp4 --op retarget:width=75% --json")]
+  seamstream quality clip.mp4 --op retarget:width=75% --json"
+)]
 pub struct QualityArgs {
     /// The original clip: a file or URI.
     original: String,
@@ -104,9 +106,9 @@ pub fn run_quality(a: &QualityArgs) -> anyhow::Result<ExitCode> {
         bail!("`--every 0`: give N ≥ 1 (the similarity is measured on every N-th frame)");
     }
     let mut source = match (&a.result, a.ops.is_empty()) {
-        (Some(_), false) => bail!(
-            "give the retargeted clip or --op, not both: with --op the result is made here"
-        ),
+        (Some(_), false) => {
+            bail!("give the retargeted clip or --op, not both: with --op the result is made here")
+        }
         (None, true) => bail!(
             "give the retargeted clip (`seamstream quality ORIGINAL RESULT`) or an operation to make it with (`--op retarget:width=75%`)"
         ),

@@ -10,8 +10,8 @@ use seamstream::cuda::{DevFormat, DevFrame, Gpu};
 use seamstream::frame::{Frame, Plane};
 use seamstream::ops::Op;
 use seamstream::ops::params::SizeSpec;
+use seamstream::ops::retarget::fast::{FastParams, FastState};
 use seamstream::ops::retarget::{Energy, Mode, Retarget};
-use seamstream::ops::retarget_fast::{FastParams, FastState};
 
 fn op(tw: usize, th: usize, energy: Energy) -> Retarget {
     Retarget {

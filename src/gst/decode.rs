@@ -40,9 +40,10 @@ impl FrameReader {
                 reason: "give a video file or a URI".into(),
             });
         }
-        let description = parsed
-            .launch(&TestSettings::default())
-            .replace("appsink name=seamstream_in", "appsink name=frames sync=false");
+        let description = parsed.launch(&TestSettings::default()).replace(
+            "appsink name=seamstream_in",
+            "appsink name=frames sync=false",
+        );
         let pipe = gst::parse::launch(&description)
             .map_err(|e| Error::Pipeline(format!("cannot build `{description}`: {e}")))?
             .downcast::<gst::Pipeline>()
@@ -89,7 +90,10 @@ impl FrameReader {
                 self.done = true;
                 return Err(e);
             }
-            if let Some(s) = self.sink.try_pull_sample(gst::ClockTime::from_mseconds(100)) {
+            if let Some(s) = self
+                .sink
+                .try_pull_sample(gst::ClockTime::from_mseconds(100))
+            {
                 break s;
             }
             if self.sink.is_eos() {
@@ -108,7 +112,9 @@ impl FrameReader {
             path: self.name.clone().into(),
             reason: what.into(),
         };
-        let caps = sample.caps().ok_or_else(|| bad("a frame came without caps"))?;
+        let caps = sample
+            .caps()
+            .ok_or_else(|| bad("a frame came without caps"))?;
         let info = gst_video::VideoInfo::from_caps(caps).map_err(|_| bad("unusable caps"))?;
         let buffer = sample.buffer().ok_or_else(|| bad("a frame came empty"))?;
         let vf = gst_video::VideoFrameRef::from_buffer_ref_readable(buffer, &info)

@@ -17,7 +17,6 @@ pub mod integral;
 pub mod params;
 pub mod pixel;
 pub mod retarget;
-pub mod retarget_fast;
 pub mod segment;
 pub mod sobel;
 pub mod threshold;

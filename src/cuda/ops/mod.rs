@@ -10,7 +10,6 @@ pub mod gaussian;
 pub mod gray;
 pub mod integral;
 pub mod retarget;
-pub mod retarget_fast;
 pub mod segment;
 pub mod sobel;
 pub mod threshold;

@@ -34,13 +34,13 @@
 
 use rayon::prelude::*;
 
-use super::pixel::Pixel;
-use super::retarget::{
-    CarveOptions, DpInput, DpScratch, Energy, MASK_PROTECT, combine_masks, dp_sweep, energy_map,
-    insert_chosen,
-};
+use super::dp::{DpInput, DpScratch, dp_sweep};
+use super::energy::{Energy, energy_map, luma_unit};
+use super::exact::insert_chosen;
+use super::{CarveOptions, MASK_PROTECT, check_target, combine_masks};
 use crate::error::Result;
 use crate::frame::Plane;
+use crate::ops::pixel::Pixel;
 
 /// Passes per frame unless the op says otherwise.
 pub const DEFAULT_PASSES: usize = 4;
@@ -55,18 +55,6 @@ pub const DEFAULT_NOISE: u32 = 6;
 pub const DISTANCE_CAP: u32 = 8;
 /// Cut detection compares the luma on a grid of this spacing.
 const CUT_GRID: usize = 8;
-
-/// One luma level of difference, in the energy's own scale.
-pub fn luma_unit(kind: Energy) -> u32 {
-    match kind {
-        // |I(x)−I(x+1)| weighs 181 (src/ops/retarget.rs).
-        Energy::Basic => 181,
-        // ⌊8·|g|⌋ with a step of one level giving |g| = 4 (3×3) or 48 (5×5).
-        Energy::Sobel3 => 32,
-        Energy::Sobel5 => 384,
-        Energy::Forward => 1,
-    }
-}
 
 /// Fast mode's knobs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -497,8 +485,8 @@ pub fn retarget_fast<P: Pixel>(
     state: &mut FastState,
 ) -> Result<Plane<P>> {
     let (w, h) = (src.width(), src.height());
-    super::retarget::check_target("width", target_w, w)?;
-    super::retarget::check_target("height", target_h, h)?;
+    check_target("width", target_w, w)?;
+    check_target("height", target_h, h)?;
     let mask = combine_masks(w, h, opts)?;
     let luma = state.observe(&src.map(|p| p.luma()), params).clone();
     let (img, luma, mask) = carve_width_fast(
@@ -605,12 +593,12 @@ mod tests {
                 ..Default::default()
             };
             let seams = find_pass(&luma, None, 1, &params, None).seams;
-            let (seam, _) = super::super::retarget::vertical_seam(&energy_map(&luma, kind));
+            let (seam, _) = super::super::vertical_seam(&energy_map(&luma, kind));
             if kind != Energy::Forward {
                 let got: Vec<usize> = seams.cols.iter().map(|&c| c as usize).collect();
                 assert_eq!(got, seam, "{kind:?}");
             }
-            let exact = super::super::retarget::exact_kept_columns(&luma, 22, kind);
+            let exact = super::super::exact_kept_columns(&luma, 22, kind);
             for y in 0..17 {
                 assert!(!exact.row(y).contains(&seams.cols[y]), "{kind:?} row {y}");
             }

@@ -16,14 +16,14 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 
-use super::retarget::{
+use super::{
     ANCHOR_ROWS, Carve, DpScratch, GpuRetarget, Kernels, MAX_SIDE, PushOptional, alloc, cost_pitch,
     launch, pair, per_pixel, upload_mask,
 };
 use crate::cuda::{DevFormat, DevFrame, Gpu, blocks, cuda_err};
 use crate::error::{Error, Result};
+use crate::ops::retarget::fast::{DISTANCE_CAP, FastParams, pass_sizes};
 use crate::ops::retarget::{CarveOptions, Energy, combine_masks};
-use crate::ops::retarget_fast::{DISTANCE_CAP, FastParams, pass_sizes};
 
 const FILE: &str = "retarget_fast.cu";
 /// The state words of kernels/retarget_fast.cu.

@@ -15,6 +15,8 @@
 //! candidate costs of each greedy step (it has to choose a side). Every
 //! buffer is allocated in `prepare`.
 
+mod fast;
+
 use std::sync::Arc;
 
 use cudarc::driver::{
@@ -26,11 +28,11 @@ use crate::error::{Error, Result};
 use crate::frame::Plane;
 use crate::ops::gray::Matrix;
 use crate::ops::params::SizeSpec;
+use crate::ops::retarget::fast::FastParams;
 use crate::ops::retarget::{
     CarveOptions, Energy, MASK_PROTECT, MASK_REMOVE, Mode, OUTSIDE, PROTECT_COST, REMOVE_BONUS,
     Retarget, combine_masks, target_size,
 };
-use crate::ops::retarget_fast::FastParams;
 
 const FILE: &str = "retarget.cu";
 /// Every how many rows the DP keeps a jump table (`anchors`), ANCHOR_ROWS
@@ -1054,7 +1056,7 @@ impl State {
 }
 
 /// A prepared mode: exact ([`State`]) or fast
-/// ([`super::retarget_fast::State`]).
+/// ([`fast::State`]).
 pub(crate) trait Carve: Send {
     /// What it was prepared for: (w, h, format) in, (tw, th) out.
     fn shape(&self) -> ((usize, usize, DevFormat), (usize, usize));
@@ -1115,13 +1117,7 @@ impl GpuOp for GpuRetarget {
     fn prepare(&mut self, gpu: &Gpu, w: usize, h: usize, format: DevFormat) -> Result<()> {
         self.state = None;
         self.state = Some(match self.fast {
-            Some(params) => Box::new(super::retarget_fast::State::new(
-                gpu,
-                self,
-                params,
-                (w, h),
-                format,
-            )?),
+            Some(params) => Box::new(fast::State::new(gpu, self, params, (w, h), format)?),
             None => Box::new(State::new(gpu, self, (w, h), format)?),
         });
         Ok(())
@@ -1141,7 +1137,7 @@ impl GpuOp for GpuRetarget {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::retarget::{DpInput, DpScratch as CpuDp, dp_sweep};
+    use crate::ops::retarget::dp::{DpInput, DpScratch as CpuDp, dp_sweep};
 
     /// A plane's inputs to the DP (energy zero for forward).
     struct Input {
