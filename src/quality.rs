@@ -408,7 +408,7 @@ impl Meter {
             self.flicker.0 += mean_abs_diff(result, last_result);
             self.flicker.1 += mean_abs_diff(&scaled, last_scaled);
         }
-        if self.frame % self.every == 0 {
+        if self.frame.is_multiple_of(self.every) {
             let s = Lab::from_rgba(original);
             let r = similarity(&s, &Lab::from_rgba(&result.to_packed()));
             let c = similarity(&s, &Lab::from_rgba(&scaled));
