@@ -1,150 +1,281 @@
-// retarget, fast mode: the steps of src/ops/retarget_fast.rs (which
-// explains the algorithm) that the exact mode's kernels (retarget.cu) do not
-// already do. src/cuda/ops/retarget_fast.rs drives them. Planes keep a fixed
-// row pitch (elements) while their width shrinks; every step is integer, so
-// the frames are the CPU's.
+// retarget, fast mode: the steps of src/ops/retarget/{motion,passes,
+// temporal,fast}.rs (which explain them) that exact mode's kernels
+// (retarget.cu) do not already do; src/cuda/ops/retarget/fast.rs drives
+// them. Planes keep a fixed row pitch (elements) while their width changes;
+// every step is integer, so the frames are the CPU's.
 #include "common.cuh"
 
 typedef long long i64;
 typedef signed char i8;
+typedef unsigned short u16;
 
-// The cut-detection grid and the cap on the temporal cost's distance
-// (CUT_GRID and DISTANCE_CAP in src/ops/retarget_fast.rs).
-#define CUT_GRID 8
-#define DISTANCE_CAP 8
 #define MASK_PROTECT 1
+#define MASK_REMOVE -1
+// PROTECT_COST and REMOVE_BONUS of src/ops/retarget/mod.rs.
+#define PROTECT_COST (1LL << 44)
+#define REMOVE_BONUS (1LL << 34)
+// OUT in src/ops/retarget/temporal.rs: i64::MAX / 4.
+#define BAND_OUT (0x7FFFFFFFFFFFFFFFLL / 4)
 
-// The DP's packed cost word (dp_prep in retarget.cu): for forward energy
-// three 10-bit step costs, else the energy in the low bits.
-#define DP_PAD 32
+// Motion's constants (src/ops/retarget/motion.rs).
+#define FLAT 8
+#define STILL 1
+#define MOTION_CELL 4
+#define MOTION_KEEP 12
 
-// State words (u64) shared by the kernels of one stream.
-#define ST_DIFF 0      // Σ|luma − held| on the grid, this frame
-#define ST_HELD 1      // whether `held` holds a frame
-#define ST_CUT 2       // whether this frame is a cut (or the first)
-#define ST_MEM 3       // ST_MEM + d: whether dimension d's memory is valid
-#define ST_CUTS 5      // cuts seen
+// The words of the motion state, shared by the kernels of one frame.
+#define MS_LEVEL_X 0  // MS_LEVEL_X + 2·l, MS_LEVEL_X + 2·l + 1: level l's answer
+#define MS_DIFF 8     // the cut test's Σ|cur − last|
+#define MS_POINTS 9   // and its number of grid points
+#define MS_WORDS 10
 
-// ------------------------------------------------------------ held luma
+// A vote that is no vote.
+#define NO_VOTE 0x7FFFFFFF
 
-__device__ __forceinline__ u64 grid_points(u32 w, u32 h) {
-    return (u64)((w + CUT_GRID - 1) / CUT_GRID) * ((h + CUT_GRID - 1) / CUT_GRID);
+__device__ __forceinline__ i64 mask_cost(u8 m) {
+    i8 v = (i8)m;
+    return v == MASK_PROTECT ? PROTECT_COST : (v == MASK_REMOVE ? -REMOVE_BONUS : 0);
 }
 
-// Σ|luma − held| over the grid points (FastState::observe). One thread a
-// grid point; a warp adds its part with one atomic.
-extern "C" __global__ void fast_cut_diff(const u8* __restrict__ luma, const u8* __restrict__ held,
-                                         u32 w, u32 h, u64* state) {
-    u32 gw = (w + CUT_GRID - 1) / CUT_GRID;
-    u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-    u32 d = 0;
-    if (i < grid_points(w, h)) {
-        size_t p = (size_t)(i / gw) * CUT_GRID * w + (i % gw) * CUT_GRID;
-        d = abs((int)luma[p] - (int)held[p]);
+// ------------------------------------------------------------ global shift
+
+// Luma summed over f×f cells (the last partial cells dropped): out is
+// (w/f)×(h/f), packed. One thread a cell.
+extern "C" __global__ void cell_sums(const u8* __restrict__ luma, u32 pitch, u32 w, u32 h, u32 f,
+                                     u16* __restrict__ out) {
+    u32 cw = w / f, ch = h / f;
+    u32 x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= cw || y >= ch) return;
+    u32 s = 0;
+    for (u32 j = 0; j < f; ++j) {
+        const u8* row = luma + (size_t)(y * f + j) * pitch + x * f;
+        for (u32 i = 0; i < f; ++i) s += row[i];
     }
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) d += __shfl_down_sync(0xFFFFFFFFu, d, off);
-    if ((threadIdx.x & 31) == 0 && d) atomicAdd(&state[ST_DIFF], (u64)d);
+    out[(size_t)y * cw + x] = (u16)s;
 }
 
-__device__ __forceinline__ bool is_cut(const u64* state, u32 w, u32 h, u32 cut) {
-    return state[ST_HELD] == 0 || state[ST_DIFF] > (u64)cut * grid_points(w, h);
+// Whether a is the better of two equally good offsets (nearer in
+// motion.rs): the smaller |x| + |y|, then the smaller (y, x).
+__device__ __forceinline__ bool nearer(int ax, int ay, int bx, int by) {
+    int na = abs(ax) + abs(ay), nb = abs(bx) + abs(by);
+    return na < nb || (na == nb && (ay < by || (ay == by && ax < bx)));
 }
 
-// The held luma follows the input where it changed by more than `noise`,
-// or everywhere on a cut. One thread a pixel (packed planes).
-extern "C" __global__ void fast_hold(const u8* __restrict__ luma, u8* __restrict__ held, u32 w,
-                                     u32 h, u32 noise, u32 cut, const u64* __restrict__ state) {
-    u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= (u64)w * h) return;
-    u8 v = luma[i];
-    if (is_cut(state, w, h, cut) || (u32)abs((int)v - (int)held[i]) > noise) held[i] = v;
-}
-
-// After fast_hold: records the decision, forgets both memories on a cut.
-extern "C" __global__ void fast_commit(u64* state, u32 w, u32 h, u32 cut) {
-    bool c = is_cut(state, w, h, cut);
-    if (c) {
-        if (state[ST_HELD]) state[ST_CUTS] += 1;
-        state[ST_MEM] = 0;
-        state[ST_MEM + 1] = 0;
+// One block of 8×8 samples (vote in motion.rs): the block at (bx·step,
+// by·step) blocks of `cur` finds its offset within centre ± r against
+// `prev` (both cw×ch, packed). votes[block] = the offset packed as
+// (x + 1024) | (y + 1024) << 16, or NO_VOTE. The centre is state's level
+// `level - 1` answer doubled (level 0: no motion). One block of 256 threads
+// a block of samples, a thread a candidate offset.
+extern "C" __global__ void shift_vote(const u16* __restrict__ prev, const u16* __restrict__ cur,
+                                      u32 cw, u32 ch, u32 step, int r, u32 unit, u32 level,
+                                      const int* __restrict__ state, int* __restrict__ votes) {
+    __shared__ u16 block[64];
+    __shared__ u32 best_sad[256], worst_sad[256];
+    __shared__ int best_at[256];
+    __shared__ u32 still_sad;
+    const u32 bs = 8;
+    u32 bw = cw / bs, bh = ch / bs;
+    u32 nbx = (bw + step - 1) / step;
+    u32 b = blockIdx.x;
+    u32 bx = (b % nbx) * step, by = (b / nbx) * step;
+    int cx = 0, cy = 0;
+    if (level > 0) {
+        cx = 2 * state[MS_LEVEL_X + 2 * (level - 1)];
+        cy = 2 * state[MS_LEVEL_X + 2 * (level - 1) + 1];
     }
-    state[ST_CUT] = c;
-    state[ST_HELD] = 1;
-    state[ST_DIFF] = 0;
-}
-
-// state[idx] = value.
-extern "C" __global__ void fast_set(u64* state, u32 idx, u64 value) { state[idx] = value; }
-
-// ------------------------------------------------------------ temporal cost
-
-// The distance from x to the nearest of a non-decreasing run (n > 0).
-__device__ __forceinline__ u32 nearest(const u32* run, u32 n, u32 x) {
-    u32 lo = 0, hi = n;
-    while (lo < hi) {
-        u32 mid = (lo + hi) / 2;
-        if (run[mid] < x) lo = mid + 1;
-        else hi = mid;
-    }
-    u32 d = 0xFFFFFFFFu;
-    if (lo < n) d = run[lo] - x;
-    if (lo > 0) d = min(d, x - run[lo - 1]);
-    return d;
-}
-
-// Adds the temporal cost to the DP's packed words (add_temporal_cost):
-// `step` per pixel of distance from the pixel's original column to the
-// nearest of the last frame's paths in its row, up to DISTANCE_CAP. The
-// memory holds K columns a row as `passes` non-decreasing runs (pass p has
-// pass_sizes' K/passes + (p < K % passes) of them); the nearest of their
-// union is the nearest of the runs' nearest. For forward energy the cost
-// goes into each of the three step costs (the same DP: the least of three
-// sums each plus c is the least plus c). Does nothing unless the memory is
-// valid (state[ST_MEM + dim]).
-extern "C" __global__ void fast_temporal(u32* __restrict__ cost, u32 cpitch,
-                                         const u32* __restrict__ origin, u32 pitch,
-                                         const u32* __restrict__ mem, u32 K, u32 passes, u32 w,
-                                         u32 h, u32 step, int forward,
-                                         const u64* __restrict__ state, u32 dim) {
-    int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
-    if (x >= (int)w || y >= (int)h || state[ST_MEM + dim] == 0) return;
-    u32 o = origin[(size_t)y * pitch + x];
-    const u32* row = mem + (size_t)y * K;
-    u32 d = 0xFFFFFFFFu, off = 0;
-    for (u32 p = 0; p < passes; ++p) {
-        u32 n = K / passes + (p < K % passes ? 1 : 0);
-        if (n) d = min(d, nearest(row + off, n, o));
-        off += n;
-    }
-    u32 c = step * min(d, (u32)DISTANCE_CAP);
-    u32* word = cost + (size_t)y * cpitch + x + DP_PAD;
-    *word += forward ? c * (1u + (1u << 10) + (1u << 20)) : c;
-}
-
-// ------------------------------------------------------------ the k starts
-
-// Marks the k least top-row costs (ties to the smaller column): x is
-// chosen when fewer than k columns come before it in that order. One
-// thread a column, the row read through shared memory in tiles.
-extern "C" __global__ void fast_rank(const i64* __restrict__ top, u32 w, u32 k,
-                                     u8* __restrict__ chosen) {
-    __shared__ i64 tile[256];
-    u32 x = blockIdx.x * blockDim.x + threadIdx.x;
-    i64 v = x < w ? top[x] : 0;
-    u32 before = 0;
-    for (u32 base = 0; base < w; base += 256) {
-        __syncthreads();
-        if (base + threadIdx.x < w) tile[threadIdx.x] = top[base + threadIdx.x];
-        __syncthreads();
-        u32 n = min(256u, w - base);
-        for (u32 j = 0; j < n; ++j) {
-            i64 t = tile[j];
-            before += (t < v || (t == v && base + j < x)) ? 1 : 0;
+    int x0 = bx * bs, y0 = by * bs;
+    if (threadIdx.x < 64) block[threadIdx.x] = cur[(size_t)(y0 + threadIdx.x / 8) * cw + x0 + threadIdx.x % 8];
+    if (threadIdx.x == 0) still_sad = 0xFFFFFFFFu;
+    __syncthreads();
+    int side = 2 * r + 1;
+    u32 mine = 0xFFFFFFFFu, worst = 0;
+    int at = NO_VOTE;
+    for (int c = threadIdx.x; c < side * side; c += blockDim.x) {
+        int sx = cx - r + c % side, sy = cy - r + c / side;
+        int px = x0 - sx, py = y0 - sy;
+        if (px < 0 || py < 0 || px + 8 > (int)cw || py + 8 > (int)ch) continue;
+        u32 sad = 0;
+        for (int j = 0; j < 8; ++j) {
+            const u16* p = prev + (size_t)(py + j) * cw + px;
+            for (int i = 0; i < 8; ++i) sad += abs((int)block[j * 8 + i] - (int)p[i]);
+        }
+        if (sx == 0 && sy == 0) still_sad = sad;
+        worst = max(worst, sad);
+        int ax = at == NO_VOTE ? 0 : (at & 0xFFFF) - 1024, ay = at == NO_VOTE ? 0 : (at >> 16) - 1024;
+        if (at == NO_VOTE || sad < mine || (sad == mine && nearer(sx, sy, ax, ay))) {
+            mine = sad;
+            at = (sx + 1024) | ((sy + 1024) << 16);
         }
     }
-    if (x < w) chosen[x] = before < k;
+    best_sad[threadIdx.x] = mine;
+    worst_sad[threadIdx.x] = worst;
+    best_at[threadIdx.x] = at;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s) {
+            u32 o = threadIdx.x + s;
+            worst_sad[threadIdx.x] = max(worst_sad[threadIdx.x], worst_sad[o]);
+            int a = best_at[threadIdx.x], bo = best_at[o];
+            if (bo != NO_VOTE) {
+                bool take = a == NO_VOTE || best_sad[o] < best_sad[threadIdx.x];
+                if (!take && best_sad[o] == best_sad[threadIdx.x])
+                    take = nearer((bo & 0xFFFF) - 1024, (bo >> 16) - 1024, (a & 0xFFFF) - 1024,
+                                  (a >> 16) - 1024);
+                if (take) {
+                    best_sad[threadIdx.x] = best_sad[o];
+                    best_at[threadIdx.x] = bo;
+                }
+            }
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x != 0) return;
+    int v = NO_VOTE;
+    if (best_at[0] != NO_VOTE) {
+        u32 n = bs * bs * unit, best = best_sad[0];
+        if (worst_sad[0] - best >= FLAT * n) {
+            v = best_at[0];
+            if (still_sad != 0xFFFFFFFFu && still_sad - best < STILL * n) v = 1024 | (1024 << 16);
+        }
+    }
+    votes[b] = v;
 }
+
+// The most common of `n` votes (see motion.rs): state's level answer is it
+// when at least a third of the voters cast it, else the centre (level 0: no
+// motion). One block.
+extern "C" __global__ void shift_mode(const int* __restrict__ votes, u32 n, int r, u32 level,
+                                      int* __restrict__ state) {
+    __shared__ u32 counts[33 * 33];
+    int cx = 0, cy = 0;
+    if (level > 0) {
+        cx = 2 * state[MS_LEVEL_X + 2 * (level - 1)];
+        cy = 2 * state[MS_LEVEL_X + 2 * (level - 1) + 1];
+    }
+    int side = 2 * r + 1;
+    for (int i = threadIdx.x; i < side * side; i += blockDim.x) counts[i] = 0;
+    __syncthreads();
+    for (u32 i = threadIdx.x; i < n; i += blockDim.x) {
+        int v = votes[i];
+        if (v == NO_VOTE) continue;
+        int vx = (v & 0xFFFF) - 1024, vy = (v >> 16) - 1024;
+        atomicAdd(&counts[(vy - cy + r) * side + (vx - cx + r)], 1u);
+    }
+    __syncthreads();
+    if (threadIdx.x != 0) return;
+    u32 voters = 0, best = 0;
+    int bx = 0, by = 0;
+    bool any = false;
+    for (int i = 0; i < side * side; ++i) {
+        u32 c = counts[i];
+        voters += c;
+        if (c == 0) continue;
+        int vx = cx - r + i % side, vy = cy - r + i / side;
+        if (!any || c > best || (c == best && nearer(vx, vy, bx, by))) {
+            best = c;
+            bx = vx;
+            by = vy;
+            any = true;
+        }
+    }
+    if (!any || 3 * best < voters) {
+        bx = cx;
+        by = cy;
+    }
+    state[MS_LEVEL_X + 2 * level] = bx;
+    state[MS_LEVEL_X + 2 * level + 1] = by;
+}
+
+// The cut test's sums (is_cut in fast.rs): Σ|cur − last moved by the
+// shift| and the number of grid points of every 8th pixel whose source is
+// inside. One thread a grid point.
+extern "C" __global__ void cut_sums(const u8* __restrict__ cur, const u8* __restrict__ last,
+                                    u32 w, u32 h, int* __restrict__ state_i,
+                                    u64* __restrict__ sums) {
+    u32 gw = (w + 7) / 8;
+    u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    int sx = state_i[MS_LEVEL_X + 4], sy = state_i[MS_LEVEL_X + 5];
+    u32 d = 0, n = 0;
+    if (i < (u64)gw * ((h + 7) / 8)) {
+        int x = (i % gw) * 8, y = (i / gw) * 8;
+        int px = x - sx, py = y - sy;
+        if (px >= 0 && py >= 0 && px < (int)w && py < (int)h) {
+            d = abs((int)cur[(size_t)y * w + x] - (int)last[(size_t)py * w + px]);
+            n = 1;
+        }
+    }
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+        d += __shfl_down_sync(0xFFFFFFFFu, d, off);
+        n += __shfl_down_sync(0xFFFFFFFFu, n, off);
+    }
+    if ((threadIdx.x & 31) == 0) {
+        if (d) atomicAdd(&sums[0], (u64)d);
+        if (n) atomicAdd(&sums[1], (u64)n);
+    }
+}
+
+// ------------------------------------------------------------ motion map
+
+// What moved in each 4×4 cell (partial cells included): the largest
+// (|cur − last moved by (sx, sy)| − noise)⁺. One thread a cell.
+extern "C" __global__ void motion_cells(const u8* __restrict__ cur, const u8* __restrict__ last,
+                                        u32 w, u32 h, int sx, int sy, u32 noise,
+                                        u16* __restrict__ cells) {
+    u32 cw = (w + 3) / 4, ch = (h + 3) / 4;
+    u32 cx = blockIdx.x * blockDim.x + threadIdx.x, cy = blockIdx.y * blockDim.y + threadIdx.y;
+    if (cx >= cw || cy >= ch) return;
+    u32 m = 0;
+    for (u32 y = cy * 4; y < min(cy * 4 + 4, h); ++y) {
+        int py = (int)y - sy;
+        if (py < 0 || py >= (int)h) continue;
+        for (u32 x = cx * 4; x < min(cx * 4 + 4, w); ++x) {
+            int px = (int)x - sx;
+            if (px < 0 || px >= (int)w) continue;
+            u32 d = abs((int)cur[(size_t)y * w + x] - (int)last[(size_t)py * w + px]);
+            m = max(m, d > noise ? d - noise : 0);
+        }
+    }
+    cells[(size_t)cy * cw + cx] = (u16)m;
+}
+
+// The largest of each row's cells within r (grow's first half).
+extern "C" __global__ void motion_grow_rows(const u16* __restrict__ src, u16* __restrict__ dst,
+                                            u32 cw, u32 ch, u32 r) {
+    u32 x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= cw || y >= ch) return;
+    u32 lo = x > r ? x - r : 0, hi = min(x + r + 1, cw);
+    u16 m = 0;
+    for (u32 i = lo; i < hi; ++i) m = max(m, src[(size_t)y * cw + i]);
+    dst[(size_t)y * cw + x] = m;
+}
+
+// The largest within r down the columns, then the memory: the larger of
+// that and 12/16 of the old value when `keep`, else that alone.
+extern "C" __global__ void motion_grow_cols(const u16* __restrict__ src, u16* __restrict__ memory,
+                                            u32 cw, u32 ch, u32 r, int keep) {
+    u32 x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= cw || y >= ch) return;
+    u32 lo = y > r ? y - r : 0, hi = min(y + r + 1, ch);
+    u16 m = 0;
+    for (u32 j = lo; j < hi; ++j) m = max(m, src[(size_t)j * cw + x]);
+    size_t at = (size_t)y * cw + x;
+    if (keep) m = max(m, (u16)((u32)memory[at] * MOTION_KEEP / 16));
+    memory[at] = m;
+}
+
+// The map at full resolution into a plane of `pitch` (zero when `valid` is
+// 0: no memory yet).
+extern "C" __global__ void motion_pixels(const u16* __restrict__ cells, u32 w, u32 h, u32 pitch,
+                                         int valid, u16* __restrict__ out) {
+    u32 x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= w || y >= h) return;
+    u32 cw = (w + 3) / 4;
+    out[(size_t)y * pitch + x] = valid ? cells[(size_t)(y / 4) * cw + x / 4] : 0;
+}
+
+// ------------------------------------------------------------ following
 
 // Block-wide exclusive sum of one value a thread (blockDim.x ≤ 1024, a
 // multiple of 32); `total` gets the block's sum.
@@ -169,60 +300,170 @@ __device__ __forceinline__ u32 block_exclusive_sum(u32 v, u32& total) {
     return before + incl - v;
 }
 
-// The chosen columns in column order: starts[i] = the i-th. One block.
-extern "C" __global__ void fast_starts(const u8* __restrict__ chosen, u32 w,
-                                       u32* __restrict__ starts) {
-    u32 base_count = 0;
+// G of gradient_sums: out[y][x] = Σ_{i<x} |L(i+1) − L(i)| for x < w, and
+// out[y][w] = out[y][w − 1]. One block a row.
+extern "C" __global__ void gradient_sums(const u8* __restrict__ luma, u32 pitch, u32 w,
+                                         u32* __restrict__ out, u32 opitch) {
+    const u8* row = luma + (size_t)blockIdx.x * pitch;
+    u32* o = out + (size_t)blockIdx.x * opitch;
+    u32 carry = 0;
     for (u32 base = 0; base < w; base += blockDim.x) {
         u32 x = base + threadIdx.x;
-        u32 c = x < w ? chosen[x] : 0;
+        u32 v = x + 1 < w ? abs((int)row[x + 1] - (int)row[x]) : 0;
         u32 total;
-        u32 at = block_exclusive_sum(c, total);
-        if (c) starts[base_count + at] = x;
-        base_count += total;
+        u32 before = block_exclusive_sum(x < w ? v : 0, total);
+        if (x < w) o[x] = carry + before;
+        carry += total;
+        __syncthreads();
     }
+    if (threadIdx.x == 0) o[w] = w ? o[w - 1] : 0;
 }
 
-// ------------------------------------------------------------ the paths
-
-// Each seam's column at the top of every band of ANCHOR_ROWS (32) rows,
-// from the DP's jumps: col[c·k + i]. One thread a seam.
-extern "C" __global__ void fast_trace_bands(const unsigned short* __restrict__ anchors,
-                                            const u32* __restrict__ starts, u32 k, u32 h,
-                                            u32 pitch, u32* __restrict__ col) {
-    u32 i = blockIdx.x * blockDim.x + threadIdx.x;
+// Every seam's band DP (band_dp in temporal.rs), one warp a seam: lane j
+// holds column c(y) − B + j of row y, c(y) the last frame's seam moved by
+// (sx, sy). back gets, a row a seam, the lanes that stepped left and
+// right; `centres` each row's c(y); then the warp walks the steps down
+// and writes the path into paths[y·k + i].
+extern "C" __global__ void band_dp(const u32* __restrict__ seams, u32 k, int sx, int sy,
+                                   const u8* __restrict__ luma, const u32* __restrict__ energy,
+                                   const u16* __restrict__ motion, const u8* __restrict__ mask,
+                                   u32 pitch, const u32* __restrict__ grad, u32 gpitch, u32 w,
+                                   u32 h, int band, int forward, i64 per_level, i64 per_level_div,
+                                   i64 motion_num, i64 motion_den, u64* __restrict__ back,
+                                   u32* __restrict__ centres, u32* __restrict__ paths) {
+    const u32 lane = threadIdx.x & 31;
+    const u32 i = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     if (i >= k) return;
-    u32 x = starts[i];
-    u32 bands = (h + 31) / 32;
-    for (u32 c = 0; c < bands; ++c) {
-        col[(size_t)c * k + i] = x;
-        if (32 * (c + 1) <= h - 1) x = anchors[(size_t)c * pitch + x];
+    const int bw = 2 * band + 1;
+    const int j = (int)lane;
+    i64 next = BAND_OUT;
+    int cn = 0;
+    u64* myback = back + (size_t)i * h;
+    u32* mycentres = centres + (size_t)i * h;
+    for (int y = (int)h - 1; y >= 0; --y) {
+        int from = min(max(y - sy, 0), (int)h - 1);
+        int cy = min(max((int)seams[(size_t)from * k + i] + sx, 0), (int)w - 1);
+        int x = cy - band + j;
+        bool valid = j < bw && x >= 0 && x < (int)w;
+        i64 own = 0, sc = 0, sl = 0, sr = 0;
+        const u32* g = grad + (size_t)y * gpitch;
+        if (valid) {
+            size_t at = (size_t)y * pitch + x;
+            if (energy) own += energy[at];
+            if (motion) own += (i64)motion[at] * motion_num / motion_den;
+            if (mask) own += mask_cost(mask[at]);
+            i64 dg = (i64)g[x] - (i64)g[cy];
+            own += per_level * (dg < 0 ? -dg : dg) / per_level_div + abs(x - cy);
+            if (forward) {
+                const u8* row = luma + (size_t)y * pitch;
+                i64 l = row[max(x - 1, 0)], r = row[min(x + 1, (int)w - 1)];
+                i64 up = l > r ? l - r : r - l;
+                sc = sl = sr = up;
+                if (y + 1 < (int)h) {
+                    i64 d = luma[(size_t)(y + 1) * pitch + x];
+                    sl += d > l ? d - l : l - d;
+                    sr += d > r ? d - r : r - d;
+                }
+            }
+        }
+        i64 cum;
+        int step = 0;
+        if (y == (int)h - 1) {
+            cum = valid ? own + sc : BAND_OUT;
+        } else {
+            // The row below's value at x + d, from the lane that holds it.
+            i64 v[3];
+#pragma unroll
+            for (int d = -1; d <= 1; ++d) {
+                int jn = x + d - cn + band;
+                int src = min(max(jn, 0), 31);
+                i64 got = __shfl_sync(0xFFFFFFFFu, next, src);
+                bool ok = jn >= 0 && jn < bw && x + d >= 0 && x + d < (int)w;
+                v[d + 1] = ok ? got : BAND_OUT;
+            }
+            i64 best = v[1] + sc;
+            i64 left = v[0] + sl;
+            if (left < best) {
+                best = left;
+                step = -1;
+            }
+            i64 right = v[2] + sr;
+            if (right < best) {
+                best = right;
+                step = 1;
+            }
+            cum = (!valid || best >= BAND_OUT) ? BAND_OUT : best + own;
+            if (!valid) step = 0;
+        }
+        u32 lefts = __ballot_sync(0xFFFFFFFFu, step < 0);
+        u32 rights = __ballot_sync(0xFFFFFFFFu, step > 0);
+        if (lane == 0) {
+            myback[y] = (u64)lefts | ((u64)rights << 32);
+            mycentres[y] = cy;
+        }
+        next = cum;
+        cn = cy;
+    }
+    // The top row's least, ties to the smaller lane.
+    i64 bv = (j < bw) ? next : BAND_OUT;
+    int bj = j;
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+        i64 ov = __shfl_down_sync(0xFFFFFFFFu, bv, off);
+        int oj = __shfl_down_sync(0xFFFFFFFFu, bj, off);
+        if (ov < bv || (ov == bv && oj < bj)) {
+            bv = ov;
+            bj = oj;
+        }
+    }
+    bv = __shfl_sync(0xFFFFFFFFu, bv, 0);
+    bj = __shfl_sync(0xFFFFFFFFu, bj, 0);
+    __syncwarp();
+    // Walk down 32 rows at a time: each lane fetches one row's centre and
+    // steps, then the column passes from lane to lane.
+    int x = 0;
+    bool keep_centre = bv >= BAND_OUT;
+    for (u32 y0 = 0; y0 < h; y0 += 32) {
+        u32 y = y0 + lane;
+        u32 c = y < h ? mycentres[y] : 0;
+        u64 bk = y < h ? myback[y] : 0;
+        for (u32 t = 0; t < 32 && y0 + t < h; ++t) {
+            int ct = __shfl_sync(0xFFFFFFFFu, (int)c, t);
+            u64 bt = __shfl_sync(0xFFFFFFFFu, bk, t);
+            if (y0 + t == 0) x = ct - band + bj;
+            if (keep_centre) x = ct;
+            if (lane == 0) paths[(size_t)(y0 + t) * k + i] = (u32)x;
+            if (!keep_centre) {
+                int jj = x - ct + band;
+                x += ((bt >> jj) & 1) ? -1 : (((bt >> (32 + jj)) & 1) ? 1 : 0);
+            }
+        }
     }
 }
 
-// Each seam's path through its band: paths[y·k + i]. One thread a (seam,
-// band).
-extern "C" __global__ void fast_trace_rows(const i8* __restrict__ back, const u32* __restrict__ col,
-                                           u32 k, u32 h, u32 pitch, u32* __restrict__ paths) {
-    u32 i = blockIdx.x * blockDim.x + threadIdx.x, c = blockIdx.y;
-    if (i >= k) return;
-    int x = col[(size_t)c * k + i];
-    u32 y0 = 32 * c, y1 = min(y0 + 32, h);
-    for (u32 y = y0; y < y1; ++y) {
-        paths[(size_t)y * k + i] = x;
-        if (y + 1 < h) x += back[(size_t)y * pitch + x];
+// Each row's k values sorted (ranks by counting: the values before, and
+// equal ones of lower index). One block a row.
+extern "C" __global__ void sort_rows(const u32* __restrict__ src, u32 k, u32* __restrict__ dst) {
+    __shared__ u32 tile[1024];
+    const u32* row = src + (size_t)blockIdx.x * k;
+    u32* out = dst + (size_t)blockIdx.x * k;
+    for (u32 base_i = 0; base_i < k; base_i += blockDim.x) {
+        u32 i = base_i + threadIdx.x;
+        u32 v = i < k ? row[i] : 0;
+        u32 rank = 0;
+        for (u32 base = 0; base < k; base += 1024) {
+            __syncthreads();
+            for (u32 t = threadIdx.x; t < 1024 && base + t < k; t += blockDim.x)
+                tile[t] = row[base + t];
+            __syncthreads();
+            u32 n = min(1024u, k - base);
+            for (u32 t = 0; t < n; ++t) {
+                u32 o = tile[t];
+                rank += (o < v || (o == v && base + t < i)) ? 1 : 0;
+            }
+        }
+        if (i < k) out[rank] = v;
     }
-}
-
-// The memory of this frame (before the pass removes anything): the paths in
-// original columns, at offset `off` of K a row. One thread a path pixel.
-extern "C" __global__ void fast_remember(const u32* __restrict__ paths,
-                                         const u32* __restrict__ origin, u32 k, u32 h, u32 pitch,
-                                         u32* __restrict__ mem, u32 K, u32 off) {
-    u32 i = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y;
-    if (i >= k || y >= h) return;
-    u32 x = paths[(size_t)y * k + i];
-    mem[(size_t)y * K + off + i] = origin[(size_t)y * pitch + x];
 }
 
 // ------------------------------------------------------------ placing
@@ -265,14 +506,15 @@ __device__ __forceinline__ void running(const int* d, int* out, int k) {
     __syncthreads();
 }
 
-// Places one row's seams (place_seams): the k paths, in the ranks of the
-// unprotected columns when the row has at least k (else of all columns),
-// spread apart (spread), back to columns. One block a row; `work` holds
-// 3·k ints a row and `ranks`/`free` a pitch each (only with a mask).
-extern "C" __global__ void fast_place(const u32* __restrict__ paths, u32 k,
-                                      const u8* __restrict__ mask, u32 w, u32 pitch,
-                                      int* __restrict__ work, u32* __restrict__ ranks,
-                                      u32* __restrict__ free_cols, u32* __restrict__ cols) {
+// Places one row's seams (place_seams in passes.rs): the k desired columns
+// (non-decreasing), in the ranks of the unprotected columns when the row
+// has at least k (else of all columns), spread apart (spread), back to
+// columns. One block a row; `work` holds 3·k ints a row and `ranks`/`free`
+// a pitch each (only with a mask).
+extern "C" __global__ void place_seams(const u32* __restrict__ paths, u32 k,
+                                       const u8* __restrict__ mask, u32 w, u32 pitch,
+                                       int* __restrict__ work, u32* __restrict__ ranks,
+                                       u32* __restrict__ free_cols, u32* __restrict__ cols) {
     const u32 y = blockIdx.x;
     int* d = work + (size_t)y * 3 * k;
     int* right = d + k;
@@ -334,8 +576,8 @@ __device__ __forceinline__ u32 below(const u32* c, u32 k, u32 x, bool& hit) {
 // from `s*` into `d*` (remove_columns). One thread a pixel.
 template <typename P>
 __device__ __forceinline__ void remove_k(const P* si, P* di, const u8* sl, u8* dl, const u8* sm,
-                                         u8* dm, const u32* so, u32* dout, const u32* cols, u32 k,
-                                         u32 w, u32 h, u32 pitch) {
+                                         u8* dm, const u32* so, u32* dout, const u16* sv, u16* dv,
+                                         const u32* cols, u32 k, u32 w, u32 h, u32 pitch) {
     u32 x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
     if (x >= w || y >= h) return;
     bool hit;
@@ -346,20 +588,97 @@ __device__ __forceinline__ void remove_k(const P* si, P* di, const u8* sl, u8* d
     if (sl) dl[to] = sl[from];
     if (sm) dm[to] = sm[from];
     if (so) dout[to] = so[from];
+    if (sv) dv[to] = sv[from];
 }
 
 #define REMOVE_K(NAME, P)                                                                      \
     extern "C" __global__ void fast_remove_##NAME(                                             \
         const P* __restrict__ si, P* __restrict__ di, const u8* __restrict__ sl,               \
         u8* __restrict__ dl, const u8* __restrict__ sm, u8* __restrict__ dm,                   \
-        const u32* __restrict__ so, u32* __restrict__ dout, const u32* __restrict__ cols,      \
-        u32 k, u32 w, u32 h, u32 pitch) {                                                      \
-        remove_k<P>(si, di, sl, dl, sm, dm, so, dout, cols, k, w, h, pitch);                   \
+        const u32* __restrict__ so, u32* __restrict__ dout, const u16* __restrict__ sv,        \
+        u16* __restrict__ dv, const u32* __restrict__ cols, u32 k, u32 w, u32 h, u32 pitch) {  \
+        remove_k<P>(si, di, sl, dl, sm, dm, so, dout, sv, dv, cols, k, w, h, pitch);           \
     }
 REMOVE_K(u8, u8)
 REMOVE_K(u8x4, u32)
 
-// ------------------------------------------------------------ setup
+// ------------------------------------------------------------ passes
+
+// Marks the k least top-row costs (ties to the smaller column): x is
+// chosen when fewer than k columns come before it in that order. One
+// thread a column, the row read through shared memory in tiles.
+extern "C" __global__ void fast_rank(const i64* __restrict__ top, u32 w, u32 k,
+                                     u8* __restrict__ chosen) {
+    __shared__ i64 tile[256];
+    u32 x = blockIdx.x * blockDim.x + threadIdx.x;
+    i64 v = x < w ? top[x] : 0;
+    u32 before = 0;
+    for (u32 base = 0; base < w; base += 256) {
+        __syncthreads();
+        if (base + threadIdx.x < w) tile[threadIdx.x] = top[base + threadIdx.x];
+        __syncthreads();
+        u32 n = min(256u, w - base);
+        for (u32 j = 0; j < n; ++j) {
+            i64 t = tile[j];
+            before += (t < v || (t == v && base + j < x)) ? 1 : 0;
+        }
+    }
+    if (x < w) chosen[x] = before < k;
+}
+
+// The chosen columns in column order: starts[i] = the i-th. One block.
+extern "C" __global__ void fast_starts(const u8* __restrict__ chosen, u32 w,
+                                       u32* __restrict__ starts) {
+    u32 base_count = 0;
+    for (u32 base = 0; base < w; base += blockDim.x) {
+        u32 x = base + threadIdx.x;
+        u32 c = x < w ? chosen[x] : 0;
+        u32 total;
+        u32 at = block_exclusive_sum(c, total);
+        if (c) starts[base_count + at] = x;
+        base_count += total;
+    }
+}
+
+// Each seam's column at the top of every band of ANCHOR_ROWS (32) rows,
+// from the DP's jumps: col[c·k + i]. One thread a seam.
+extern "C" __global__ void fast_trace_bands(const unsigned short* __restrict__ anchors,
+                                            const u32* __restrict__ starts, u32 k, u32 h,
+                                            u32 pitch, u32* __restrict__ col) {
+    u32 i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= k) return;
+    u32 x = starts[i];
+    u32 bands = (h + 31) / 32;
+    for (u32 c = 0; c < bands; ++c) {
+        col[(size_t)c * k + i] = x;
+        if (32 * (c + 1) <= h - 1) x = anchors[(size_t)c * pitch + x];
+    }
+}
+
+// Each seam's path through its band: paths[y·k + i]. One thread a (seam,
+// band).
+extern "C" __global__ void fast_trace_rows(const i8* __restrict__ back, const u32* __restrict__ col,
+                                           u32 k, u32 h, u32 pitch, u32* __restrict__ paths) {
+    u32 i = blockIdx.x * blockDim.x + threadIdx.x, c = blockIdx.y;
+    if (i >= k) return;
+    int x = col[(size_t)c * k + i];
+    u32 y0 = 32 * c, y1 = min(y0 + 32, h);
+    for (u32 y = y0; y < y1; ++y) {
+        paths[(size_t)y * k + i] = x;
+        if (y + 1 < h) x += back[(size_t)y * pitch + x];
+    }
+}
+
+// The original columns of a pass's placed seams: removed[y·K + off + i] =
+// origin[y][cols[y·k + i]]. One thread a seam pixel.
+extern "C" __global__ void fast_remember(const u32* __restrict__ cols,
+                                         const u32* __restrict__ origin, u32 k, u32 h, u32 pitch,
+                                         u32* __restrict__ removed, u32 K, u32 off) {
+    u32 i = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y;
+    if (i >= k || y >= h) return;
+    u32 x = cols[(size_t)y * k + i];
+    removed[(size_t)y * K + off + i] = origin[(size_t)y * pitch + x];
+}
 
 // origin[y][x] = x for a w×h plane.
 extern "C" __global__ void fast_origin(u32* __restrict__ origin, u32 w, u32 h, u32 pitch) {
@@ -367,14 +686,107 @@ extern "C" __global__ void fast_origin(u32* __restrict__ origin, u32 w, u32 h, u
     if (x < w && y < h) origin[(size_t)y * pitch + x] = x;
 }
 
-// Enlarging: chosen[y][x] = 1 for the w columns, then 0 where a pixel of
-// the carved copy (kw wide) came from.
-extern "C" __global__ void fast_chosen_fill(u8* __restrict__ chosen, u32 w, u32 h, u32 pitch) {
-    u32 x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
-    if (x < w && y < h) chosen[(size_t)y * pitch + x] = 1;
+// ------------------------------------------------------------ the start
+
+// prefer_stacked's sums for one placement, a row: the joins (Σ over runs
+// of adjacent removed columns of |L(left) − L(right)|) and the removed
+// detail (Σ of `detail` over removed pixels), into sums[y] and sums[h + y].
+// One thread a row.
+extern "C" __global__ void start_sums(const u8* __restrict__ luma, const u32* __restrict__ detail,
+                                      u32 pitch, u32 w, u32 h, const u32* __restrict__ seams,
+                                      u32 k, u64* __restrict__ sums) {
+    u32 y = blockIdx.x * blockDim.x + threadIdx.x;
+    if (y >= h) return;
+    const u8* row = luma + (size_t)y * pitch;
+    const u32* dt = detail + (size_t)y * pitch;
+    const u32* c = seams + (size_t)y * k;
+    u64 j = 0, r = 0;
+    u32 i = 0;
+    while (i < k) {
+        u32 a = c[i];
+        while (i + 1 < k && c[i + 1] == c[i] + 1) ++i;
+        u32 b = c[i];
+        if (a > 0 && b + 1 < w) j += abs((int)row[a - 1] - (int)row[b + 1]);
+        for (u32 x = a; x <= b; ++x) r += dt[x];
+        ++i;
+    }
+    sums[y] = j;
+    sums[h + y] = r;
 }
-extern "C" __global__ void fast_chosen_clear(const u32* __restrict__ origin, u8* __restrict__ chosen,
-                                             u32 kw, u32 h, u32 pitch) {
+
+// Chooses between the two placements (prefer_stacked: 20·J < 13·J' and
+// 10·R < 14·R') from the rows' sums (stacked's, then fine's), and copies
+// the winner into `out` (n values). One block.
+extern "C" __global__ void start_choose(const u64* __restrict__ sums, u32 h,
+                                        const u32* __restrict__ stacked,
+                                        const u32* __restrict__ fine, u32 n, u32* __restrict__ out) {
+    __shared__ u64 part[4][256];
+    __shared__ int take_stacked;
+    u64 s[4] = {0, 0, 0, 0};
+    for (u32 y = threadIdx.x; y < h; y += blockDim.x)
+        for (int q = 0; q < 4; ++q) s[q] += sums[(size_t)q * h + y];
+    for (int q = 0; q < 4; ++q) part[q][threadIdx.x] = s[q];
+    __syncthreads();
+    for (int st = blockDim.x / 2; st > 0; st >>= 1) {
+        if (threadIdx.x < st)
+            for (int q = 0; q < 4; ++q) part[q][threadIdx.x] += part[q][threadIdx.x + st];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        u64 js = part[0][0], rs = part[1][0], jf = part[2][0], rf = part[3][0];
+        take_stacked = 20 * js < 13 * jf && 10 * rs < 14 * rf;
+    }
+    __syncthreads();
+    const u32* src = take_stacked ? stacked : fine;
+    for (u32 i = threadIdx.x; i < n; i += blockDim.x) out[i] = src[i];
+}
+
+// ------------------------------------------------------------ enlarging
+
+// chosen[y][x] = whether x is one of row y's k seams, for the w columns.
+extern "C" __global__ void chosen_from_seams(const u32* __restrict__ seams, u32 k, u32 w, u32 h,
+                                             u32 pitch, u8* __restrict__ chosen) {
     u32 x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
-    if (x < kw && y < h) chosen[(size_t)y * pitch + origin[(size_t)y * pitch + x]] = 0;
+    if (x >= w || y >= h) return;
+    bool hit;
+    below(seams + (size_t)y * k, k, x, hit);
+    chosen[(size_t)y * pitch + x] = hit;
+}
+
+// Copies each row of a u16 plane w wide, repeating every chosen pixel
+// (repeat_chosen in fast.rs). One block a row.
+extern "C" __global__ void repeat_chosen_u16(const u16* __restrict__ src, u16* __restrict__ dst,
+                                             const u8* __restrict__ chosen, u32 w, u32 pitch) {
+    const size_t row = (size_t)blockIdx.x * pitch;
+    u32 before = 0;
+    for (u32 base = 0; base < w; base += blockDim.x) {
+        u32 x = base + threadIdx.x;
+        u32 c = x < w ? chosen[row + x] : 0;
+        u32 total;
+        u32 at = block_exclusive_sum(c, total);
+        if (x < w) {
+            size_t o = row + x + before + at;
+            dst[o] = src[row + x];
+            if (c) dst[o + 1] = src[row + x];
+        }
+        before += total;
+        __syncthreads();
+    }
+}
+
+// dst (h×w, pitch dpitch) = the transpose of src (w×h u16, pitch spitch),
+// through a 32×32 shared tile.
+extern "C" __global__ void transpose_u16(const u16* __restrict__ src, u32 spitch,
+                                         u16* __restrict__ dst, u32 dpitch, u32 w, u32 h) {
+    __shared__ u16 tile[32][33];
+    int bx = blockIdx.x * 32, by = blockIdx.y * 32;
+    for (int j = threadIdx.y; j < 32; j += blockDim.y) {
+        int x = bx + threadIdx.x, y = by + j;
+        if (x < (int)w && y < (int)h) tile[j][threadIdx.x] = src[(size_t)y * spitch + x];
+    }
+    __syncthreads();
+    for (int j = threadIdx.y; j < 32; j += blockDim.y) {
+        int ox = by + threadIdx.x, oy = bx + j;
+        if (ox < (int)h && oy < (int)w) dst[(size_t)oy * dpitch + ox] = tile[threadIdx.x][j];
+    }
 }

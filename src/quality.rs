@@ -377,6 +377,8 @@ pub struct Meter {
     flicker: (f64, f64),
     sim: (Similarity, Similarity),
     report: Report,
+    /// Each measured frame: (index, the result's similarity, scaling's).
+    pub frames: Vec<(usize, Similarity, Similarity)>,
 }
 
 impl Meter {
@@ -388,6 +390,7 @@ impl Meter {
             flicker: (0.0, 0.0),
             sim: Default::default(),
             report: Report::default(),
+            frames: Vec::new(),
         }
     }
 
@@ -412,6 +415,7 @@ impl Meter {
             let s = Lab::from_rgba(original);
             let r = similarity(&s, &Lab::from_rgba(&result.to_packed()));
             let c = similarity(&s, &Lab::from_rgba(&scaled));
+            self.frames.push((self.frame, r, c));
             for (sum, v) in [(&mut self.sim.0, r), (&mut self.sim.1, c)] {
                 sum.completeness += v.completeness;
                 sum.coherence += v.coherence;

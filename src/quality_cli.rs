@@ -49,6 +49,9 @@ pub struct QualityArgs {
     /// Stop after this many frames.
     #[arg(long, value_name = "N")]
     frames: Option<usize>,
+    /// Also print the similarity of every measured frame.
+    #[arg(long)]
+    each: bool,
     /// Print the figures as JSON.
     #[arg(long)]
     json: bool,
@@ -156,6 +159,18 @@ pub fn run_quality(a: &QualityArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let r = meter.report();
+    if a.each {
+        for (i, res, sc) in &meter.frames {
+            eprintln!(
+                "frame {i}: similarity {:.3} (completeness {:.3}, coherence {:.3}), scaled {:.3}, ratio {:.3}",
+                res.total(),
+                res.completeness,
+                res.coherence,
+                sc.total(),
+                res.total() / sc.total().max(f64::MIN_POSITIVE)
+            );
+        }
+    }
     if a.json {
         println!("{}", json(&r));
     } else {

@@ -6,7 +6,10 @@
 //! - [`energy`]: how much each pixel matters, in integers;
 //! - [`dp`]: the dynamic programme that finds the cheapest seam;
 //! - [`exact`]: exact mode, one seam at a time (the default for images);
-//! - [`fast`]: fast mode, for video (the default in `run`).
+//! - [`fast`]: fast mode, for video (the default in `run`), with
+//!   [`passes`] (many seams from one DP, for a new shot), [`temporal`]
+//!   (seams followed from frame to frame) and [`motion`] (global shift and
+//!   what moved).
 //!
 //! The GPU version (src/cuda/ops/retarget) reproduces every frame.
 
@@ -14,6 +17,9 @@ pub mod dp;
 pub mod energy;
 pub mod exact;
 pub mod fast;
+pub mod motion;
+pub mod passes;
+pub mod temporal;
 
 pub use dp::vertical_seam;
 pub use energy::{Energy, energy_at, energy_map, isqrt, luma_unit};
@@ -136,16 +142,28 @@ pub static SPEC: OpSpec = OpSpec {
             "exact: one seam at a time, the best result; fast: many seams at once, steered by the last frame (default: fast in `run`, exact in `image`)",
         ),
         ParamSpec::new(
-            "passes",
-            Kind::Int { min: 1, max: 64 },
-            "4",
-            "fast mode: passes per frame (more: closer to exact, slower)",
+            "coherence",
+            Kind::Int { min: 0, max: 1000 },
+            "100",
+            "fast mode: how firmly seams hold still: a seam's move costs this % of the picture change it makes (0: seams move freely)",
         ),
         ParamSpec::new(
-            "coherence",
-            Kind::Int { min: 0, max: 64 },
-            "2",
-            "fast mode: luma levels a seam pays per pixel it moves from the last frame's (0: no memory)",
+            "motion",
+            Kind::Int { min: 0, max: 1000 },
+            "200",
+            "fast mode: how firmly seams keep off what moves: a level of motion costs this % of a level of energy (0: motion is ignored)",
+        ),
+        ParamSpec::new(
+            "band",
+            Kind::Int { min: 1, max: 15 },
+            "12",
+            "fast mode: pixels a seam may move from one frame to the next",
+        ),
+        ParamSpec::new(
+            "passes",
+            Kind::Int { min: 1, max: 64 },
+            "32",
+            "fast mode: passes that place a new shot's seams, when they beat 4 stacked passes (more: closer to exact mode, slower at cuts)",
         ),
         ParamSpec::new(
             "cut",
@@ -156,8 +174,8 @@ pub static SPEC: OpSpec = OpSpec {
         ParamSpec::new(
             "noise",
             Kind::Int { min: 0, max: 255 },
-            "6",
-            "fast mode: luma change taken for sensor noise (seams of a still scene hold still)",
+            "8",
+            "fast mode: luma change taken for noise, not motion",
         ),
         ParamSpec::optional(
             "protect",
@@ -220,6 +238,8 @@ pub fn fast_params(p: &Params) -> Result<FastParams> {
         energy,
         passes: p.usize("passes")?,
         coherence: p.usize("coherence")? as u32,
+        motion: p.usize("motion")? as u32,
+        band: p.usize("band")?,
         cut: p.usize("cut")? as u32,
         noise: p.usize("noise")? as u32,
     })

@@ -317,9 +317,31 @@ impl Kernels {
         st: &Arc<CudaStream>,
         luma: &CudaSlice<u8>,
         energy: &mut CudaSlice<u32>,
-        (w, h, pitch): (usize, usize, usize),
+        dims: (usize, usize, usize),
     ) -> Result<()> {
-        let kind = self.energy.unwrap_or(0);
+        self.energy_of(st, luma, energy, dims, self.energy.unwrap_or(0))
+    }
+
+    /// The whole `sobel3` energy map of a luma plane, whatever the op's kind.
+    pub(crate) fn sobel3_map(
+        &self,
+        st: &Arc<CudaStream>,
+        luma: &CudaSlice<u8>,
+        energy: &mut CudaSlice<u32>,
+        dims: (usize, usize, usize),
+    ) -> Result<()> {
+        let kind = energy_code(Energy::Sobel3).unwrap_or(1);
+        self.energy_of(st, luma, energy, dims, kind)
+    }
+
+    fn energy_of(
+        &self,
+        st: &Arc<CudaStream>,
+        luma: &CudaSlice<u8>,
+        energy: &mut CudaSlice<u32>,
+        (w, h, pitch): (usize, usize, usize),
+        kind: i32,
+    ) -> Result<()> {
         let (w32, h32, p32) = (w as u32, h as u32, pitch as u32);
         let mut b = st.launch_builder(&self.energy_full);
         b.arg(luma)

@@ -1,0 +1,511 @@
+//! Seams that hold still: how fast mode carries its seams from one frame to
+//! the next.
+//!
+//! Seams flicker when they jump: every pixel between a seam's old and new
+//! place shifts by one, and in texture that is a visible change. So a
+//! shot's seams are placed once ([`Track::place`], from
+//! [`super::passes`]) and then *followed*: each frame, every seam moves
+//! with the picture's global shift and then looks for a better path within
+//! `band` pixels of where it was ([`band_dp`]). A move costs what it
+//! changes in the picture (Grundmann et al. 2010, "temporal coherence by
+//! appearance"): for a seam at c moving to x in a row, the luma variation
+//! between them, |G(x) − G(c)| with G the running sum of |L(i+1) − L(i)|
+//! along the row, times `coherence`/100, plus one unit a pixel so that a
+//! seam with nothing to gain stays. Moving through a flat wall is free,
+//! across grass it is dear. The paths are then sorted and spread apart in
+//! each row as a pass's are, so each row still loses k distinct pixels.
+//!
+//! Which placement a shot starts from: few passes stack seams in wide,
+//! cheap areas (few joins, best on lawns and car parks), many passes give
+//! each seam its own valley (best where the frame is full of things). Both
+//! are made; the stacked one is taken when it has well under the joins'
+//! contrast (J, the sum over removed runs of |L(left) − L(right)|) and not
+//! much more removed detail (R, the `sobel3` energy of removed pixels):
+//! J < 0.65·J' and R < 1.4·R' ([`prefer_stacked`]). Measured on frames of
+//! the shared clips, these part the lawns, walkways and car parks (stacked
+//! better) from close-ups, dialogue and busy frames (fine better).
+
+use rayon::prelude::*;
+
+use super::energy::{Energy, energy_map};
+use super::passes::{carve_in_passes, place_seams};
+use super::{MASK_PROTECT, mask_cost};
+use crate::frame::Plane;
+
+/// Passes of the stacked placement.
+pub const STACKED_PASSES: usize = 4;
+
+/// Stands for "no path" in the band DP.
+const OUT: i64 = i64::MAX / 4;
+
+/// The seams of one shrink of a stream: `k` increasing columns per row,
+/// row-major, on a `width`×`height` plane.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Track {
+    pub width: usize,
+    pub height: usize,
+    pub k: usize,
+    pub seams: Vec<u32>,
+}
+
+/// What a frame's seams are followed on.
+#[derive(Clone, Copy)]
+pub struct Costs<'a> {
+    pub luma: &'a Plane<u8>,
+    /// Each pixel's own cost: energy (zero for forward), motion and mask.
+    pub base: &'a Plane<i64>,
+    /// Per row, the running sums of [`gradient_sums`].
+    pub grad: &'a Plane<u32>,
+    pub forward: bool,
+    /// Cost of one level of picture change a move makes.
+    pub per_level: i64,
+    pub per_level_div: i64,
+}
+
+/// The running sums G of |L(x+1) − L(x)| along each row: `w + 1` entries,
+/// G(0) = 0.
+pub fn gradient_sums(luma: &Plane<u8>) -> Plane<u32> {
+    let (w, h) = (luma.width(), luma.height());
+    let mut out = Plane::new(w + 1, h, 0u32);
+    out.par_rows_mut().for_each(|(y, row)| {
+        let l = luma.row(y);
+        let mut s = 0u32;
+        for x in 0..w {
+            row[x] = s;
+            if x + 1 < w {
+                s += l[x + 1].abs_diff(l[x]) as u32;
+            }
+        }
+        row[w] = s;
+    });
+    out
+}
+
+/// Each pixel's own cost for the band DP: the energy, the motion (levels)
+/// times `motion_weight` (a fraction, numerator and denominator), and the
+/// mask.
+pub fn base_costs(
+    luma: &Plane<u8>,
+    energy: Energy,
+    motion: Option<&Plane<u16>>,
+    (num, den): (i64, i64),
+    mask: Option<&Plane<i8>>,
+) -> Plane<i64> {
+    let map = energy_map(luma, energy);
+    let mut out = Plane::new(luma.width(), luma.height(), 0i64);
+    out.par_rows_mut().for_each(|(y, row)| {
+        let e = map.row(y);
+        for (x, o) in row.iter_mut().enumerate() {
+            let mut v = e[x] as i64;
+            if let Some(m) = motion {
+                v += m.get(x, y) as i64 * num / den;
+            }
+            if let Some(m) = mask {
+                v += mask_cost(m.get(x, y));
+            }
+            *o = v;
+        }
+    });
+    out
+}
+
+/// Forward energy's step costs from (x, y): to x (centre), x−1 (left) and
+/// x+1 (right) in row y+1, as `energy::forward_steps` gives them.
+#[inline]
+fn steps(luma: &Plane<u8>, x: usize, y: usize) -> (i64, i64, i64) {
+    let (w, h) = (luma.width(), luma.height());
+    let row = luma.row(y);
+    let l = row[x.saturating_sub(1)] as i64;
+    let r = row[(x + 1).min(w - 1)] as i64;
+    let up = (r - l).abs();
+    if y + 1 >= h {
+        return (up, up, up);
+    }
+    let d = luma.row(y + 1)[x] as i64;
+    (up, up + (d - l).abs(), up + (d - r).abs())
+}
+
+/// One seam's best path within `band` pixels of `centre` (a column a row),
+/// by the DP of exact mode (bottom-up, ties to the centre, then left, then
+/// right) on the costs plus the cost of moving from the centre; the top
+/// row's least (ties to the smaller column). A row with no path (the
+/// centre jumps by more than the band allows) keeps the centre.
+pub fn band_dp(c: &Costs, centre: &[u32], band: usize) -> Vec<u32> {
+    let (w, h) = (c.luma.width() as i64, c.luma.height());
+    let bw = 2 * band + 1;
+    let b = band as i64;
+    // Scratch per seam: the DP's two rows and every step taken.
+    let mut cum = vec![OUT; bw];
+    let mut next = vec![OUT; bw];
+    let mut back = vec![0i8; bw * h];
+    for y in (0..h).rev() {
+        let cy = centre[y] as i64;
+        let base = c.base.row(y);
+        let g = c.grad.row(y);
+        let gc = g[cy as usize] as i64;
+        let below = (y + 1 < h).then(|| centre[y + 1] as i64);
+        for (j, out) in cum.iter_mut().enumerate() {
+            let x = cy - b + j as i64;
+            if x < 0 || x >= w {
+                *out = OUT;
+                continue;
+            }
+            let xu = x as usize;
+            let moved = c.per_level * (g[xu] as i64 - gc).abs() / c.per_level_div + (x - cy).abs();
+            let own = base[xu] + moved;
+            let (sc, sl, sr) = if c.forward {
+                steps(c.luma, xu, y)
+            } else {
+                (0, 0, 0)
+            };
+            let Some(cb) = below else {
+                *out = own + sc;
+                continue;
+            };
+            // The DP's value in the row below at column xn, if in its band.
+            let at = |xn: i64| -> i64 {
+                let jn = xn - cb + b;
+                if xn < 0 || xn >= w || jn < 0 || jn >= bw as i64 {
+                    OUT
+                } else {
+                    next[jn as usize]
+                }
+            };
+            let mut best = at(x).saturating_add(sc);
+            let mut step = 0i8;
+            let left = at(x - 1).saturating_add(sl);
+            if left < best {
+                best = left;
+                step = -1;
+            }
+            let right = at(x + 1).saturating_add(sr);
+            if right < best {
+                best = right;
+                step = 1;
+            }
+            *out = if best >= OUT { OUT } else { best + own };
+            back[y * bw + j] = step;
+        }
+        std::mem::swap(&mut cum, &mut next);
+    }
+    // `next` holds the top row.
+    let mut bj = 0;
+    for j in 1..bw {
+        if next[j] < next[bj] {
+            bj = j;
+        }
+    }
+    if next[bj] >= OUT {
+        return centre.to_vec();
+    }
+    let mut path = Vec::with_capacity(h);
+    let mut x = centre[0] as i64 - b + bj as i64;
+    for y in 0..h {
+        path.push(x as u32);
+        if y + 1 < h {
+            let j = (x - centre[y] as i64 + b) as usize;
+            x += back[y * bw + j] as i64;
+        }
+    }
+    path
+}
+
+impl Track {
+    /// The seams of a new shot: the stacked or the fine placement, as the
+    /// module says.
+    pub fn place(
+        luma: &Plane<u8>,
+        mask: Option<&Plane<i8>>,
+        k: usize,
+        fine_passes: usize,
+        energy: Energy,
+    ) -> Track {
+        let (w, h) = (luma.width(), luma.height());
+        let stacked = carve_in_passes(luma, mask, k, STACKED_PASSES, energy);
+        let seams = if fine_passes > STACKED_PASSES {
+            let fine = carve_in_passes(luma, mask, k, fine_passes, energy);
+            if prefer_stacked(luma, &stacked, &fine, k) {
+                stacked
+            } else {
+                fine
+            }
+        } else {
+            stacked
+        };
+        Track {
+            width: w,
+            height: h,
+            k,
+            seams,
+        }
+    }
+
+    /// This frame's seams: the last frame's moved by `shift` (x, y), each
+    /// improved within `band` pixels on `costs`, then spread apart among
+    /// the unprotected columns.
+    pub fn follow(&mut self, costs: &Costs, mask: Option<&Plane<i8>>, shift: (i32, i32), band: usize) {
+        let (w, h, k) = (self.width, self.height, self.k);
+        let seams = &self.seams;
+        let paths: Vec<Vec<u32>> = (0..k)
+            .into_par_iter()
+            .map(|i| {
+                let centre: Vec<u32> = (0..h)
+                    .map(|y| {
+                        let from = (y as i64 - shift.1 as i64).clamp(0, h as i64 - 1) as usize;
+                        (seams[from * k + i] as i64 + shift.0 as i64).clamp(0, w as i64 - 1) as u32
+                    })
+                    .collect();
+                band_dp(costs, &centre, band)
+            })
+            .collect();
+        let mut desired = vec![0u32; k * h];
+        desired.par_chunks_mut(k).enumerate().for_each(|(y, row)| {
+            for (d, p) in row.iter_mut().zip(&paths) {
+                *d = p[y];
+            }
+            row.sort_unstable();
+        });
+        let new = place_seams(&desired, k, mask, w);
+        self.seams = new;
+    }
+}
+
+/// Whether the stacked placement is the better start (see the module).
+pub fn prefer_stacked(luma: &Plane<u8>, stacked: &[u32], fine: &[u32], k: usize) -> bool {
+    let detail = energy_map(luma, Energy::Sobel3);
+    let score = |seams: &[u32]| -> (u64, u64) {
+        (0..luma.height())
+            .into_par_iter()
+            .map(|y| {
+                let row = luma.row(y);
+                let cols = &seams[y * k..(y + 1) * k];
+                let (mut joins, mut removed) = (0u64, 0u64);
+                let mut i = 0;
+                while i < k {
+                    // One run of adjacent removed columns, a..=b.
+                    let a = cols[i] as usize;
+                    while i + 1 < k && cols[i + 1] == cols[i] + 1 {
+                        i += 1;
+                    }
+                    let b = cols[i] as usize;
+                    if a > 0 && b + 1 < row.len() {
+                        joins += row[a - 1].abs_diff(row[b + 1]) as u64;
+                    }
+                    removed += (a..=b).map(|x| detail.get(x, y) as u64).sum::<u64>();
+                    i += 1;
+                }
+                (joins, removed)
+            })
+            .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+    };
+    let (js, rs) = score(stacked);
+    let (jf, rf) = score(fine);
+    20 * js < 13 * jf && 10 * rs < 14 * rf
+}
+
+/// Whether a mask leaves any row with fewer than `k` columns to carve.
+pub fn protects_too_much(mask: &Plane<i8>, k: usize) -> bool {
+    (0..mask.height()).any(|y| mask.row(y).iter().filter(|&&m| m != MASK_PROTECT).count() < k)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn noise(w: usize, h: usize, seed: u32) -> Plane<u8> {
+        let mut s = seed;
+        Plane::from_fn(w, h, |_, _| {
+            s = s.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            (s >> 16) as u8
+        })
+    }
+
+    fn costs_of<'a>(luma: &'a Plane<u8>, base: &'a Plane<i64>, grad: &'a Plane<u32>) -> Costs<'a> {
+        Costs {
+            luma,
+            base,
+            grad,
+            forward: true,
+            per_level: 1,
+            per_level_div: 1,
+        }
+    }
+
+    /// The band DP by brute force: every connected path within the band.
+    fn band_brute(c: &Costs, centre: &[u32], band: usize) -> i64 {
+        let (w, h) = (c.luma.width() as i64, c.luma.height());
+        let cost_at = |x: i64, y: usize| {
+            let g = c.grad.row(y);
+            let cy = centre[y] as i64;
+            c.base.get(x as usize, y)
+                + c.per_level * (g[x as usize] as i64 - g[cy as usize] as i64).abs()
+                    / c.per_level_div
+                + (x - cy).abs()
+        };
+        let mut best = i64::MAX;
+        let mut stack: Vec<(usize, i64, i64)> = Vec::new();
+        let c0 = centre[0] as i64;
+        for x in (c0 - band as i64).max(0)..=(c0 + band as i64).min(w - 1) {
+            stack.push((0, x, cost_at(x, 0)));
+        }
+        while let Some((y, x, acc)) = stack.pop() {
+            let (sc, sl, sr) = steps(c.luma, x as usize, y);
+            if y + 1 == h {
+                best = best.min(acc + sc);
+                continue;
+            }
+            let cn = centre[y + 1] as i64;
+            for (d, s) in [(0, sc), (-1, sl), (1, sr)] {
+                let xn = x + d;
+                if xn < 0 || xn >= w || (xn - cn).abs() > band as i64 {
+                    continue;
+                }
+                stack.push((y + 1, xn, acc + s + cost_at(xn, y + 1)));
+            }
+        }
+        best
+    }
+
+    fn path_cost(c: &Costs, centre: &[u32], path: &[u32]) -> i64 {
+        let mut total = 0;
+        for (y, (&x, &cy)) in path.iter().zip(centre).enumerate() {
+            let g = c.grad.row(y);
+            total += c.base.get(x as usize, y)
+                + c.per_level * (g[x as usize] as i64 - g[cy as usize] as i64).abs()
+                    / c.per_level_div
+                + (x as i64 - cy as i64).abs();
+            let (sc, sl, sr) = steps(c.luma, x as usize, y);
+            total += match path.get(y + 1).map(|&n| n as i64 - x as i64) {
+                None | Some(0) => sc,
+                Some(-1) => sl,
+                _ => sr,
+            };
+        }
+        total
+    }
+
+    #[test]
+    fn the_band_dp_finds_the_cheapest_path_in_the_band() {
+        for seed in 0..30 {
+            let (w, h) = (9 + seed as usize % 5, 5 + seed as usize % 3);
+            let luma = noise(w, h, seed);
+            let base = Plane::from_fn(w, h, |x, y| ((x * 7 + y * 3 + seed as usize) % 11) as i64);
+            let grad = gradient_sums(&luma);
+            let c = costs_of(&luma, &base, &grad);
+            let mut s = seed + 100;
+            let centre: Vec<u32> = (0..h)
+                .map(|_| {
+                    s = s.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                    (s >> 16) % w as u32
+                })
+                .collect();
+            for band in [1, 2, 3] {
+                let path = band_dp(&c, &centre, band);
+                let brute = band_brute(&c, &centre, band);
+                if brute == i64::MAX {
+                    assert_eq!(path, centre, "no path keeps the centre");
+                    continue;
+                }
+                assert_eq!(path_cost(&c, &centre, &path), brute, "seed {seed} band {band}");
+                for (y, (&x, &cy)) in path.iter().zip(&centre).enumerate() {
+                    assert!(x.abs_diff(cy) as usize <= band, "row {y}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_seam_with_nothing_to_gain_stays_and_one_in_the_way_moves() {
+        let (w, h) = (30, 12);
+        let luma = noise(w, h, 4);
+        let grad = gradient_sums(&luma);
+        let flat = Plane::new(w, h, 0i64);
+        let c = costs_of(&luma, &flat, &grad);
+        let centre = vec![15u32; h];
+        let mut c2 = c;
+        c2.forward = false;
+        assert_eq!(band_dp(&c2, &centre, 4), centre);
+        // A wall of cost on column 15 pushes the seam aside.
+        let wall = Plane::from_fn(w, h, |x, _| if x == 15 { 1_000_000 } else { 0 });
+        let c3 = Costs {
+            base: &wall,
+            forward: false,
+            ..c
+        };
+        let path = band_dp(&c3, &centre, 4);
+        assert!(path.iter().all(|&x| x != 15), "{path:?}");
+    }
+
+    #[test]
+    fn following_a_still_frame_changes_nothing() {
+        let luma = noise(48, 20, 9);
+        let mut track = Track::place(&luma, None, 12, 8, Energy::Forward);
+        let base = base_costs(&luma, Energy::Forward, None, (0, 1), None);
+        let grad = gradient_sums(&luma);
+        let c = costs_of(&luma, &base, &grad);
+        // Seams settle into their cheapest nearby paths within a few frames
+        // and then hold still.
+        let settled = settle(&mut track, &c);
+        for _ in 0..3 {
+            track.follow(&c, None, (0, 0), 6);
+            assert_eq!(track.seams, settled);
+        }
+        for y in 0..20 {
+            let row = &track.seams[y * 12..(y + 1) * 12];
+            assert!(row.windows(2).all(|p| p[0] < p[1]), "row {y}: {row:?}");
+        }
+    }
+
+    /// Follows a still frame until the seams stop moving; returns them.
+    fn settle(track: &mut Track, c: &Costs) -> Vec<u32> {
+        for _ in 0..20 {
+            let before = track.seams.clone();
+            track.follow(c, None, (0, 0), 6);
+            if track.seams == before {
+                return before;
+            }
+        }
+        panic!("the seams never settled");
+    }
+
+    #[test]
+    fn seams_move_with_the_picture() {
+        let scene = noise(70, 16, 2);
+        let luma = Plane::from_fn(60, 16, |x, y| scene.get(x + 10, y));
+        let mut track = Track::place(&luma, None, 6, 6, Energy::Forward);
+        let base = base_costs(&luma, Energy::Forward, None, (0, 1), None);
+        let grad = gradient_sums(&luma);
+        let settled = settle(&mut track, &costs_of(&luma, &base, &grad));
+        // The scene 5 pixels to the right: every seam goes with it.
+        let moved = Plane::from_fn(60, 16, |x, y| scene.get(x + 5, y));
+        let base = base_costs(&moved, Energy::Forward, None, (0, 1), None);
+        let grad = gradient_sums(&moved);
+        track.follow(&costs_of(&moved, &base, &grad), None, (5, 0), 3);
+        // (The last seam of each row runs into the edge and stops there.)
+        let shifted: Vec<u32> = settled.iter().map(|&x| (x + 5).min(59)).collect();
+        assert_eq!(track.seams, shifted);
+    }
+
+    #[test]
+    fn the_stacked_start_wins_on_a_flat_field_and_not_on_the_same_removal() {
+        // A flat field beside texture: stacking in the field joins nothing,
+        // seams spread through the texture join unlike pixels.
+        let field = Plane::from_fn(64, 24, |x, y| {
+            if x < 40 {
+                80
+            } else {
+                ((x * 29 + y * 53) % 97) as u8 + 60
+            }
+        });
+        let k = 10;
+        let stacked = carve_in_passes(&field, None, k, STACKED_PASSES, Energy::Forward);
+        assert!(stacked.iter().all(|&x| x < 40), "{stacked:?}");
+        let fine: Vec<u32> = (0..24)
+            .flat_map(|_| (0..k as u32).map(|i| 41 + 2 * i))
+            .collect();
+        assert!(prefer_stacked(&field, &stacked, &fine, k));
+        assert!(!prefer_stacked(&field, &fine, &stacked, k));
+        // The same removal both ways is not "well under".
+        assert!(!prefer_stacked(&field, &fine, &fine, k));
+    }
+}
