@@ -9,6 +9,7 @@ what=${1:-all}
 out=${OUT:-gpu-out}; mkdir -p "$out"
 . .gpu/b/env.sh
 export SEAMSTREAM_CACHE="$out/cache"
+export SEAMSTREAM_CLIPS="$PWD/.gpu/clips"
 summary=()
 step() { # name command...
   local name=$1; shift
@@ -51,8 +52,13 @@ if [ "$what" = e2e ] || [ "$what" = all ]; then
   tail -2 "$out/e2e-1080p-x264.log"
 fi
 if [ "$what" = retarget ] || [ "$what" = all ]; then
-  step bench-retarget seamstream bench retarget --sizes 1920x1080,3840x2160 --runs 5
+  step bench-retarget seamstream bench retarget --sizes 1920x1080,3840x2160 --runs 5 \
+    --clips none --device cuda
   cat "$out/bench-retarget.log"
+  # Fast mode on the host's CPU cores (the CPU target is 720p at 30 fps).
+  step bench-retarget-cpu seamstream bench retarget --sizes 1280x720,1920x1080 --runs 3 \
+    --clips none --device cpu
+  cat "$out/bench-retarget-cpu.log"
 fi
 if [ "$what" = overhead ] || [ "$what" = all ]; then
   for d in cpu cuda; do

@@ -1,5 +1,5 @@
-// retarget: exact seam carving, seam for seam the CPU's (src/ops/retarget.rs
-// is the reference and explains the rules; src/cuda/ops/retarget.rs drives
+// retarget: exact seam carving, seam for seam the CPU's (src/ops/retarget/
+// is the reference and explains the rules; src/cuda/ops/retarget/ drives
 // these kernels).
 //
 // Planes live in buffers with a fixed row pitch (in elements) while their
@@ -23,7 +23,7 @@ typedef unsigned short u16;
 
 // Every how many rows the DP keeps a jump table for the backtrack (so the
 // walk is ~h/32 + 32 dependent loads, not h); ANCHOR_ROWS in
-// src/cuda/ops/retarget.rs.
+// src/cuda/ops/retarget/dp.rs.
 #define ANCHOR_ROWS 32
 
 // ---------------------------------------------------------------- energies
@@ -601,7 +601,7 @@ struct DpWarp {
 // same integers and every comparison is the CPU's. LC: the window shape
 // (DpShape).
 // PROF (the `*_profile` kernels, for profile_the_dp_on_the_gpu in
-// src/cuda/ops/retarget.rs): thread 0 of the first and of the last block
+// src/cuda/ops/retarget/profile.rs, a test): thread 0 of the first and of the last block
 // also writes timings to `prof`, DP_PROF_SLOT words each (DP_PROF_*; bands
 // past DP_MAX_CHUNKS go unrecorded).
 template <typename V, bool FWD, bool CLUSTER, bool PROF, int LC>

@@ -219,10 +219,11 @@ extern "C" __global__ void cut_sums(const u8* __restrict__ cur, const u8* __rest
 // ------------------------------------------------------------ motion map
 
 // What moved in each 4×4 cell (partial cells included): the largest
-// (|cur − last moved by (sx, sy)| − noise)⁺. One thread a cell.
+// (|cur − last moved by (sx, sy)| − noise)⁺, at most `cap` (MOTION_CAP);
+// `moved` counts the cells that moved. One thread a cell.
 extern "C" __global__ void motion_cells(const u8* __restrict__ cur, const u8* __restrict__ last,
-                                        u32 w, u32 h, int sx, int sy, u32 noise,
-                                        u16* __restrict__ cells) {
+                                        u32 w, u32 h, int sx, int sy, u32 noise, u32 cap,
+                                        u16* __restrict__ cells, u32* __restrict__ moved) {
     u32 cw = (w + 3) / 4, ch = (h + 3) / 4;
     u32 cx = blockIdx.x * blockDim.x + threadIdx.x, cy = blockIdx.y * blockDim.y + threadIdx.y;
     if (cx >= cw || cy >= ch) return;
@@ -237,7 +238,24 @@ extern "C" __global__ void motion_cells(const u8* __restrict__ cur, const u8* __
             m = max(m, d > noise ? d - noise : 0);
         }
     }
-    cells[(size_t)cy * cw + cx] = (u16)m;
+    cells[(size_t)cy * cw + cx] = (u16)min(m, cap);
+    if (m) atomicAdd(moved, 1u);
+}
+
+// The shot's running mean of the moving share (running_moving, 1/65536)
+// and the share of the motion weight that applies (motion_share: clamp(hi
+// − mean, 0, hi − lo) / (hi − lo)), from this frame's count of moved
+// cells; `first` starts the mean. One thread.
+extern "C" __global__ void motion_share(const u32* __restrict__ moved, u32 cells, int first,
+                                        u32 lo, u32 hi, u32* __restrict__ moving,
+                                        i64* __restrict__ share) {
+    u32 now = (u32)((u64)moved[0] * 65536 / max(cells, 1u));
+    u32 m = first ? now : (31 * moving[0] + now) / 32;
+    moving[0] = m;
+    i64 span = (i64)hi - (i64)lo;
+    i64 num = (i64)hi - (i64)m;
+    share[0] = num < 0 ? 0 : (num > span ? span : num);
+    share[1] = span;
 }
 
 // The largest of each row's cells within r (grow's first half).
@@ -329,13 +347,19 @@ extern "C" __global__ void band_dp(const u32* __restrict__ seams, u32 k, int sx,
                                    const u16* __restrict__ motion, const u8* __restrict__ mask,
                                    u32 pitch, const u32* __restrict__ grad, u32 gpitch, u32 w,
                                    u32 h, int band, int forward, i64 per_level, i64 per_level_div,
-                                   i64 motion_num, i64 motion_den, u64* __restrict__ back,
+                                   i64 motion_num, i64 motion_den, const i64* __restrict__ share,
+                                   u64* __restrict__ back,
                                    u32* __restrict__ centres, u32* __restrict__ paths) {
     const u32 lane = threadIdx.x & 31;
     const u32 i = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     if (i >= k) return;
     const int bw = 2 * band + 1;
     const int j = (int)lane;
+    // The motion weight, times the share of it that applies.
+    if (motion) {
+        motion_num *= share[0];
+        motion_den *= share[1];
+    }
     i64 next = BAND_OUT;
     int cn = 0;
     u64* myback = back + (size_t)i * h;

@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
-use anyhow::bail;
+use anyhow::{Context, bail};
 use clap::Args;
 
 use seamstream::bench::{self, CASES, OpTime, StageTime, TransferTime};
@@ -54,7 +54,7 @@ fn first_line(text: &str) -> String {
   seamstream bench --json > bench.json")]
 pub struct BenchArgs {
     /// What to measure: all, ops, transfers, stage, or retarget (seam carving's
-    /// speed and fast mode's quality).
+    /// speed, and its quality on real clips).
     #[arg(default_value = "all")]
     what: String,
     /// Frame sizes, comma-separated.
@@ -81,6 +81,21 @@ pub struct BenchArgs {
     /// Print JSON instead of tables.
     #[arg(long)]
     json: bool,
+    /// `bench retarget`: the clips for the quality figures, a folder or
+    /// files separated by commas, or `none` [default: ../shared/data/video
+    /// if it exists].
+    #[arg(long, value_name = "DIR|FILE,...")]
+    clips: Option<String>,
+    /// `bench retarget`: the modes whose quality is measured: fast, exact
+    /// or fast,exact.
+    #[arg(long, default_value = "fast", value_name = "MODES")]
+    modes: String,
+    /// `bench retarget`: measure the similarity on every N-th frame.
+    #[arg(long, default_value_t = 15, value_name = "N")]
+    every: usize,
+    /// `bench retarget`: the quality figures only.
+    #[arg(long)]
+    no_speed: bool,
 }
 
 fn parse_sizes(text: &str) -> anyhow::Result<Vec<(usize, usize)>> {
@@ -334,7 +349,7 @@ fn json(r: &Report) -> String {
 }
 
 /// `seamstream bench retarget`: seam-carving speed (exact and fast), and
-/// fast mode's quality next to exact mode.
+/// the quality figures of `seamstream quality` on real clips.
 fn retarget_bench(
     a: &BenchArgs,
     sizes: &[(usize, usize)],
@@ -346,7 +361,7 @@ fn retarget_bench(
     let (name, pairs) = params::split_op(text)?;
     if name != "retarget" || a.ops.len() > 1 {
         bail!(
-            "`bench retarget --op {text}`: expected one retarget op, e.g. --op retarget:passes=8"
+            "`bench retarget --op {text}`: expected one retarget op, e.g. --op retarget:motion=400"
         );
     }
     // Checked here, so that a bad value fails before any timing.
@@ -358,58 +373,144 @@ fn retarget_bench(
         .collect();
     let fast_op = |w: usize| format!("retarget:width={},mode=fast{knobs}", w * 3 / 4);
     let runs = a.runs.clamp(1, 20);
-    println!("| figure | size | device | ms | target ms |\n|---|---|---|---|---|");
-    let row = |what: &str, (w, h): (usize, usize), on: &str, ms: f64, target: &str| {
-        println!("| {what} | {w}x{h} | {on} | {ms:.3} | {target} |");
-    };
-    // Times `op` on the GPU, or on the CPU when there is none or the GPU
-    // cannot run it.
-    let timed = |op: &str, (w, h): (usize, usize), runs: usize| -> anyhow::Result<(f64, &str)> {
-        if let Some(g) = gpu {
-            match br::time_op(Some(g), op, w, h, runs) {
-                Ok(ms) => return Ok((ms, "cuda")),
-                Err(e) => eprintln!(
-                    "note: {op} on the GPU: {}; timing it on the CPU",
-                    first_line(&e.to_string())
-                ),
-            }
-        }
-        Ok((br::time_op(None, op, w, h, runs)?, "cpu"))
-    };
-    for &(w, h) in sizes {
-        let seam = br::time_exact_seam(gpu, w, h, runs)?;
-        let on = if gpu.is_some() { "cuda" } else { "cpu" };
-        let target = if (w, h) == (1920, 1080) { "0.15" } else { "" };
-        row("one exact seam", (w, h), on, seam, target);
-        if let Some(g) = gpu {
-            let dp = br::time_dp(g, w, h, runs.max(20))?;
-            row("  of which the DP (forward energy)", (w, h), "cuda", dp, "");
-        }
-        let (ms, on) = timed(&fast_op(w), (w, h), runs)?;
-        let target = match (w, h) {
-            (1920, 1080) => "3",
-            (3840, 2160) => "10",
-            _ => "",
+    let on = if gpu.is_some() { "cuda" } else { "cpu" };
+    if !a.no_speed {
+        println!("| figure | size | device | ms | target ms |\n|---|---|---|---|---|");
+        let row = |what: &str, (w, h): (usize, usize), on: &str, ms: f64, target: &str| {
+            println!("| {what} | {w}x{h} | {on} | {ms:.3} | {target} |");
         };
-        row(
-            &format!("to {}x{h}, fast", w * 3 / 4),
-            (w, h),
-            on,
-            ms,
-            target,
-        );
-        if gpu.is_some() && w * h <= 1920 * 1080 {
-            let op = format!("retarget:width={},mode=exact", w * 3 / 4);
-            let (ms, on) = timed(&op, (w, h), runs.min(3))?;
-            let target = if (w, h) == (1920, 1080) { "60" } else { "" };
+        for &(w, h) in sizes {
+            let seam = br::time_exact_seam(gpu, w, h, runs)?;
+            let target = if (w, h) == (1920, 1080) { "0.15" } else { "" };
+            row("one exact seam", (w, h), on, seam, target);
+            if let Some(g) = gpu {
+                let dp = br::time_dp(g, w, h, runs.max(20))?;
+                row("  of which the DP (forward energy)", (w, h), "cuda", dp, "");
+            }
+            let (cut, steady) = br::time_fast(gpu, &fast_op(w), w, h, 40)?;
+            let target = match (w, h) {
+                (1920, 1080) => "3",
+                (3840, 2160) => "10",
+                _ => "",
+            };
+            let to = w * 3 / 4;
             row(
-                &format!("to {}x{h}, exact", w * 3 / 4),
+                &format!("to {to}x{h}, fast, a followed frame"),
                 (w, h),
                 on,
-                ms,
+                steady,
                 target,
+            );
+            row(
+                &format!("to {to}x{h}, fast, a shot's first frame"),
+                (w, h),
+                on,
+                cut,
+                "",
+            );
+            if gpu.is_some() && w * h <= 1920 * 1080 {
+                let op = format!("retarget:width={to},mode=exact");
+                let ms = br::time_op(gpu, &op, w, h, runs.min(3))?;
+                let target = if (w, h) == (1920, 1080) { "60" } else { "" };
+                row(&format!("to {to}x{h}, exact"), (w, h), on, ms, target);
+            }
+        }
+    }
+    let clips = clip_list(a.clips.as_deref())?;
+    if clips.is_empty() {
+        eprintln!(
+            "note: no clips for the quality figures (give --clips DIR or FILE,FILE; the shared clips are in ../shared/data/video)"
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let modes: Vec<&str> = a.modes.split(',').map(str::trim).collect();
+    for m in &modes {
+        if !matches!(*m, "fast" | "exact") {
+            bail!(
+                "`--modes {}`: expected fast, exact or both (fast,exact)",
+                a.modes
+            );
+        }
+    }
+    println!(
+        "\nquality, to 3/4 of the width (`seamstream quality`: ratios to area scaling; similarity on every {}th frame):\n",
+        a.every
+    );
+    println!(
+        "| clip | mode | frames | similarity ÷ scaling | flicker ÷ scaling | ms a frame ({on}) |\n|---|---|---|---|---|---|"
+    );
+    for clip in &clips {
+        for mode in &modes {
+            let op = format!("retarget:width=75%,mode={mode}{knobs}");
+            let chain = seamstream::ops::Chain::parse(&[op])?;
+            let name = clip.file_name().map_or_else(
+                || clip.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            );
+            let (meter, spent) = seamstream::quality::measure_chain(
+                &clip.to_string_lossy(),
+                chain,
+                gpu,
+                a.every,
+                None,
+                |_| {},
+            )?;
+            let r = meter.report();
+            println!(
+                "| {name} | {mode} | {} | {:.3} | {:.3} | {:.1} |",
+                r.frames,
+                r.similarity_ratio(),
+                r.flicker_ratio(),
+                spent.as_secs_f64() * 1e3 / r.frames.max(1) as f64
             );
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The clips `--clips` names (a folder's videos, or files separated by
+/// commas), or the shared clips beside the checkout when it names none.
+fn clip_list(arg: Option<&str>) -> anyhow::Result<Vec<std::path::PathBuf>> {
+    use std::path::PathBuf;
+    let video = |p: &std::path::Path| {
+        p.extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| matches!(e, "mp4" | "webm" | "mkv" | "mov"))
+    };
+    let dir_clips = |d: &std::path::Path| -> anyhow::Result<Vec<PathBuf>> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(d)
+            .with_context(|| format!("`--clips {}`", d.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| video(p))
+            .collect();
+        v.sort();
+        Ok(v)
+    };
+    match arg {
+        None => {
+            let d = std::path::Path::new("../shared/data/video");
+            if d.is_dir() {
+                dir_clips(d)
+            } else {
+                Ok(Vec::new())
+            }
+        }
+        Some("none") => Ok(Vec::new()),
+        Some(text) => {
+            let p = std::path::Path::new(text);
+            if p.is_dir() {
+                return dir_clips(p);
+            }
+            text.split(',')
+                .map(|f| {
+                    let p = PathBuf::from(f.trim());
+                    if p.is_file() {
+                        Ok(p)
+                    } else {
+                        bail!("`--clips {text}`: `{f}` is not a file or folder")
+                    }
+                })
+                .collect()
+        }
+    }
 }

@@ -445,6 +445,63 @@ impl Meter {
     }
 }
 
+/// Measures `chain` (as a stream: retarget in fast mode unless told) on
+/// the frames of `original`, on `gpu` if given (RGBA frames, the stage's
+/// chain) or on the CPU, with no encoder between: at most `limit` frames,
+/// the similarity on every `every`-th. `progress` hears of each frame.
+pub fn measure_chain(
+    original: &str,
+    mut chain: crate::ops::Chain,
+    gpu: Option<&crate::cuda::Gpu>,
+    every: usize,
+    limit: Option<usize>,
+    mut progress: impl FnMut(usize),
+) -> crate::Result<(Meter, std::time::Duration)> {
+    use crate::cuda::DevFormat;
+    use crate::cuda::stage::GpuChain;
+    use crate::frame::Frame;
+    chain.streaming();
+    let mut reader = crate::gst::decode::FrameReader::open(original)?;
+    let mut meter = Meter::new(every);
+    let mut gpu_chain: Option<GpuChain> = None;
+    let mut spent = std::time::Duration::ZERO;
+    let mut n = 0;
+    while limit.is_none_or(|l| n < l) {
+        let Some(frame) = reader.next_frame()? else {
+            break;
+        };
+        let input = Frame::Rgba(frame.clone());
+        let start = std::time::Instant::now();
+        let out = match gpu {
+            None => chain.apply(input)?,
+            Some(gpu) => {
+                let g = match &mut gpu_chain {
+                    Some(g) => g,
+                    None => gpu_chain.insert(GpuChain::new(
+                        gpu,
+                        &chain,
+                        frame.width(),
+                        frame.height(),
+                        DevFormat::Rgba,
+                    )?),
+                };
+                g.apply(gpu, &input)?
+            }
+        };
+        spent += start.elapsed();
+        meter.push(&frame, &out.to_rgba())?;
+        n += 1;
+        progress(n);
+    }
+    if n == 0 {
+        return Err(crate::Error::Read {
+            path: original.into(),
+            reason: "it gave no frame".into(),
+        });
+    }
+    Ok((meter, spent))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

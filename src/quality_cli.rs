@@ -4,13 +4,10 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use seamstream::cuda::DevFormat;
-use seamstream::cuda::stage::GpuChain;
 use seamstream::gst::decode::FrameReader;
 use seamstream::gst::run::Backend;
 use seamstream::ops::Chain;
 use seamstream::quality::{Meter, Report};
-use seamstream::{Frame, Plane, Rgba};
 
 #[derive(clap::Args, Debug)]
 #[command(
@@ -57,107 +54,38 @@ pub struct QualityArgs {
     json: bool,
 }
 
-/// Where the result's frames come from.
-enum Source {
-    File(FrameReader),
-    Chain {
-        chain: Chain,
-        backend: Backend,
-        gpu_chain: Option<GpuChain>,
-    },
-}
-
-impl Source {
-    fn next(&mut self, original: &Plane<Rgba>, index: usize) -> anyhow::Result<Plane<Rgba>> {
-        match self {
-            Source::File(reader) => reader.next_frame()?.with_context(|| {
-                format!(
-                    "`{}` ended after {index} frames while the original goes on; the clips must have the same frames",
-                    reader.name()
-                )
-            }),
-            Source::Chain {
-                chain,
-                backend,
-                gpu_chain,
-            } => {
-                let frame = Frame::Rgba(original.clone());
-                let out = match backend {
-                    Backend::Cpu => chain.apply(frame)?,
-                    Backend::Cuda(gpu) => {
-                        if gpu_chain.is_none() {
-                            *gpu_chain = Some(GpuChain::new(
-                                gpu,
-                                chain,
-                                original.width(),
-                                original.height(),
-                                DevFormat::Rgba,
-                            )?);
-                        }
-                        let g = gpu_chain.as_mut().context("the GPU chain is set up")?;
-                        g.apply(gpu, &frame)?
-                    }
-                };
-                Ok(out.to_rgba())
-            }
-        }
-    }
-}
-
 pub fn run_quality(a: &QualityArgs) -> anyhow::Result<ExitCode> {
     if a.every == 0 {
         bail!("`--every 0`: give N ≥ 1 (the similarity is measured on every N-th frame)");
     }
-    let mut source = match (&a.result, a.ops.is_empty()) {
-        (Some(_), false) => {
-            bail!("give the retargeted clip or --op, not both: with --op the result is made here")
-        }
-        (None, true) => bail!(
-            "give the retargeted clip (`seamstream quality ORIGINAL RESULT`) or an operation to make it with (`--op retarget:width=75%`)"
-        ),
-        (Some(r), true) => Source::File(FrameReader::open(r)?),
-        (None, false) => {
-            let mut chain = Chain::parse(&a.ops)?;
-            chain.streaming();
-            let backend = super::choose_backend(super::parse_device(&a.device)?, &chain)?;
-            Source::Chain {
-                chain,
-                backend,
-                gpu_chain: None,
-            }
-        }
-    };
-    let mut original = FrameReader::open(&a.original)?;
-    let mut meter = Meter::new(a.every);
     let bar = indicatif::ProgressBar::new_spinner();
     bar.set_style(
         indicatif::ProgressStyle::with_template("{spinner} measuring: frame {pos} [{elapsed}]")
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
     );
     bar.enable_steady_tick(Duration::from_millis(120));
-    let mut n = 0;
-    while a.frames.is_none_or(|limit| n < limit) {
-        let Some(frame) = original.next_frame()? else {
-            break;
-        };
-        let result = source.next(&frame, n)?;
-        meter.push(&frame, &result)?;
-        n += 1;
-        bar.set_position(n as u64);
-    }
+    let meter = match (&a.result, a.ops.is_empty()) {
+        (Some(_), false) => {
+            bail!("give the retargeted clip or --op, not both: with --op the result is made here")
+        }
+        (None, true) => bail!(
+            "give the retargeted clip (`seamstream quality ORIGINAL RESULT`) or an operation to make it with (`--op retarget:width=75%`)"
+        ),
+        (Some(r), true) => compare_files(&a.original, r, a.every, a.frames, &bar)?,
+        (None, false) => {
+            let chain = Chain::parse(&a.ops)?;
+            let backend = super::choose_backend(super::parse_device(&a.device)?, &chain)?;
+            let gpu = match &backend {
+                Backend::Cuda(g) => Some(g),
+                Backend::Cpu => None,
+            };
+            seamstream::quality::measure_chain(&a.original, chain, gpu, a.every, a.frames, |n| {
+                bar.set_position(n as u64)
+            })?
+            .0
+        }
+    };
     bar.finish_and_clear();
-    if n == 0 {
-        bail!("`{}` gave no frame", a.original);
-    }
-    if let Source::File(reader) = &mut source
-        && a.frames.is_none()
-        && reader.next_frame()?.is_some()
-    {
-        bail!(
-            "`{}` has more frames than the original's {n}; the clips must have the same frames",
-            reader.name()
-        );
-    }
     let r = meter.report();
     if a.each {
         for (i, res, sc) in &meter.frames {
@@ -177,6 +105,44 @@ pub fn run_quality(a: &QualityArgs) -> anyhow::Result<ExitCode> {
         print!("{}", table(&a.original, &r));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Reads two clips side by side into a meter.
+fn compare_files(
+    original: &str,
+    result: &str,
+    every: usize,
+    limit: Option<usize>,
+    bar: &indicatif::ProgressBar,
+) -> anyhow::Result<Meter> {
+    let mut reader = FrameReader::open(result)?;
+    let mut original_reader = FrameReader::open(original)?;
+    let mut meter = Meter::new(every);
+    let mut n = 0;
+    while limit.is_none_or(|l| n < l) {
+        let Some(frame) = original_reader.next_frame()? else {
+            break;
+        };
+        let out = reader.next_frame()?.with_context(|| {
+            format!(
+                "`{}` ended after {n} frames while the original goes on; the clips must have the same frames",
+                reader.name()
+            )
+        })?;
+        meter.push(&frame, &out)?;
+        n += 1;
+        bar.set_position(n as u64);
+    }
+    if n == 0 {
+        bail!("`{original}` gave no frame");
+    }
+    if limit.is_none() && reader.next_frame()?.is_some() {
+        bail!(
+            "`{}` has more frames than the original's {n}; the clips must have the same frames",
+            reader.name()
+        );
+    }
+    Ok(meter)
 }
 
 fn json(r: &Report) -> String {

@@ -46,13 +46,13 @@ pub const DEFAULT_PASSES: usize = 32;
 /// Percent of the picture change a seam's move makes that the move costs.
 pub const DEFAULT_COHERENCE: u32 = 100;
 /// Percent of a level of energy that a level of motion costs.
-pub const DEFAULT_MOTION: u32 = 200;
+pub const DEFAULT_MOTION: u32 = 1200;
 /// Pixels a seam may move in a frame.
-pub const DEFAULT_BAND: usize = 12;
+pub const DEFAULT_BAND: usize = 15;
 /// Mean luma change (levels) that counts as a scene cut.
 pub const DEFAULT_CUT: u32 = 30;
 /// Luma change (levels) taken for noise, not motion.
-pub const DEFAULT_NOISE: u32 = 8;
+pub const DEFAULT_NOISE: u32 = 12;
 /// Cut detection compares the luma on a grid of this spacing.
 const CUT_GRID: usize = 8;
 
@@ -98,7 +98,7 @@ pub struct FastState {
     /// The shot's running mean of the share of the picture that moves
     /// (1/65536), and the share of the motion weight that applies (see
     /// [`super::motion::motion_share`]).
-    moving: u32,
+    moving: Option<u32>,
     share: (i64, i64),
 }
 
@@ -120,7 +120,7 @@ impl FastState {
             self.tracks = Default::default();
             self.motion.clear();
             self.shift = (0, 0);
-            self.moving = 0;
+            self.moving = None;
             self.share = (0, 1);
             self.last = luma.to_packed();
             return None;
@@ -128,8 +128,9 @@ impl FastState {
         self.shift = shift;
         if params.motion > 0 {
             let moved = self.motion.update(&self.last, luma, shift, params.noise);
-            self.moving = running_moving(self.moving, moved);
-            self.share = motion_share(self.moving);
+            let moving = self.moving.map_or(moved, |m| running_moving(m, moved));
+            self.moving = Some(moving);
+            self.share = motion_share(moving);
         }
         self.last = luma.to_packed();
         Some(shift)
@@ -326,9 +327,12 @@ pub fn retarget_fast<P: Pixel>(
     // The height, as the width of the transposed frame: its columns move
     // with the picture's rows.
     let shift_t = shift.map(|(x, y)| (y, x));
-    let side = side
-        .transposed()
-        .carve(target_h, params, (shift_t, state.share), &mut state.tracks[1]);
+    let side = side.transposed().carve(
+        target_h,
+        params,
+        (shift_t, state.share),
+        &mut state.tracks[1],
+    );
     Ok(side.img.transposed())
 }
 
@@ -356,15 +360,9 @@ mod tests {
         };
         let mut state = FastState::default();
         for _ in 0..3 {
-            let out = retarget_fast::<Rgba>(
-                &marker,
-                25,
-                12,
-                &opts,
-                &FastParams::default(),
-                &mut state,
-            )
-            .unwrap();
+            let out =
+                retarget_fast::<Rgba>(&marker, 25, 12, &opts, &FastParams::default(), &mut state)
+                    .unwrap();
             for y in 0..12 {
                 let kept: Vec<u8> = out.row(y).iter().map(|p| p[0]).collect();
                 for x in 10..20u8 {
@@ -464,7 +462,11 @@ mod tests {
         assert_eq!((state.shift, state.cuts), ((3, 0), 0));
         let (a, b) = (&outs[8], &outs[9]);
         let same = (0..64)
-            .map(|y| (20..100).filter(|&x| a.get(x, y) == b.get(x + 3, y)).count())
+            .map(|y| {
+                (20..100)
+                    .filter(|&x| a.get(x, y) == b.get(x + 3, y))
+                    .count()
+            })
             .sum::<usize>();
         assert!(same * 10 >= 64 * 80 * 9, "{same} of {}", 64 * 80);
     }

@@ -149,14 +149,14 @@ pub static SPEC: OpSpec = OpSpec {
         ),
         ParamSpec::new(
             "motion",
-            Kind::Int { min: 0, max: 1000 },
-            "200",
+            Kind::Int { min: 0, max: 10000 },
+            "1200",
             "fast mode: how firmly seams keep off what moves: a level of motion costs this % of a level of energy (0: motion is ignored)",
         ),
         ParamSpec::new(
             "band",
             Kind::Int { min: 1, max: 15 },
-            "12",
+            "15",
             "fast mode: pixels a seam may move from one frame to the next",
         ),
         ParamSpec::new(
@@ -174,7 +174,7 @@ pub static SPEC: OpSpec = OpSpec {
         ParamSpec::new(
             "noise",
             Kind::Int { min: 0, max: 255 },
-            "8",
+            "12",
             "fast mode: luma change taken for noise, not motion",
         ),
         ParamSpec::optional(
@@ -196,7 +196,7 @@ pub static SPEC: OpSpec = OpSpec {
 pub enum Mode {
     /// One seam at a time, each the best of the frame as it is.
     Exact,
-    /// Many seams per pass, steered by the last frame (src/ops/retarget_fast.rs).
+    /// Many seams per pass, steered by the last frame ([`fast`]).
     Fast,
 }
 

@@ -243,18 +243,23 @@ impl Track {
     /// This frame's seams: the last frame's moved by `shift` (x, y), each
     /// improved within `band` pixels on `costs`, then spread apart among
     /// the unprotected columns.
-    pub fn follow(&mut self, costs: &Costs, mask: Option<&Plane<i8>>, shift: (i32, i32), band: usize) {
+    pub fn follow(
+        &mut self,
+        costs: &Costs,
+        mask: Option<&Plane<i8>>,
+        shift: (i32, i32),
+        band: usize,
+    ) {
         let (w, h, k) = (self.width, self.height, self.k);
         let seams = &self.seams;
+        let centre_of = |i: usize, y: usize| -> u32 {
+            let from = (y as i64 - shift.1 as i64).clamp(0, h as i64 - 1) as usize;
+            (seams[from * k + i] as i64 + shift.0 as i64).clamp(0, w as i64 - 1) as u32
+        };
         let paths: Vec<Vec<u32>> = (0..k)
             .into_par_iter()
             .map(|i| {
-                let centre: Vec<u32> = (0..h)
-                    .map(|y| {
-                        let from = (y as i64 - shift.1 as i64).clamp(0, h as i64 - 1) as usize;
-                        (seams[from * k + i] as i64 + shift.0 as i64).clamp(0, w as i64 - 1) as u32
-                    })
-                    .collect();
+                let centre: Vec<u32> = (0..h).map(|y| centre_of(i, y)).collect();
                 band_dp(costs, &centre, band)
             })
             .collect();
@@ -406,7 +411,11 @@ mod tests {
                     assert_eq!(path, centre, "no path keeps the centre");
                     continue;
                 }
-                assert_eq!(path_cost(&c, &centre, &path), brute, "seed {seed} band {band}");
+                assert_eq!(
+                    path_cost(&c, &centre, &path),
+                    brute,
+                    "seed {seed} band {band}"
+                );
                 for (y, (&x, &cy)) in path.iter().zip(&centre).enumerate() {
                     assert!(x.abs_diff(cy) as usize <= band, "row {y}");
                 }

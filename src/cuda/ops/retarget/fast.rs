@@ -15,15 +15,15 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 
+use super::dp::{ANCHOR_ROWS, DpScratch, MAX_SIDE};
 use super::{
-    ANCHOR_ROWS, Carve, DpScratch, GpuRetarget, Kernels, MAX_SIDE, PushOptional, alloc, launch,
-    pair, per_pixel, per_row, upload_mask,
+    Carve, GpuRetarget, Kernels, PushOptional, alloc, launch, pair, per_pixel, per_row, upload_mask,
 };
 use crate::cuda::{DevFormat, DevFrame, Gpu, blocks, cuda_err};
 use crate::error::{Error, Result};
 use crate::ops::retarget::energy::luma_unit;
 use crate::ops::retarget::fast::FastParams;
-use crate::ops::retarget::motion::{GROW, SEARCH};
+use crate::ops::retarget::motion::{GROW, MOTION_CAP, MOVING_HIGH, MOVING_LOW, SEARCH};
 use crate::ops::retarget::passes::pass_sizes;
 use crate::ops::retarget::temporal::STACKED_PASSES;
 use crate::ops::retarget::{CarveOptions, Energy, combine_masks};
@@ -47,6 +47,7 @@ struct FastKernels {
     motion_grow_rows: CudaFunction,
     motion_grow_cols: CudaFunction,
     motion_pixels: CudaFunction,
+    motion_share: CudaFunction,
     gradient_sums: CudaFunction,
     band_dp: CudaFunction,
     sort_rows: CudaFunction,
@@ -77,6 +78,7 @@ impl FastKernels {
             motion_grow_rows: f("motion_grow_rows")?,
             motion_grow_cols: f("motion_grow_cols")?,
             motion_pixels: f("motion_pixels")?,
+            motion_share: f("motion_share")?,
             gradient_sums: f("gradient_sums")?,
             band_dp: f("band_dp")?,
             sort_rows: f("sort_rows")?,
@@ -217,6 +219,12 @@ pub(crate) struct State {
     /// memory holds a frame of this shot.
     cells: [CudaSlice<u16>; 3],
     cells_valid: bool,
+    /// The count of moved cells, the shot's running mean of the moving
+    /// share (valid once `cells_valid`), and the share of the motion weight
+    /// that applies (numerator, denominator).
+    moved: CudaSlice<u32>,
+    moving: CudaSlice<u32>,
+    share: CudaSlice<i64>,
     /// Following: the running gradient sums, the band DP's steps, centres
     /// and paths, and the paths sorted.
     grad: CudaSlice<u32>,
@@ -300,7 +308,10 @@ impl State {
         let mut votes = 0;
         for &(f, _, step) in &LEVELS {
             let (cw, ch) = (w / f, h / f);
-            sums.push([alloc(st, cw * ch, "the cell sums")?, alloc(st, cw * ch, "the cell sums")?]);
+            sums.push([
+                alloc(st, cw * ch, "the cell sums")?,
+                alloc(st, cw * ch, "the cell sums")?,
+            ]);
             votes = votes.max((cw / BLOCK).div_ceil(step) * (ch / BLOCK).div_ceil(step));
         }
         let cells = w.div_ceil(4) * h.div_ceil(4);
@@ -353,6 +364,9 @@ impl State {
                 alloc(st, cells, "the motion map")?,
             ],
             cells_valid: false,
+            moved: alloc(st, 1, "the moved cells")?,
+            moving: alloc(st, 1, "the moving share")?,
+            share: alloc(st, 2, "the motion's share")?,
             grad: alloc(st, (side + 1) * side, "the gradient sums")?,
             back: alloc(st, most, "the band DP's steps")?,
             centres: alloc(st, most, "the band DP's centres")?,
@@ -469,7 +483,8 @@ impl State {
     /// shift, or `None` when a shot starts.
     fn observe(&mut self, st: &Arc<CudaStream>, input: &DevFrame) -> Result<Option<(i32, i32)>> {
         let (w, h) = (self.width, self.height);
-        self.k.luma(st, &input.data, &mut self.input_luma, (w, h, w))?;
+        self.k
+            .luma(st, &input.data, &mut self.input_luma, (w, h, w))?;
         let mut shift = None;
         if self.has_last {
             let (sx, sy, cut) = self.shift_and_cut(st)?;
@@ -519,13 +534,22 @@ impl State {
                 unsafe { launch(&mut b, cfg, "the cell sums") }?;
             }
             let n = (cw / BLOCK).div_ceil(step) * (ch / BLOCK).div_ceil(step);
-            let (cw32, ch32, step32, unit, lv) =
-                (cw as u32, ch as u32, step as u32, (f * f) as u32, level as u32);
+            let (cw32, ch32, step32, unit, lv) = (
+                cw as u32,
+                ch as u32,
+                step as u32,
+                (f * f) as u32,
+                level as u32,
+            );
             if n > 0 {
                 let [prev, cur] = &sh.sums[level];
                 let mut b = st.launch_builder(&fk.shift_vote);
                 b.arg(prev).arg(cur).arg(&cw32).arg(&ch32).arg(&step32);
-                b.arg(&r).arg(&unit).arg(&lv).arg(&sh.state).arg(&mut sh.votes);
+                b.arg(&r)
+                    .arg(&unit)
+                    .arg(&lv)
+                    .arg(&sh.state)
+                    .arg(&mut sh.votes);
                 let cfg = LaunchConfig {
                     grid_dim: (n as u32, 1, 1),
                     block_dim: (256, 1, 1),
@@ -539,7 +563,11 @@ impl State {
             }
             let n32 = n as u32;
             let mut b = st.launch_builder(&fk.shift_mode);
-            b.arg(&sh.votes).arg(&n32).arg(&r).arg(&lv).arg(&mut sh.state);
+            b.arg(&sh.votes)
+                .arg(&n32)
+                .arg(&r)
+                .arg(&lv)
+                .arg(&mut sh.state);
             // SAFETY: shift_mode takes (votes, n, r, level, state); votes
             // holds n, state MS_WORDS; 2r + 1 ≤ 33.
             unsafe { launch(&mut b, one_block(256), "the shift") }?;
@@ -578,21 +606,45 @@ impl State {
             block_dim: (32, 8, 1),
             shared_mem_bytes: 0,
         };
+        st.memset_zeros(&mut self.moved)
+            .map_err(|e| cuda_err("retarget: clearing the moved cells", e))?;
         let fk = &self.fk;
         let [memory, fresh, rows] = &mut self.cells;
         let mut b = st.launch_builder(&fk.motion_cells);
         b.arg(&self.input_luma).arg(&self.last).arg(&w32).arg(&h32);
-        b.arg(&sx).arg(&sy).arg(&noise).arg(&mut *fresh);
-        // SAFETY: motion_cells takes (cur, last, w, h, sx, sy, noise,
-        // cells); both planes hold w·h, cells ⌈w/4⌉·⌈h/4⌉.
+        b.arg(&sx).arg(&sy).arg(&noise).arg(&MOTION_CAP);
+        b.arg(&mut *fresh).arg(&mut self.moved);
+        // SAFETY: motion_cells takes (cur, last, w, h, sx, sy, noise, cap,
+        // cells, moved); both planes hold w·h, cells ⌈w/4⌉·⌈h/4⌉, moved 1.
         unsafe { launch(&mut b, cfg, "the motion cells") }?;
+        let (cells32, first) = ((cw * ch) as u32, i32::from(!self.cells_valid));
+        let (lo, hi) = (MOVING_LOW, MOVING_HIGH);
+        let mut b = st.launch_builder(&fk.motion_share);
+        b.arg(&self.moved)
+            .arg(&cells32)
+            .arg(&first)
+            .arg(&lo)
+            .arg(&hi);
+        b.arg(&mut self.moving).arg(&mut self.share);
+        // SAFETY: motion_share takes (moved, cells, first, lo, hi, moving,
+        // share); moved and moving hold 1, share 2; one thread.
+        unsafe { launch(&mut b, one_block(1), "the motion's share") }?;
         let mut b = st.launch_builder(&fk.motion_grow_rows);
-        b.arg(&*fresh).arg(&mut *rows).arg(&cw32).arg(&ch32).arg(&grow);
+        b.arg(&*fresh)
+            .arg(&mut *rows)
+            .arg(&cw32)
+            .arg(&ch32)
+            .arg(&grow);
         // SAFETY: motion_grow_rows takes (src, dst, cw, ch, r); both hold
         // cw·ch.
         unsafe { launch(&mut b, cfg, "the motion map's rows") }?;
         let mut b = st.launch_builder(&fk.motion_grow_cols);
-        b.arg(&*rows).arg(memory).arg(&cw32).arg(&ch32).arg(&grow).arg(&keep);
+        b.arg(&*rows)
+            .arg(memory)
+            .arg(&cw32)
+            .arg(&ch32)
+            .arg(&grow)
+            .arg(&keep);
         // SAFETY: motion_grow_cols takes (src, memory, cw, ch, r, keep);
         // both hold cw·ch.
         unsafe { launch(&mut b, cfg, "the motion map's columns") }?;
@@ -626,7 +678,11 @@ impl State {
             self.seams_for(st, *slot, dim, pitch, (w, h), k, shift)?;
             let (w32, h32, p32, k32) = (w as u32, h as u32, pitch as u32, k as u32);
             let mut b = st.launch_builder(&self.fk.chosen_from_seams);
-            b.arg(&self.slots[*slot].seams).arg(&k32).arg(&w32).arg(&h32).arg(&p32);
+            b.arg(&self.slots[*slot].seams)
+                .arg(&k32)
+                .arg(&w32)
+                .arg(&h32)
+                .arg(&p32);
             b.arg(&mut self.chosen);
             // SAFETY: chosen_from_seams takes (seams, k, w, h, pitch,
             // chosen); seams hold k increasing columns below w a row,
@@ -644,19 +700,30 @@ impl State {
                 (Some(km), Some(m)) => Some((km, &mut m[c])),
                 _ => None,
             };
-            k_.insert(st, (keep, &mut self.img[c]), mask, &self.chosen, (w, h, pitch))?;
+            k_.insert(
+                st,
+                (keep, &mut self.img[c]),
+                mask,
+                &self.chosen,
+                (w, h, pitch),
+            )?;
             if let (Some(m), Some(km)) = (&mut self.motion, &mut self.keep_motion) {
                 st.memcpy_dtod(&m[c].slice(..h * pitch), &mut km.slice_mut(..h * pitch))
                     .map_err(|e| cuda_err("retarget: keeping the motion", e))?;
                 let mut b = st.launch_builder(&self.fk.repeat_u16);
-                b.arg(&*km).arg(&mut m[c]).arg(&self.chosen).arg(&w32).arg(&p32);
+                b.arg(&*km)
+                    .arg(&mut m[c])
+                    .arg(&self.chosen)
+                    .arg(&w32)
+                    .arg(&p32);
                 // SAFETY: repeat_chosen_u16 takes (src, dst, chosen, w,
                 // pitch), one block a row; both planes and chosen hold h rows
                 // of `pitch`, with room for w + k.
                 unsafe { launch(&mut b, per_row(h, 256), "the motion's insertion") }?;
             }
             w += k;
-            self.k.luma(st, &self.img[c], &mut self.luma[c], (w, h, pitch))?;
+            self.k
+                .luma(st, &self.img[c], &mut self.luma[c], (w, h, pitch))?;
             *slot += 1;
         }
         Ok(())
@@ -676,7 +743,12 @@ impl State {
         k: usize,
         shift: Option<(i32, i32)>,
     ) -> Result<()> {
-        let want = Shrink { dim, w, h, count: k };
+        let want = Shrink {
+            dim,
+            w,
+            h,
+            count: k,
+        };
         if self.slots.get(slot).map(|s| s.shrink) != Some(want) {
             return Err(Error::Device(format!(
                 "retarget: the plan has no {w}x{h} shrink by {k} at step {slot}"
@@ -708,10 +780,20 @@ impl State {
         if let Some(e) = &mut self.energy {
             self.k.energy_full(st, &self.luma[c], e, (w, h, pitch))?;
         }
-        let (w32, h32, p32, k32, g32) = (w as u32, h as u32, pitch as u32, k as u32, (pitch + 1) as u32);
+        let (w32, h32, p32, k32, g32) = (
+            w as u32,
+            h as u32,
+            pitch as u32,
+            k as u32,
+            (pitch + 1) as u32,
+        );
         let fk = &self.fk;
         let mut b = st.launch_builder(&fk.gradient_sums);
-        b.arg(&self.luma[c]).arg(&p32).arg(&w32).arg(&mut self.grad).arg(&g32);
+        b.arg(&self.luma[c])
+            .arg(&p32)
+            .arg(&w32)
+            .arg(&mut self.grad)
+            .arg(&g32);
         // SAFETY: gradient_sums takes (luma, pitch, w, out, opitch), one
         // block a row; luma holds h rows of `pitch`, out h rows of
         // pitch + 1 ≥ w + 1.
@@ -726,11 +808,16 @@ impl State {
         let motion = self.motion.as_ref().map(|m| &m[c]);
         let mut b = st.launch_builder(&fk.band_dp);
         b.arg(&self.slots[slot].seams).arg(&k32).arg(&sx).arg(&sy);
-        b.arg(&self.luma[c]).opt(self.energy.as_ref()).opt(motion).opt(mask);
+        b.arg(&self.luma[c])
+            .opt(self.energy.as_ref())
+            .opt(motion)
+            .opt(mask);
         b.arg(&p32).arg(&self.grad).arg(&g32).arg(&w32).arg(&h32);
         b.arg(&band).arg(&forward).arg(&per_level).arg(&hundred);
-        b.arg(&motion_num).arg(&hundred);
-        b.arg(&mut self.back).arg(&mut self.centres).arg(&mut self.paths);
+        b.arg(&motion_num).arg(&hundred).arg(&self.share);
+        b.arg(&mut self.back)
+            .arg(&mut self.centres)
+            .arg(&mut self.paths);
         let cfg = LaunchConfig {
             grid_dim: (blocks(k, 4), 1, 1),
             block_dim: (128, 1, 1),
@@ -738,7 +825,8 @@ impl State {
         };
         // SAFETY: band_dp takes (seams, k, sx, sy, luma, energy?, motion?,
         // mask?, pitch, grad, gpitch, w, h, band, forward, per_level,
-        // per_level_div, motion_num, motion_den, back, centres, paths); one
+        // per_level_div, motion_num, motion_den, share, back, centres,
+        // paths); share holds 2 (written with the motion map); one
         // warp a seam; the planes hold h rows of `pitch`, grad h rows of
         // gpitch, seams, back, centres and paths k·h each (prepare sized
         // them for the largest shrink); 2·band + 1 ≤ 31.
@@ -782,7 +870,9 @@ impl State {
         let desired = if working { &self.sorted } else { &self.paths };
         let mut b = st.launch_builder(&self.fk.place);
         b.arg(desired).arg(&k32).opt(mask).arg(&w32).arg(&p32);
-        b.arg(&mut self.work).arg(&mut self.ranks).arg(&mut self.free_cols);
+        b.arg(&mut self.work)
+            .arg(&mut self.ranks)
+            .arg(&mut self.free_cols);
         b.arg(&mut self.cols);
         // SAFETY: place_seams takes (paths, k, mask?, w, pitch, work, ranks,
         // free, cols); one block a row; work holds 3·k·h, ranks and free h
@@ -811,13 +901,18 @@ impl State {
         }
         self.passes(st, pitch, (w, h), k, self.params.passes, 1)?;
         let c = self.cur;
-        self.k.sobel3_map(st, &self.luma[c], &mut self.detail, (w, h, pitch))?;
+        self.k
+            .sobel3_map(st, &self.luma[c], &mut self.detail, (w, h, pitch))?;
         let (w32, h32, p32, k32) = (w as u32, h as u32, pitch as u32, k as u32);
         let fk = &self.fk;
         for (i, placed) in self.placed.iter().enumerate() {
             let mut sums = self.start_sums.slice_mut(2 * i * h..(2 * i + 2) * h);
             let mut b = st.launch_builder(&fk.start_sums);
-            b.arg(&self.luma[c]).arg(&self.detail).arg(&p32).arg(&w32).arg(&h32);
+            b.arg(&self.luma[c])
+                .arg(&self.detail)
+                .arg(&p32)
+                .arg(&w32)
+                .arg(&h32);
             b.arg(placed).arg(&k32).arg(&mut sums);
             // SAFETY: start_sums takes (luma, detail, pitch, w, h, seams, k,
             // sums); the planes hold h rows of `pitch`, seams k·h increasing
@@ -827,7 +922,11 @@ impl State {
         let n32 = n as u32;
         let [stacked, fine] = &self.placed;
         let mut b = st.launch_builder(&fk.start_choose);
-        b.arg(&self.start_sums).arg(&h32).arg(stacked).arg(fine).arg(&n32);
+        b.arg(&self.start_sums)
+            .arg(&h32)
+            .arg(stacked)
+            .arg(fine)
+            .arg(&n32);
         b.arg(&mut self.slots[slot].seams);
         // SAFETY: start_choose takes (sums, h, stacked, fine, n, out); sums
         // holds 4·h (the stacked joins and detail, then the fine ones),
@@ -849,7 +948,14 @@ impl State {
     ) -> Result<()> {
         let c = self.cur;
         let k_ = &self.k;
-        k_.copy(st, &k_.copy_u8, (&self.luma[c], pitch), (&mut self.p_luma[0], pitch), w0, h)?;
+        k_.copy(
+            st,
+            &k_.copy_u8,
+            (&self.luma[c], pitch),
+            (&mut self.p_luma[0], pitch),
+            w0,
+            h,
+        )?;
         if let (Some(m), Some(pm)) = (&self.mask, &mut self.p_mask) {
             k_.copy(st, &k_.copy_u8, (&m[c], pitch), (&mut pm[0], pitch), w0, h)?;
         }
@@ -879,7 +985,10 @@ impl State {
             )?;
             let fk = &self.fk;
             let mut b = st.launch_builder(&fk.rank);
-            b.arg(&self.top).arg(&w32).arg(&k32).arg(&mut self.chosen_cols);
+            b.arg(&self.top)
+                .arg(&w32)
+                .arg(&k32)
+                .arg(&mut self.chosen_cols);
             // SAFETY: fast_rank takes (top, w, k, chosen); top and chosen
             // hold w entries; one thread a column, blocks of 256.
             unsafe { launch(&mut b, linear(w), "the starts") }?;
@@ -890,13 +999,21 @@ impl State {
             unsafe { launch(&mut b, one_block(1024), "the starts") }?;
             let bands = h.div_ceil(ANCHOR_ROWS);
             let mut b = st.launch_builder(&fk.trace_bands);
-            b.arg(&self.dp.anchors).arg(&self.starts).arg(&k32).arg(&h32).arg(&p32);
+            b.arg(&self.dp.anchors)
+                .arg(&self.starts)
+                .arg(&k32)
+                .arg(&h32)
+                .arg(&p32);
             b.arg(&mut self.bands);
             // SAFETY: fast_trace_bands takes (anchors, starts, k, h, pitch,
             // col); anchors as the DP wrote them, col k·⌈h/32⌉ ≤ its length.
             unsafe { launch(&mut b, linear(k), "the paths") }?;
             let mut b = st.launch_builder(&fk.trace_rows);
-            b.arg(&self.dp.back).arg(&self.bands).arg(&k32).arg(&h32).arg(&p32);
+            b.arg(&self.dp.back)
+                .arg(&self.bands)
+                .arg(&k32)
+                .arg(&h32)
+                .arg(&p32);
             b.arg(&mut self.paths);
             let cfg = LaunchConfig {
                 grid_dim: (blocks(k, 64), bands as u32, 1),
@@ -909,7 +1026,11 @@ impl State {
             self.place_seams(st, h, k, w, pitch, false)?;
             let fk = &self.fk;
             let mut b = st.launch_builder(&fk.remember);
-            b.arg(&self.cols).arg(&self.p_origin[pc]).arg(&k32).arg(&h32).arg(&p32);
+            b.arg(&self.cols)
+                .arg(&self.p_origin[pc])
+                .arg(&k32)
+                .arg(&h32)
+                .arg(&p32);
             b.arg(&mut self.paths_all).arg(&count32).arg(&off32);
             let cfg = LaunchConfig {
                 grid_dim: (blocks(k, 256), h as u32, 1),
@@ -986,7 +1107,11 @@ impl State {
                 b.opt::<u16>(None).opt_mut::<u16>(None);
             }
         }
-        b.arg(&self.slots[slot].seams).arg(&k32).arg(&w32).arg(&h32).arg(&p32);
+        b.arg(&self.slots[slot].seams)
+            .arg(&k32)
+            .arg(&w32)
+            .arg(&h32)
+            .arg(&p32);
         // SAFETY: fast_remove_* take (si, di, sl, dl, sm?, dm?, so?, do?,
         // sv?, dv?, cols, k, w, h, pitch); every plane holds h rows of
         // `pitch`, the seams k increasing columns below w a row.
@@ -1007,7 +1132,12 @@ fn transpose_u16(
 ) -> Result<()> {
     let (sp32, dp32, w32, h32) = (sp as u32, dp as u32, w as u32, h as u32);
     let mut b = st.launch_builder(&fk.transpose_u16);
-    b.arg(src).arg(&sp32).arg(dst).arg(&dp32).arg(&w32).arg(&h32);
+    b.arg(src)
+        .arg(&sp32)
+        .arg(dst)
+        .arg(&dp32)
+        .arg(&w32)
+        .arg(&h32);
     let cfg = LaunchConfig {
         grid_dim: (blocks(w, 32), blocks(h, 32), 1),
         block_dim: (32, 8, 1),
