@@ -2,8 +2,23 @@
 # Bundles the release binary and the GPU test binaries into .gpu/b for the
 # GPU host (see bench/gpu-check.sh). Run after
 #   cargo build --release && cargo test --release --no-run
+#   bench/gpu-bundle.sh           the binary, the tests and 5-s excerpts of
+#                                 three shared clips
+#   bench/gpu-bundle.sh quality   the binary and every shared clip whole
+#                                 (for gpu-check.sh quality; the carry is
+#                                 limited to 64 MiB, so not both)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = quality ]; then
+  rm -rf .gpu/b .gpu/clips; mkdir -p .gpu/clips
+  ../shared/gpu/bundle.sh .gpu/b target/release/seamstream
+  # (the WebM clip needs libvpx, which the bundle leaves out: measure it
+  # on the CPU here)
+  cp ../shared/data/video/*.mp4 .gpu/clips/
+  strip .gpu/b/bin/seamstream
+  du -sh .gpu/b .gpu/clips
+  exit 0
+fi
 tests=()
 for n in gpu_color gpu_filters gpu_geometry gpu_retarget gpu_retarget_fast gpu_segment gpu_stage kernel_cache; do
   f=$(ls -t target/release/deps/$n-* 2>/dev/null | grep -v '\.d$' | head -1 || true)

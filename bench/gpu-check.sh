@@ -2,7 +2,8 @@
 # The GPU host's whole check-and-bench, in one call (../shared/gpu/README.md):
 #   here:  cargo build --release && cargo test --release --no-run
 #          bench/gpu-bundle.sh            (bundles the binaries into .gpu/b)
-#   there: bench/gpu-check.sh [tests|bench|e2e|retarget|overhead|all]
+#   there: bench/gpu-check.sh [tests|bench|e2e|retarget|overhead|all|quality]
+#   (quality: bench/gpu-bundle.sh quality first; not part of all)
 # Logs go to $OUT (or ./gpu-out); the last lines printed are a short summary.
 set -u
 what=${1:-all}
@@ -59,6 +60,13 @@ if [ "$what" = retarget ] || [ "$what" = all ]; then
   step bench-retarget-cpu seamstream bench retarget --sizes 1280x720,1920x1080 --runs 3 \
     --clips none --device cpu
   cat "$out/bench-retarget-cpu.log"
+fi
+if [ "$what" = quality ]; then
+  # Both modes' quality on every shared clip, carved on the GPU (its frames
+  # are the CPU's; the similarity is measured on the host's CPU cores).
+  step quality-gpu seamstream bench retarget --no-speed --modes fast,exact --device cuda \
+    --clips .gpu/clips
+  cat "$out/quality-gpu.log"
 fi
 if [ "$what" = overhead ] || [ "$what" = all ]; then
   for d in cpu cuda; do

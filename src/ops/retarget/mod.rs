@@ -151,7 +151,7 @@ pub static SPEC: OpSpec = OpSpec {
             "motion",
             Kind::Int { min: 0, max: 10000 },
             "1200",
-            "fast mode: how firmly seams keep off what moves: a level of motion costs this % of a level of energy (0: motion is ignored)",
+            "fast mode: how firmly seams keep off what moves: a level of motion (up to 32) costs this % of a level of energy; ignored while a tenth of the picture or more moves (0: always ignored)",
         ),
         ParamSpec::new(
             "band",
