@@ -1070,6 +1070,8 @@ __device__ __forceinline__ void transpose_plane(const P* src, u32 spitch, P* dst
     }
 LAYOUT(u8, u8)
 LAYOUT(u8x4, u32)
+// Fast mode's motion plane (copy_u16 goes unused).
+LAYOUT(u16, u16)
 
 // BT.709 luma of an RGBA plane, as luma709 on the CPU (and kernels/gray.cu).
 extern "C" __global__ void luma_u8x4(const uchar4* __restrict__ img, u8* __restrict__ luma,

@@ -797,20 +797,3 @@ extern "C" __global__ void repeat_chosen_u16(const u16* __restrict__ src, u16* _
         __syncthreads();
     }
 }
-
-// dst (h×w, pitch dpitch) = the transpose of src (w×h u16, pitch spitch),
-// through a 32×32 shared tile.
-extern "C" __global__ void transpose_u16(const u16* __restrict__ src, u32 spitch,
-                                         u16* __restrict__ dst, u32 dpitch, u32 w, u32 h) {
-    __shared__ u16 tile[32][33];
-    int bx = blockIdx.x * 32, by = blockIdx.y * 32;
-    for (int j = threadIdx.y; j < 32; j += blockDim.y) {
-        int x = bx + threadIdx.x, y = by + j;
-        if (x < (int)w && y < (int)h) tile[j][threadIdx.x] = src[(size_t)y * spitch + x];
-    }
-    __syncthreads();
-    for (int j = threadIdx.y; j < 32; j += blockDim.y) {
-        int ox = by + threadIdx.x, oy = bx + j;
-        if (ox < (int)h && oy < (int)w) dst[(size_t)oy * dpitch + ox] = tile[threadIdx.x][j];
-    }
-}

@@ -367,11 +367,7 @@ mod tests {
     #[test]
     fn band_update_equals_full_recompute() {
         for kind in [Energy::Basic, Energy::Sobel3, Energy::Sobel5] {
-            let mut s = 7u32;
-            let img = Plane::from_fn(23, 11, |_, _| {
-                s = s.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-                (s >> 16) as u8
-            });
+            let img = crate::ops::retarget::tests::noise(23, 11, 7);
             let mut c = Carver::new(img, None, kind, false);
             for _ in 0..15 {
                 c.find_seam();

@@ -340,14 +340,7 @@ pub fn retarget_fast<P: Pixel>(
 mod tests {
     use super::*;
     use crate::frame::Rgba;
-
-    fn noise(w: usize, h: usize, seed: u32) -> Plane<u8> {
-        let mut s = seed;
-        Plane::from_fn(w, h, |_, _| {
-            s = s.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-            (s >> 16) as u8
-        })
-    }
+    use crate::ops::retarget::tests::noise;
 
     #[test]
     fn protected_pixels_are_never_carved() {

@@ -333,3 +333,18 @@ impl Op for Retarget {
         Ok(Box::new(crate::cuda::ops::retarget::GpuRetarget::new(self)))
     }
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use crate::frame::Plane;
+
+    /// A w×h plane of pseudo-random levels (an LCG from `seed`), the
+    /// retarget modules' test picture.
+    pub(crate) fn noise(w: usize, h: usize, seed: u32) -> Plane<u8> {
+        let mut s = seed;
+        Plane::from_fn(w, h, |_, _| {
+            s = s.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            (s >> 16) as u8
+        })
+    }
+}

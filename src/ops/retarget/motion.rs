@@ -164,7 +164,6 @@ pub fn global_shift(prev: &Plane<u8>, cur: &Plane<u8>) -> Shift {
     for (f, r, step) in [(4usize, SEARCH / 4, 1usize), (2, 3, 1), (1, 3, 2)] {
         let centre = (at.0 * 2, at.1 * 2);
         let (p, q) = (cell_sums(prev, f), cell_sums(cur, f));
-        let (centre, r) = if f == 4 { ((0, 0), r) } else { (centre, r) };
         at = vote(&p, &q, 8, step, centre, r, (f * f) as u32).unwrap_or(centre);
     }
     at

@@ -203,14 +203,7 @@ pub fn carve_in_passes(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn noise(w: usize, h: usize, seed: u32) -> Plane<u8> {
-        let mut s = seed;
-        Plane::from_fn(w, h, |_, _| {
-            s = s.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-            (s >> 16) as u8
-        })
-    }
+    use crate::ops::retarget::tests::noise;
 
     #[test]
     fn spread_keeps_free_paths_and_centres_merged_ones() {

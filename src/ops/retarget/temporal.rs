@@ -316,14 +316,7 @@ pub fn protects_too_much(mask: &Plane<i8>, k: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn noise(w: usize, h: usize, seed: u32) -> Plane<u8> {
-        let mut s = seed;
-        Plane::from_fn(w, h, |_, _| {
-            s = s.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-            (s >> 16) as u8
-        })
-    }
+    use crate::ops::retarget::tests::noise;
 
     fn costs_of<'a>(luma: &'a Plane<u8>, base: &'a Plane<i64>, grad: &'a Plane<u32>) -> Costs<'a> {
         Costs {

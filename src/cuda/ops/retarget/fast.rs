@@ -63,7 +63,6 @@ struct FastKernels {
     start_choose: CudaFunction,
     chosen_from_seams: CudaFunction,
     repeat_u16: CudaFunction,
-    transpose_u16: CudaFunction,
 }
 
 impl FastKernels {
@@ -97,7 +96,6 @@ impl FastKernels {
             start_choose: f("start_choose")?,
             chosen_from_seams: f("chosen_from_seams")?,
             repeat_u16: f("repeat_chosen_u16")?,
-            transpose_u16: f("transpose_u16")?,
         })
     }
 }
@@ -460,8 +458,7 @@ impl State {
         }
         if let Some(m) = &mut self.motion {
             let (a, b) = pair(m, c);
-            // u16 planes move as their bytes, two to an element.
-            transpose_u16(&st, &self.fk, (&*a, pitch), (b, pitch_t), tw, h)?;
+            k.transpose(&st, &k.transpose_u16, (&*a, pitch), (b, pitch_t), tw, h)?;
         }
         self.cur ^= 1;
         let shift_t = shift.map(|(x, y)| (y, x));
@@ -1119,33 +1116,6 @@ impl State {
         self.cur ^= 1;
         Ok(())
     }
-}
-
-/// dst (h×w u16, pitch dpitch) = the transpose of src (w×h, pitch spitch).
-fn transpose_u16(
-    st: &Arc<CudaStream>,
-    fk: &FastKernels,
-    (src, sp): (&CudaSlice<u16>, usize),
-    (dst, dp): (&mut CudaSlice<u16>, usize),
-    w: usize,
-    h: usize,
-) -> Result<()> {
-    let (sp32, dp32, w32, h32) = (sp as u32, dp as u32, w as u32, h as u32);
-    let mut b = st.launch_builder(&fk.transpose_u16);
-    b.arg(src)
-        .arg(&sp32)
-        .arg(dst)
-        .arg(&dp32)
-        .arg(&w32)
-        .arg(&h32);
-    let cfg = LaunchConfig {
-        grid_dim: (blocks(w, 32), blocks(h, 32), 1),
-        block_dim: (32, 8, 1),
-        shared_mem_bytes: 0,
-    };
-    // SAFETY: transpose_u16 takes (src, spitch, dst, dpitch, w, h); src
-    // holds h rows of its pitch, dst w rows of its pitch (≥ h).
-    unsafe { launch(&mut b, cfg, "a transpose") }
 }
 
 impl Carve for State {

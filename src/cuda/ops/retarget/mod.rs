@@ -147,6 +147,8 @@ pub(crate) struct Kernels {
     luma_rgba: Option<CudaFunction>,
     pub(crate) copy_u8: CudaFunction,
     pub(crate) transpose_u8: CudaFunction,
+    /// Fast mode's motion plane.
+    pub(crate) transpose_u16: CudaFunction,
     energy_full: CudaFunction,
     energy_band: CudaFunction,
     origin_init: CudaFunction,
@@ -174,6 +176,7 @@ impl Kernels {
             },
             copy_u8: f("copy_u8")?,
             transpose_u8: f("transpose_u8")?,
+            transpose_u16: f("transpose_u16")?,
             energy_full: f("energy_full_u8")?,
             energy_band: f("energy_band_u8")?,
             origin_init: f("origin_init")?,
@@ -201,13 +204,14 @@ impl Kernels {
         unsafe { launch(&mut b, per_pixel(w, h), "a copy") }
     }
 
-    /// dst (h×w) = the transpose of src (w×h), `transpose_img` or `transpose_u8`.
-    pub(crate) fn transpose(
+    /// dst (h×w) = the transpose of src (w×h), `transpose_img`,
+    /// `transpose_u8` or (`T` = u16) `transpose_u16`.
+    pub(crate) fn transpose<T>(
         &self,
         st: &Arc<CudaStream>,
         func: &CudaFunction,
-        (src, src_pitch): (&CudaSlice<u8>, usize),
-        (dst, dst_pitch): (&mut CudaSlice<u8>, usize),
+        (src, src_pitch): (&CudaSlice<T>, usize),
+        (dst, dst_pitch): (&mut CudaSlice<T>, usize),
         w: usize,
         h: usize,
     ) -> Result<()> {
