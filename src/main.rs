@@ -67,8 +67,12 @@ enum Command {
         after_help = "Inputs: sample (the built-in clip: a pan and zoom across the bundled photo);
 a file or URI; test:PATTERN (videotestsrc: smpte, ball, snow, ...);
 camera:/dev/videoN; or a gst-launch source fragment.
-Outputs: a file (.mp4 and .mkv with x264, .y4m raw); display; null; or a
-gst-launch sink fragment.
+Outputs: a file (.mp4 or .mkv: H.264 by default; .webm: VP9; .y4m: raw); display;
+null; or a gst-launch sink fragment. Files are encoded at constant quality
+(--crf), or at --bitrate; the input's audio is copied, or re-encoded when the
+container cannot hold it (--no-audio drops it).
+Files are never destroyed: the output is written to NAME.partial.EXT and
+replaces NAME.EXT only when complete; an output that is the input is refused.
 With no arguments: the sample clip through retarget:width=75% (16:9 to 4:3)
 into out.mp4.
 A pipeline file (--pipeline, see pipelines/) gives the input, output, device,
@@ -78,6 +82,8 @@ Examples:
   seamstream run                                     # the sample clip, retargeted to 4:3 -> out.mp4
   seamstream run test:ball out.mp4 --frames 120 --op retarget:width=75%
   seamstream run clip.mp4 small.mkv --op gaussian:sigma=1.5
+  seamstream run clip.mp4 out.webm --codec vp9 --crf 35 --op retarget:width=75%
+  seamstream run clip.mp4 out.mp4 --codec h265 --preset fast --no-audio
   seamstream run camera:/dev/video0 display --op sobel
   seamstream run --pipeline pipelines/camera-edges.toml
   seamstream run --pipeline pipelines/document-binarize.toml -o bw.mkv --frames 30"
@@ -127,6 +133,24 @@ Examples:
         /// Print the summary as JSON.
         #[arg(long)]
         json: bool,
+        /// Video codec of a file output: h264, h265, vp9 or av1 [default:
+        /// vp9 for .webm, else h264]
+        #[arg(long, value_name = "CODEC")]
+        codec: Option<String>,
+        /// Constant quality, on the codec's scale (lower is better): h264 and
+        /// h265 0-51 [default 23, 28], vp9 and av1 0-63 [default 31, 30]
+        #[arg(long, value_name = "N", conflicts_with = "bitrate")]
+        crf: Option<u32>,
+        /// An average bitrate in kbit/s instead of constant quality
+        #[arg(long, value_name = "KBIT/S")]
+        bitrate: Option<u32>,
+        /// Encoder speed: ultrafast, superfast, veryfast, faster, fast,
+        /// medium, slow, slower or veryslow [default: medium]
+        #[arg(long, value_name = "PRESET")]
+        preset: Option<String>,
+        /// Leave the input's audio out of the output.
+        #[arg(long)]
+        no_audio: bool,
     },
     /// List every operation with its parameters and defaults.
     Ops,
@@ -296,6 +320,16 @@ struct RunArgs<'a> {
     live: bool,
     device: Option<&'a str>,
     json: bool,
+    encoder: EncoderArgs<'a>,
+    no_audio: bool,
+}
+
+/// The encoder flags as given.
+struct EncoderArgs<'a> {
+    codec: Option<&'a str>,
+    crf: Option<u32>,
+    bitrate: Option<u32>,
+    preset: Option<&'a str>,
 }
 
 /// The input a pipeline file names (the sample clip if none), or its
@@ -323,7 +357,23 @@ fn file_input(
     Ok(fallback)
 }
 
+/// The encoder and audio keys of a pipeline file.
+#[derive(Default)]
+struct FileEncoderKeys {
+    codec: Option<String>,
+    crf: Option<u32>,
+    bitrate: Option<u32>,
+    preset: Option<String>,
+    audio: Option<bool>,
+}
+
+fn file_encoder_keys(_file: Option<&seamstream::pipeline::PipelineFile>) -> FileEncoderKeys {
+    FileEncoderKeys::default()
+}
+
 fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
+    use seamstream::gst::encode::{Codec, EncoderChoice};
+    use seamstream::gst::outfile::Kept;
     use seamstream::gst::{Input, Output, TestSettings, run, sample};
     use seamstream::pipeline::PipelineFile;
     use std::sync::Arc;
@@ -384,7 +434,22 @@ fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
         (None, Some(f)) => f.output()?.map_or_else(|| Output::parse("out.mp4"), Ok)?,
         (None, None) => Output::parse("out.mp4")?,
     };
-    output.check_writable()?;
+    output.check_display()?;
+    let keys = file_encoder_keys(file.as_ref());
+    let encoder = EncoderChoice {
+        codec: a
+            .encoder
+            .codec
+            .map(str::to_string)
+            .or(keys.codec)
+            .as_deref()
+            .map(Codec::parse)
+            .transpose()?,
+        crf: a.encoder.crf.or(keys.crf),
+        bitrate: a.encoder.bitrate.or(keys.bitrate),
+        preset: a.encoder.preset.map(str::to_string).or(keys.preset),
+    };
+    let audio = !a.no_audio && keys.audio.unwrap_or(true);
     chain.streaming();
     let backend = choose_backend(device, &chain)?;
     if let Backend::Cuda(gpu) = &backend {
@@ -404,10 +469,17 @@ fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
     {
         let stop = stop.clone();
         // Ctrl-C or SIGTERM asks for EOS; the output is then finalised. A
-        // second one, while that is under way, ends the process at once.
+        // second one only says so; a third ends the process at once, as in
+        // ffmpeg (an .mp4 keeps every fragment written even then).
+        let presses = std::sync::atomic::AtomicU32::new(0);
         ctrlc::set_handler(move || {
-            if stop.swap(true, Ordering::Relaxed) {
-                std::process::exit(130);
+            stop.store(true, Ordering::Relaxed);
+            match presses.fetch_add(1, Ordering::Relaxed) {
+                0 => {}
+                1 => eprintln!(
+                    "\nfinishing the output so that it plays; press Ctrl-C again to quit at once"
+                ),
+                _ => std::process::exit(130),
             }
         })
         .context("cannot install the Ctrl-C handler")?;
@@ -419,28 +491,15 @@ fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
         queue: 2,
         backend,
         slots: 3,
+        encoder,
+        audio,
     };
     let s = run::run(&opts, chain, stop)?;
     if a.json {
-        println!(
-            "{{\"frames_in\":{},\"frames_out\":{},\"dropped\":{},\"seconds\":{:.3},\"fps\":{:.2},\"ms_copy_in\":{:.3},\"ms_chain\":{:.3},\"ms_copy_out\":{:.3},\"size_in\":[{},{}],\"size_out\":[{},{}],\"interrupted\":{}}}",
-            s.frames_in,
-            s.frames_out,
-            s.dropped,
-            s.seconds,
-            s.fps(),
-            s.ms_copy_in,
-            s.ms_chain,
-            s.ms_copy_out,
-            s.width_in,
-            s.height_in,
-            s.width_out,
-            s.height_out,
-            s.interrupted
-        );
+        println!("{}", summary_json(&s));
     } else {
         eprintln!(
-            "{} frames in, {} out, {} dropped, {:.1} fps; {}x{} -> {}x{}; ms a frame: copy in {:.2}, chain {:.2}, copy out {:.2}{}",
+            "{} frames in, {} out, {} dropped, {:.1} fps; {}x{} -> {}x{}; ms a frame: copy in {:.2}, chain {:.2}, copy out {:.2}",
             s.frames_in,
             s.frames_out,
             s.dropped,
@@ -452,12 +511,22 @@ fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
             s.ms_copy_in,
             s.ms_chain,
             s.ms_copy_out,
-            if s.interrupted {
-                "; interrupted: the output holds every frame so far"
-            } else {
-                ""
-            }
         );
+        for (i, st) in s.streams.iter().enumerate() {
+            eprintln!("  stream {i}: {} {}: {}", st.kind, st.what, st.action);
+        }
+        match (&s.kept, s.interrupted) {
+            (Some(Kept::Target(p)), true) => {
+                eprintln!("interrupted: {} holds every frame so far", p.display())
+            }
+            (Some(Kept::Partial(p)), true) => eprintln!(
+                "interrupted: the frames so far are in {}; the existing output was left as it was",
+                p.display()
+            ),
+            (Some(Kept::Target(p)), false) => eprintln!("wrote {}", p.display()),
+            (_, true) => eprintln!("interrupted"),
+            _ => {}
+        }
     }
     // 130: the shell's code for a job ended by SIGINT.
     Ok(if s.interrupted {
@@ -465,6 +534,58 @@ fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The run's summary as one JSON object.
+fn summary_json(s: &seamstream::gst::run::Summary) -> String {
+    use seamstream::gst::outfile::Kept;
+    let text = |t: &str| {
+        let mut out = String::from("\"");
+        for c in t.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+        out
+    };
+    let streams: Vec<String> = s
+        .streams
+        .iter()
+        .map(|st| {
+            format!(
+                "{{\"type\":{},\"stream\":{},\"action\":{}}}",
+                text(&st.kind),
+                text(&st.what),
+                text(&st.action)
+            )
+        })
+        .collect();
+    let (output, partial) = match &s.kept {
+        Some(Kept::Target(p)) => (text(&p.to_string_lossy()), false),
+        Some(Kept::Partial(p)) => (text(&p.to_string_lossy()), true),
+        _ => ("null".to_string(), false),
+    };
+    format!(
+        "{{\"frames_in\":{},\"frames_out\":{},\"dropped\":{},\"seconds\":{:.3},\"fps\":{:.2},\"ms_copy_in\":{:.3},\"ms_chain\":{:.3},\"ms_copy_out\":{:.3},\"size_in\":[{},{}],\"size_out\":[{},{}],\"interrupted\":{},\"output\":{output},\"partial\":{partial},\"streams\":[{}]}}",
+        s.frames_in,
+        s.frames_out,
+        s.dropped,
+        s.seconds,
+        s.fps(),
+        s.ms_copy_in,
+        s.ms_chain,
+        s.ms_copy_out,
+        s.width_in,
+        s.height_in,
+        s.width_out,
+        s.height_out,
+        s.interrupted,
+        streams.join(",")
+    )
 }
 
 fn list_ops() {
@@ -501,6 +622,11 @@ fn main() -> ExitCode {
             live,
             device,
             json,
+            codec,
+            crf,
+            bitrate,
+            preset,
+            no_audio,
         } => run_video(RunArgs {
             input: input.as_deref(),
             output: output.as_deref().or(output_flag.as_deref()),
@@ -512,6 +638,13 @@ fn main() -> ExitCode {
             live: *live,
             device: device.as_deref(),
             json: *json,
+            encoder: EncoderArgs {
+                codec: codec.as_deref(),
+                crf: *crf,
+                bitrate: *bitrate,
+                preset: preset.as_deref(),
+            },
+            no_audio: *no_audio,
         }),
         Command::Ops => {
             list_ops();

@@ -7,11 +7,16 @@
 //! the chain's output size and the input's framerate, pixel aspect ratio and
 //! colorimetry. See [`run`].
 
+pub mod audio;
 pub mod decode;
+pub mod encode;
+pub mod outfile;
 pub mod run;
 pub mod sample;
 
 use std::path::{Path, PathBuf};
+
+use gstreamer as gst;
 
 use crate::error::{Error, Result};
 
@@ -56,6 +61,12 @@ impl Default for TestSettings {
     }
 }
 
+/// The name of a file input's `uridecodebin`.
+pub const DECODER: &str = "seamstream_dec";
+
+/// Subtitle streams `uridecodebin` gives undecoded (its default).
+const SUBTITLES: &str = "text/x-raw(ANY); subpicture/x-dvd; subpicture/x-dvb; subpicture/x-pgs";
+
 fn looks_like_fragment(text: &str) -> bool {
     text.contains(" ! ") || text.contains('=') && !text.contains("://")
 }
@@ -91,12 +102,28 @@ impl Input {
             return Ok(Input::Fragment(text.into()));
         }
         let path = Path::new(text);
-        if !path.is_file() {
-            return Err(Error::Read {
-                path: path.into(),
-                reason: "no such file; give a video file, a URI, sample, test:PATTERN, camera:/dev/videoN or a gst-launch fragment"
-                    .into(),
-            });
+        match std::fs::metadata(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(Error::Read {
+                    path: path.into(),
+                    reason: "no such file; give a video file, a URI, sample, test:PATTERN, camera:/dev/videoN or a gst-launch fragment"
+                        .into(),
+                });
+            }
+            Err(e) => {
+                return Err(Error::Read {
+                    path: path.into(),
+                    reason: e.to_string(),
+                });
+            }
+            Ok(m) if m.is_dir() => {
+                return Err(Error::Read {
+                    path: path.into(),
+                    reason: "that is a folder; give a video file in it".into(),
+                });
+            }
+            // A file, or a FIFO or device that streams one.
+            Ok(_) => {}
         }
         let abs = std::fs::canonicalize(path).map_err(|e| Error::Read {
             path: path.into(),
@@ -113,6 +140,24 @@ impl Input {
     /// error naming it rather than v4l2src's; other inputs pass.
     pub fn check_available(&self) -> Result<()> {
         match self {
+            Input::Uri { uri, path: None } => {
+                let scheme = uri.split("://").next().unwrap_or_default();
+                gst::init()
+                    .map_err(|e| Error::Pipeline(format!("GStreamer did not start: {e}")))?;
+                if gst::Element::make_from_uri(gst::URIType::Src, uri, None).is_ok() {
+                    Ok(())
+                } else {
+                    Err(Error::Read {
+                        path: short(uri).into(),
+                        reason: format!(
+                            "no installed GStreamer source reads `{}://` URIs; check the URI, or \
+                             install the plugin that reads them (file, http and rtsp are in \
+                             gstreamer1.0-plugins-base/-good)",
+                            short(scheme)
+                        ),
+                    })
+                }
+            }
             Input::Camera { device } if !Path::new(device).exists() => Err(Error::Read {
                 path: device.into(),
                 reason:
@@ -121,6 +166,18 @@ impl Input {
                         .into(),
             }),
             _ => Ok(()),
+        }
+    }
+
+    /// The local file this input reads, if it is one (a path, or a
+    /// `file://` URI).
+    pub fn local_path(&self) -> Option<PathBuf> {
+        match self {
+            Input::Uri { path: Some(p), .. } => Some(p.clone()),
+            Input::Uri { uri, path: None } if uri.starts_with("file://") => {
+                gst::glib::filename_from_uri(uri).ok().map(|(p, _)| p)
+            }
+            _ => None,
         }
     }
 
@@ -157,7 +214,12 @@ impl Input {
                 )
             }
             Input::Camera { device } => format!("v4l2src device={device}"),
-            Input::Uri { uri, .. } => format!("uridecodebin uri=\"{uri}\""),
+            // Audio stays encoded: it is copied, or decoded only where the
+            // output needs it re-encoded (see [`audio`]).
+            Input::Uri { uri, .. } => format!(
+                "uridecodebin name={DECODER} uri=\"{uri}\" caps=\"video/x-raw(ANY); audio/x-raw(ANY); {}; {SUBTITLES}\"",
+                audio::ENCODED_AUDIO
+            ),
             Input::Fragment(f) => f.clone(),
         };
         format!("{src} ! videoconvert ! video/x-raw,format={formats} ! appsink name=seamstream_in")
@@ -214,7 +276,52 @@ fn check_display(is_set: impl Fn(&str) -> bool) -> Result<()> {
 pub enum Container {
     Mp4,
     Mkv,
+    Webm,
     Y4m,
+}
+
+impl Container {
+    pub fn extension(self) -> &'static str {
+        match self {
+            Container::Mp4 => "mp4",
+            Container::Mkv => "mkv",
+            Container::Webm => "webm",
+            Container::Y4m => "y4m",
+        }
+    }
+
+    /// The GStreamer muxer.
+    pub fn muxer(self) -> &'static str {
+        match self {
+            Container::Mp4 => "mp4mux",
+            Container::Mkv => "matroskamux",
+            Container::Webm => "webmmux",
+            Container::Y4m => "y4menc",
+        }
+    }
+
+    /// The muxer as the output pipeline runs it. MP4 is written in
+    /// fragments of a second, each playable once written, and rewritten
+    /// as a plain MP4 at the end: a crash or a kill keeps every fragment.
+    fn muxer_launch(self) -> String {
+        match self {
+            Container::Mp4 => {
+                "mp4mux name=seamstream_mux fragment-duration=1000 fragment-mode=first-moov-then-finalise"
+                    .into()
+            }
+            c => format!("{} name=seamstream_mux", c.muxer()),
+        }
+    }
+}
+
+/// A user's text as an error message echoes it: at most 60 characters.
+pub(crate) fn short(text: &str) -> String {
+    let n = text.chars().count();
+    if n <= 60 {
+        return text.to_string();
+    }
+    let head: String = text.chars().take(60).collect();
+    format!("{head}… ({n} characters)")
 }
 
 /// Where frames go.
@@ -227,7 +334,7 @@ pub enum Output {
 }
 
 impl Output {
-    /// Reads what the user wrote: a file ending in .mp4, .mkv or .y4m,
+    /// Reads what the user wrote: a file ending in .mp4, .mkv, .webm or .y4m,
     /// `display`, `null`, or a gst-launch sink fragment.
     pub fn parse(text: &str) -> Result<Self> {
         let text = text.trim();
@@ -247,63 +354,38 @@ impl Output {
         let container = match ext.as_deref() {
             Some("mp4") => Container::Mp4,
             Some("mkv") => Container::Mkv,
+            Some("webm") => Container::Webm,
             Some("y4m") => Container::Y4m,
             _ => {
                 return Err(Error::Write {
                     path,
-                    reason: "unknown output; give a file ending in .mp4, .mkv or .y4m, `display`, `null`, or a gst-launch sink fragment".into(),
+                    reason: "unknown output; give a file ending in .mp4, .mkv, .webm or .y4m, `display`, `null`, or a gst-launch sink fragment".into(),
                 });
             }
         };
         Ok(Output::File { path, container })
     }
 
-    /// Checks before any work that a file output can be created, and that
-    /// `display` has a display to show on.
-    pub fn check_writable(&self) -> Result<()> {
+    /// Checks before any work that `display` has a display to show on.
+    /// (A file output is checked as it is opened: [`outfile::OutFile`].)
+    pub fn check_display(&self) -> Result<()> {
         if *self == Output::Display {
             return check_display(|k| std::env::var_os(k).is_some_and(|v| !v.is_empty()));
-        }
-        let Output::File { path, .. } = self else {
-            return Ok(());
-        };
-        let bad = |reason: String| Error::Write {
-            path: path.clone(),
-            reason,
-        };
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        if !dir.is_dir() {
-            return Err(bad(format!(
-                "the folder `{}` does not exist",
-                dir.display()
-            )));
-        }
-        let existed = path.exists();
-        std::fs::OpenOptions::new()
-            .append(true)
-            .create(true)
-            .open(path)
-            .map_err(|e| bad(e.to_string()))?;
-        if !existed {
-            let _ = std::fs::remove_file(path);
         }
         Ok(())
     }
 
-    /// Deletes a file output (after a run that wrote no frame).
-    pub fn remove_file(&self) {
-        if let Output::File { path, .. } = self {
-            let _ = std::fs::remove_file(path);
-        }
-    }
-
     /// The gst-launch description of the output pipeline for frames of
-    /// `width`×`height`, from the appsrc. x264 takes 4:2:0 only at even
+    /// `width`×`height`, from the appsrc; a file is written at `location`
+    /// through `encoder` (none for .y4m). x264 takes 4:2:0 only at even
     /// sizes; odd sizes are encoded 4:4:4, which keeps every pixel.
-    pub fn launch(&self, width: usize, height: usize) -> String {
+    pub fn launch(
+        &self,
+        width: usize,
+        height: usize,
+        location: Option<&Path>,
+        encoder: Option<&encode::Encoder>,
+    ) -> String {
         let yuv = if width.is_multiple_of(2) && height.is_multiple_of(2) {
             "I420"
         } else {
@@ -311,17 +393,18 @@ impl Output {
         };
         let sink = match self {
             Output::File { path, container } => {
-                let loc = path.to_string_lossy().replace('"', "\\\"");
-                match container {
-                    Container::Mp4 => format!(
-                        "videoconvert ! video/x-raw,format={yuv} ! x264enc speed-preset=veryfast bframes=0 ! h264parse ! mp4mux ! filesink location=\"{loc}\""
+                let loc = location
+                    .unwrap_or(path)
+                    .to_string_lossy()
+                    .replace('"', "\\\"");
+                let file = format!("filesink location=\"{loc}\"");
+                match encoder {
+                    Some(e) => format!(
+                        "videoconvert ! video/x-raw,format={yuv} ! {} ! {} ! {file}",
+                        e.launch(),
+                        container.muxer_launch()
                     ),
-                    Container::Mkv => format!(
-                        "videoconvert ! video/x-raw,format={yuv} ! x264enc speed-preset=veryfast bframes=0 ! h264parse ! matroskamux ! filesink location=\"{loc}\""
-                    ),
-                    Container::Y4m => {
-                        format!("videoconvert ! y4menc ! filesink location=\"{loc}\"")
-                    }
+                    None => format!("videoconvert ! y4menc name=seamstream_enc ! {file}"),
                 }
             }
             Output::Display => "videoconvert ! autovideosink".into(),
@@ -428,7 +511,7 @@ mod tests {
             Output::Fragment(_)
         ));
         let e = Output::parse("x.avi").unwrap_err().to_string();
-        assert!(e.contains(".mp4, .mkv or .y4m"), "{e}");
+        assert!(e.contains(".mp4, .mkv, .webm or .y4m"), "{e}");
     }
 
     #[test]

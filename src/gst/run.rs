@@ -27,7 +27,10 @@ use gstreamer as gst;
 use gstreamer_app as gst_app;
 use gstreamer_video as gst_video;
 
-use super::{Input, Output, TestSettings};
+use super::audio::{Bridge, StreamReport};
+use super::encode::{Encoder, EncoderChoice};
+use super::outfile::{Ending, Kept, OutFile};
+use super::{Container, Input, Output, TestSettings};
 use crate::cuda::stage::{Finished, Layout, Mapped, Stage, unpack_planes};
 use crate::cuda::{DevFormat, Gpu};
 use crate::error::{Error, Result};
@@ -61,12 +64,17 @@ pub struct RunOptions {
     pub backend: Backend,
     /// Slots in the GPU stage's ring.
     pub slots: usize,
+    /// The encoder of a file output.
+    pub encoder: EncoderChoice,
+    /// Carry the input's audio to a file output (`--no-audio` clears it).
+    pub audio: bool,
 }
 
 /// What happened, for the summary line and `--json`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Summary {
     pub frames_in: u64,
+    /// Frames the output took (for a file, frames the encoder gave out).
     pub frames_out: u64,
     pub dropped: u64,
     pub seconds: f64,
@@ -81,6 +89,10 @@ pub struct Summary {
     pub width_out: usize,
     pub height_out: usize,
     pub interrupted: bool,
+    /// Every input stream, and what happened to it.
+    pub streams: Vec<StreamReport>,
+    /// Where a file output's frames are.
+    pub kept: Option<Kept>,
 }
 
 impl Summary {
@@ -476,6 +488,12 @@ fn explain_input_error(
     if !streams.is_empty() && !any_raw_video {
         return not_video(input, &streams);
     }
+    if e.to_string().contains("Could not determine type of stream") {
+        return Error::Pipeline(format!(
+            "the input `{input}` is not a video file GStreamer recognises (its type could not \
+             be determined); is it a complete video file?"
+        ));
+    }
     if streams.is_empty() && e.to_string().contains("not-linked") {
         return Error::Pipeline(format!(
             "the input `{input}` gave no stream that could be turned into video frames; \
@@ -695,10 +713,47 @@ fn poll_bus(pipeline: &gst::Pipeline) -> Option<std::result::Result<(), Error>> 
 /// `stop` (then EOS is sent, so a file output is still finalised).
 pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Summary> {
     gst::init().map_err(|e| gst_err("GStreamer did not start", e))?;
-    opts.output.check_writable()?;
+    let encoder = match &opts.output {
+        Output::File { container, .. } => opts.encoder.resolve(*container)?,
+        _ if opts.encoder != EncoderChoice::default() => {
+            return Err(Error::Unsupported(
+                "--codec, --crf, --bitrate and --preset apply to file outputs (.mp4, .mkv, .webm)"
+                    .into(),
+            ));
+        }
+        _ => None,
+    };
+    opts.output.check_display()?;
     let live = opts.input.is_live(&opts.test);
     opts.input.check_available()?;
+    // Claimed before the input starts: refused at once if it is the input
+    // or another run is writing it; nothing existing is touched.
+    let file = match &opts.output {
+        Output::File { path, container } => Some(OutFile::open(
+            path,
+            *container,
+            opts.input.local_path().as_deref(),
+        )?),
+        _ => None,
+    };
+    let drop_audio = match &opts.output {
+        _ if !opts.audio => Some("--no-audio".to_string()),
+        Output::File {
+            container: Container::Y4m,
+            ..
+        } => Some(".y4m holds video only".into()),
+        Output::File { .. } => None,
+        _ => Some("the output is not a file".into()),
+    };
+    let bridge = Bridge::new(drop_audio);
+    let chain_names = match chain.names() {
+        names if names.is_empty() => "no operations".to_string(),
+        names => names.join(" -> "),
+    };
     let in_pipe = launch_input(opts)?;
+    if let Some(decoder) = in_pipe.by_name(super::DECODER) {
+        bridge.attach(&in_pipe, &decoder);
+    }
     let streams = watch_streams(&in_pipe);
     let appsink = in_pipe
         .by_name("seamstream_in")
@@ -760,7 +815,7 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
                         };
                         Ok(Timed {
                             frame,
-                            pts: buffer.pts(),
+                            pts: running_time(&sample, buffer.pts()),
                             duration: buffer.duration(),
                             info,
                         })
@@ -843,6 +898,10 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
             .name("seamstream-chain".into())
             .spawn(move || {
                 let mut work = Work::new(chain, backend, slots, yuv_out);
+                // A fault for the tests: the chain thread panics after N frames.
+                let panic_after: Option<u64> = std::env::var("SEAMSTREAM_INJECT_CHAIN_PANIC_AFTER")
+                    .ok()
+                    .and_then(|v| v.parse().ok());
                 loop {
                     // While the GPU holds frames, look for finished ones often,
                     // so a live source gets each frame back as soon as it is done.
@@ -859,7 +918,10 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
                     let start = Instant::now();
                     let (outs, end) = match msg {
                         Some(Msg::Frame(t)) => {
-                            taken.fetch_add(1, Ordering::Relaxed);
+                            let n = taken.fetch_add(1, Ordering::Relaxed);
+                            if panic_after == Some(n) {
+                                panic!("injected by SEAMSTREAM_INJECT_CHAIN_PANIC_AFTER={n}");
+                            }
                             (work.push(*t), None)
                         }
                         Some(other) => (work.finish(), Some(other)),
@@ -907,9 +969,12 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
 
     let mut summary = Summary::default();
     let progress = Progress::new(live);
-    let mut out_pipe: Option<(gst::Pipeline, gst_app::AppSrc)> = None;
+    let mut out_pipe: Option<OutPipe> = None;
+    // Set when the output pipeline itself failed: it will never finish.
+    let mut out_failed = false;
     let mut out_buffers: Option<OutBuffers> = None;
     let mut marker = None;
+    let mut pushed = 0u64;
     let result: Result<()> = loop {
         if stop.load(Ordering::Relaxed) && !summary.interrupted {
             summary.interrupted = true;
@@ -936,15 +1001,22 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
                 FIRST_FRAME_TIMEOUT.as_secs()
             )));
         }
-        if let Some((p, _)) = &out_pipe
-            && let Some(Err(e)) = poll_bus(p)
+        if let Some(o) = &out_pipe
+            && let Some(Err(e)) = poll_bus(&o.pipe)
         {
-            break Err(e);
+            out_failed = true;
+            break Err(explain_output_error(e, &summary));
         }
         let msg = match out_rx.recv_timeout(Duration::from_millis(50)) {
             Ok(m) => m,
             Err(crossbeam_channel::RecvTimeoutError::Timeout) => continue,
-            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break Ok(()),
+            // The worker always ends with an end mark or an error; a closed
+            // channel without one means it died (see the join below).
+            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => {
+                break Err(Error::Pipeline(
+                    "the chain thread stopped without finishing".into(),
+                ));
+            }
         };
         match msg {
             Msg::Frame(t) => {
@@ -962,7 +1034,12 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
                             matches!(p, Picture::Yuv(_)),
                         ),
                     };
-                    match info.and_then(|i| Ok((open_output(opts, &t, &i)?, OutBuffers::new(i)?))) {
+                    let opened = info.and_then(|i| {
+                        let location = file.as_ref().map(OutFile::location);
+                        let o = open_output(opts, &t, &i, location, encoder.as_ref(), &bridge)?;
+                        Ok((o, OutBuffers::new(i)?))
+                    });
+                    match opened {
                         Ok((o, b)) => {
                             out_pipe = Some(o);
                             out_buffers = Some(b);
@@ -997,28 +1074,45 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
                     },
                 };
                 copy_out_ns.fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
-                if let Some((p, src)) = &out_pipe
-                    && let Err(e) = push(p, src, buffer)
+                if let Some(o) = &out_pipe
+                    && let Err(e) = push(&o.pipe, &o.src, buffer)
                 {
-                    break Err(e);
+                    out_failed = true;
+                    break Err(explain_output_error(e, &summary));
                 }
-                summary.frames_out += 1;
+                pushed += 1;
                 progress.frame(dropped.load(Ordering::Relaxed));
             }
             Msg::Eos => break Ok(()),
             Msg::Failed(e) => break Err(e),
         }
     };
-    // Finish the output file whatever happened, so frames already written stay playable.
+    // Finish the output file whatever happened, so frames already written
+    // stay playable; an output that failed itself cannot finish.
     progress.finish();
-    let finish = finish_output(out_pipe.as_ref());
+    if result.is_err() || summary.interrupted {
+        bridge.close();
+    }
+    let finish = if out_failed {
+        Ok(())
+    } else {
+        finish_output(out_pipe.as_ref(), &bridge)
+    };
     abort.store(true, Ordering::Relaxed);
     drop(out_rx);
     drop(marker_tx);
-    let _ = worker.join();
+    // A panic in the chain is the run's failure, whatever the loop saw.
+    let result = match worker.join() {
+        Err(payload) => Err(Error::Pipeline(format!(
+            "the chain thread (seamstream-chain) panicked: {}",
+            panic_message(payload.as_ref())
+        ))),
+        Ok(()) => result,
+    };
     let _ = in_pipe.set_state(gst::State::Null);
-    if let Some((p, _)) = &out_pipe {
-        let _ = p.set_state(gst::State::Null);
+    if let Some(o) = &out_pipe {
+        let _ = o.pipe.set_state(gst::State::Null);
+        summary.frames_out = o.accepted.load(Ordering::Relaxed);
     }
     summary.seconds = started.elapsed().as_secs_f64();
     summary.dropped = dropped.load(Ordering::Relaxed);
@@ -1038,14 +1132,82 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
         chain_ns.load(Ordering::Relaxed),
         taken.load(Ordering::Relaxed),
     );
-    summary.ms_copy_out = per(copy_out_ns.load(Ordering::Relaxed), summary.frames_out);
-    if result.is_err() && summary.frames_out == 0 {
-        // Nothing was written: leave no empty or broken file behind.
-        opts.output.remove_file();
+    summary.ms_copy_out = per(copy_out_ns.load(Ordering::Relaxed), pushed);
+    let result = result.and(finish);
+    let ending = match &result {
+        _ if summary.frames_out == 0 => Ending::Empty,
+        Ok(()) if summary.interrupted => Ending::Interrupted,
+        Ok(()) => Ending::Complete,
+        Err(_) => Ending::Failed,
+    };
+    summary.kept = file.map(|f| f.close(ending)).transpose()?;
+    if let Err(e) = result {
+        return Err(match &summary.kept {
+            Some(Kept::Partial(p)) => Error::Pipeline(format!(
+                "{e}\nThe {} frames written before the failure are in `{}`; the output was not replaced.",
+                summary.frames_out,
+                p.display()
+            )),
+            _ => e,
+        });
     }
-    result?;
-    finish?;
+    summary.streams.push(StreamReport {
+        kind: "video".into(),
+        what: format!("{}x{}", summary.width_in, summary.height_in),
+        action: match (&opts.output, &encoder) {
+            (_, Some(e)) => format!("{chain_names} -> {}", e.describe()),
+            (Output::File { .. }, None) => format!("{chain_names} -> raw y4m"),
+            (Output::Fragment(f), _) => format!("{chain_names} -> {}", super::short(f)),
+            (Output::Display, _) => format!("{chain_names} -> display"),
+            (_, _) => format!("{chain_names} -> null"),
+        },
+    });
+    summary.streams.extend(bridge.reports());
     Ok(summary)
+}
+
+/// An output error restated where GStreamer's words hide the cause.
+fn explain_output_error(e: Error, summary: &Summary) -> Error {
+    let text = e.to_string();
+    if text.contains("not-negotiated") {
+        return Error::Pipeline(format!(
+            "the output would not take the chain's {}x{} frames (its elements agreed on no \
+             format and size: not-negotiated); check the caps in the output, or change the \
+             chain's output size",
+            summary.width_out, summary.height_out
+        ));
+    }
+    if text.contains("No space left") {
+        return Error::Pipeline(format!("the disk is full: {text}"));
+    }
+    e
+}
+
+/// A timestamp of `sample`'s segment as running time, the clock both
+/// output pipelines share: a demuxer that starts its segment past zero
+/// (an MP4 edit list) shifts video and audio alike, and the output keeps
+/// them in step from zero.
+pub(crate) fn running_time(
+    sample: &gst::Sample,
+    ts: Option<gst::ClockTime>,
+) -> Option<gst::ClockTime> {
+    let ts = ts?;
+    match sample
+        .segment()
+        .and_then(|s| s.downcast_ref::<gst::ClockTime>())
+    {
+        Some(segment) => segment.to_running_time(ts).or(Some(ts)),
+        None => Some(ts),
+    }
+}
+
+/// A panic's message, as `panic!` gave it.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".into())
 }
 
 /// Frames a file job should give, for the progress bar: the test source's
@@ -1113,14 +1275,26 @@ impl Progress {
     }
 }
 
+/// The output pipeline, running.
+struct OutPipe {
+    pipe: gst::Pipeline,
+    src: gst_app::AppSrc,
+    /// Frames the output has taken: those its encoder gave out, or that
+    /// reached its sink.
+    accepted: Arc<AtomicU64>,
+}
+
 fn open_output(
     opts: &RunOptions,
     first: &Timed,
     out_info: &gst_video::VideoInfo,
-) -> Result<(gst::Pipeline, gst_app::AppSrc)> {
+    location: Option<&std::path::Path>,
+    encoder: Option<&Encoder>,
+    bridge: &Bridge,
+) -> Result<OutPipe> {
     let (w, h) = (first.frame.width(), first.frame.height());
     if let Output::File {
-        container: super::Container::Y4m,
+        container: Container::Y4m,
         ..
     } = &opts.output
         && (!w.is_multiple_of(8) || !h.is_multiple_of(2))
@@ -1131,7 +1305,10 @@ fn open_output(
             "the frames are {w}x{h}, and .y4m output needs a width that is a multiple of 8 and an even height here (GStreamer 1.22's y4menc writes broken files otherwise); use .mp4 or .mkv, or such a size"
         )));
     }
-    let description = opts.output.launch(w, h);
+    if let Some(e) = encoder {
+        e.check(w, h)?;
+    }
+    let description = opts.output.launch(w, h, location, encoder);
     let pipe = launch(&description)?;
     let src = pipe
         .by_name("seamstream_out")
@@ -1146,12 +1323,50 @@ fn open_output(
     // failed; `push` waits for room itself and watches the bus meanwhile.
     src.set_block(false);
     src.set_max_bytes(OUTPUT_QUEUE_FRAMES * out_info.size() as u64);
+    if let Output::File { container, .. } = &opts.output
+        && *container != Container::Y4m
+    {
+        bridge.connect_output(&pipe, *container)?;
+    }
+    let accepted = count_accepted(&pipe)?;
     pipe.set_state(gst::State::Playing)
         .map_err(|_| match poll_bus(&pipe) {
             Some(Err(e)) => e,
             _ => Error::Pipeline(format!("the output `{description}` would not start")),
         })?;
-    Ok((pipe, src))
+    Ok(OutPipe {
+        pipe,
+        src,
+        accepted,
+    })
+}
+
+/// Counts the frames the output takes: the buffers out of its encoder
+/// (`seamstream_enc`), or else into its sinks.
+fn count_accepted(pipe: &gst::Pipeline) -> Result<Arc<AtomicU64>> {
+    let count = Arc::new(AtomicU64::new(0));
+    let pads: Vec<gst::Pad> = match pipe.by_name("seamstream_enc") {
+        Some(enc) => enc.static_pad("src").into_iter().collect(),
+        None => pipe
+            .iterate_sinks()
+            .into_iter()
+            .flatten()
+            .filter_map(|sink| sink.static_pad("sink"))
+            .collect(),
+    };
+    if pads.is_empty() {
+        return Err(Error::Pipeline(
+            "the output has no sink to count its frames at".into(),
+        ));
+    }
+    for pad in pads {
+        let count = count.clone();
+        pad.add_probe(gst::PadProbeType::BUFFER, move |_, _| {
+            count.fetch_add(1, Ordering::Relaxed);
+            gst::PadProbeReturn::Ok
+        });
+    }
+    Ok(count)
 }
 
 /// Frames the output's appsrc may hold before `push` waits.
@@ -1173,29 +1388,38 @@ fn push(pipe: &gst::Pipeline, src: &gst_app::AppSrc, buffer: gst::Buffer) -> Res
     Ok(())
 }
 
+/// How long the output may take to finish after its last frame.
+const FINISH_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// Sends EOS into the output and waits until it has gone through (the muxer
-/// has written its index) or an error says why not.
-fn finish_output(out: Option<&(gst::Pipeline, gst_app::AppSrc)>) -> Result<()> {
-    let Some((pipe, src)) = out else {
+/// has written its index) or an error says why not. Audio streams end on
+/// their own, or were closed by the caller.
+fn finish_output(out: Option<&OutPipe>, _bridge: &Bridge) -> Result<()> {
+    let Some(o) = out else {
         return Ok(());
     };
-    let _ = src.end_of_stream();
-    let bus = pipe
+    let _ = o.src.end_of_stream();
+    let bus = o
+        .pipe
         .bus()
         .ok_or_else(|| Error::Pipeline("the output pipeline has no bus".into()))?;
     let msg = bus.timed_pop_filtered(
-        gst::ClockTime::from_seconds(60),
+        gst::ClockTime::from_nseconds(FINISH_TIMEOUT.as_nanos() as u64),
         &[gst::MessageType::Error, gst::MessageType::Eos],
     );
     match msg.as_ref().map(|m| m.view()) {
         Some(gst::MessageView::Eos(_)) => Ok(()),
         Some(gst::MessageView::Error(err)) => Err(Error::Pipeline(format!(
-            "while finishing the output: {}",
+            "while finishing the output, {}: {}",
+            err.src()
+                .map(|s| s.name().to_string())
+                .unwrap_or_else(|| "the output".into()),
             err.error()
         ))),
-        _ => Err(Error::Pipeline(
-            "the output did not finish within 60 s".into(),
-        )),
+        _ => Err(Error::Pipeline(format!(
+            "the output did not finish within {} s",
+            FINISH_TIMEOUT.as_secs()
+        ))),
     }
 }
 

@@ -134,3 +134,136 @@ pub fn decode(path: &Path) -> Vec<(u64, u32, u32)> {
 pub fn frame_ns(i: u64, fps: u64) -> u64 {
     i * 1_000_000_000 / fps
 }
+
+/// Every stream of a media file, as (caps name, end time in ns): the
+/// encoded streams the demuxer gives (`video/x-h264`, `audio/mpeg`, …),
+/// each read to its end.
+pub fn media_streams(path: &Path) -> Vec<(String, u64)> {
+    use std::sync::{Arc, Mutex};
+    gst::init().unwrap();
+    let desc = format!("filesrc location=\"{}\" ! parsebin name=p", path.display());
+    let pipe = gst::parse::launch(&desc)
+        .unwrap()
+        .downcast::<gst::Pipeline>()
+        .unwrap();
+    let found: Arc<Mutex<Vec<(String, u64)>>> = Arc::default();
+    let parse = pipe.by_name("p").unwrap();
+    let weak = pipe.downgrade();
+    let f = found.clone();
+    parse.connect_pad_added(move |_, pad| {
+        let pipe = weak.upgrade().unwrap();
+        let caps = pad.current_caps().unwrap_or_else(|| pad.query_caps(None));
+        let name = caps.structure(0).unwrap().name().to_string();
+        let index = {
+            let mut f = f.lock().unwrap();
+            f.push((name, 0));
+            f.len() - 1
+        };
+        // A queue each: the demuxer feeds every stream from one thread.
+        let queue = gst::ElementFactory::make("queue").build().unwrap();
+        let sink = gst_app::AppSink::builder().sync(false).build();
+        let f = f.clone();
+        sink.set_callbacks(
+            gst_app::AppSinkCallbacks::builder()
+                .new_sample(move |s| {
+                    let sample = s.pull_sample().map_err(|_| gst::FlowError::Eos)?;
+                    let b = sample.buffer().unwrap();
+                    if let Some(pts) = b.pts() {
+                        let end = (pts + b.duration().unwrap_or_default()).nseconds();
+                        let mut f = f.lock().unwrap();
+                        f[index].1 = f[index].1.max(end);
+                    }
+                    Ok(gst::FlowSuccess::Ok)
+                })
+                .build(),
+        );
+        pipe.add_many([&queue, sink.upcast_ref()]).unwrap();
+        queue.link(&sink).unwrap();
+        sink.sync_state_with_parent().unwrap();
+        queue.sync_state_with_parent().unwrap();
+        pad.link(&queue.static_pad("sink").unwrap()).unwrap();
+    });
+    pipe.set_state(gst::State::Playing).unwrap();
+    let bus = pipe.bus().unwrap();
+    let msg = bus.timed_pop_filtered(
+        gst::ClockTime::from_seconds(60),
+        &[gst::MessageType::Eos, gst::MessageType::Error],
+    );
+    pipe.set_state(gst::State::Null).unwrap();
+    assert!(
+        matches!(
+            msg.as_ref().map(|m| m.view()),
+            Some(gst::MessageView::Eos(_))
+        ),
+        "reading {} failed: {msg:?}",
+        path.display()
+    );
+    found.lock().unwrap().clone()
+}
+
+/// Writes a `seconds`-long clip at 25 fps, 160x96, with a sine tone as
+/// AAC (`.mp4`, `.mkv`) or Vorbis (`.webm`, VP8 video), for the audio tests.
+pub fn clip_with_audio(path: &Path, seconds: u32) {
+    gst::init().unwrap();
+    let ext = path.extension().unwrap().to_str().unwrap();
+    let (video, mux, audio) = match ext {
+        "webm" => ("vp8enc deadline=1", "webmmux", "vorbisenc"),
+        "mkv" => ("x264enc bframes=0", "matroskamux", aac_encoder()),
+        _ => ("x264enc bframes=0 ! h264parse", "mp4mux", aac_encoder()),
+    };
+    let frames = 25 * seconds;
+    let desc = format!(
+        "videotestsrc num-buffers={frames} ! video/x-raw,width=160,height=96,framerate=25/1 ! {video} ! {mux} name=m ! filesink location=\"{}\" \
+         audiotestsrc num-buffers={frames} samplesperbuffer=1764 ! audio/x-raw,rate=44100,channels=2 ! audioconvert ! {audio} ! m.",
+        path.display()
+    );
+    let pipe = gst::parse::launch(&desc).unwrap();
+    pipe.set_state(gst::State::Playing).unwrap();
+    let bus = pipe.bus().unwrap();
+    let msg = bus.timed_pop_filtered(
+        gst::ClockTime::from_seconds(60),
+        &[gst::MessageType::Eos, gst::MessageType::Error],
+    );
+    pipe.set_state(gst::State::Null).unwrap();
+    assert!(
+        matches!(
+            msg.as_ref().map(|m| m.view()),
+            Some(gst::MessageView::Eos(_))
+        ),
+        "making {} failed: {msg:?}",
+        path.display()
+    );
+}
+
+fn aac_encoder() -> &'static str {
+    ["avenc_aac", "voaacenc", "fdkaacenc"]
+        .into_iter()
+        .find(|e| gst::ElementFactory::find(e).is_some())
+        .expect("an AAC encoder (gstreamer1.0-libav or -plugins-bad)")
+}
+
+/// Decodes a file's video into RGBA bytes, a frame each.
+pub fn decode_rgba(path: &Path) -> Vec<Vec<u8>> {
+    gst::init().unwrap();
+    let desc = format!(
+        "filesrc location=\"{}\" ! decodebin ! videoconvert ! video/x-raw,format=RGBA ! appsink name=s sync=false",
+        path.display()
+    );
+    let pipe = gst::parse::launch(&desc)
+        .unwrap()
+        .downcast::<gst::Pipeline>()
+        .unwrap();
+    let sink = pipe
+        .by_name("s")
+        .unwrap()
+        .downcast::<gst_app::AppSink>()
+        .unwrap();
+    pipe.set_state(gst::State::Playing).unwrap();
+    let mut frames = Vec::new();
+    while let Some(sample) = sink.try_pull_sample(gst::ClockTime::from_seconds(10)) {
+        let map = sample.buffer().unwrap().map_readable().unwrap();
+        frames.push(map.as_slice().to_vec());
+    }
+    pipe.set_state(gst::State::Null).unwrap();
+    frames
+}

@@ -1,0 +1,473 @@
+//! `seamstream run` as a transcoder (issue 11): audio kept, the encoder
+//! chosen, no file destroyed, failures fast and named. Clips are made in
+//! the tests; the shared real clips are used too where they are present.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use common::video::*;
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// The end of the first stream whose caps name starts with `prefix`.
+fn end_of(streams: &[(String, u64)], prefix: &str) -> Option<u64> {
+    streams
+        .iter()
+        .find(|(name, _)| name.starts_with(prefix))
+        .map(|&(_, end)| end)
+}
+
+/// A 40 ms frame at 25 fps, in ns.
+const FRAME_NS: u64 = 40_000_000;
+
+#[test]
+fn audio_is_kept_in_mp4_mkv_and_webm_within_a_frame_of_the_video() {
+    let dir = tempdir("audio");
+    let input = dir.join("in.mp4");
+    clip_with_audio(&input, 2);
+    let streams = media_streams(&input);
+    let (in_video, in_audio) = (
+        end_of(&streams, "video/").unwrap(),
+        end_of(&streams, "audio/").unwrap(),
+    );
+    for (name, audio) in [
+        ("o.mp4", "audio/mpeg"),
+        ("o.mkv", "audio/mpeg"),
+        // WebM takes no AAC: re-encoded to Opus, and the summary says so.
+        ("o.webm", "audio/x-opus"),
+    ] {
+        let out = dir.join(name);
+        let o = run(&[
+            "run",
+            s(&input),
+            s(&out),
+            "--op",
+            "gaussian:sigma=1",
+            "--json",
+        ]);
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+        let json = String::from_utf8_lossy(&o.stdout);
+        assert!(json.contains("\"type\":\"audio\""), "{name}: {json}");
+        let expected = if audio == "audio/mpeg" {
+            "copied"
+        } else {
+            "re-encoded to Opus"
+        };
+        assert!(json.contains(expected), "{name}: {json}");
+        let streams = media_streams(&out);
+        let video = end_of(&streams, "video/").expect("a video stream");
+        let sound = end_of(&streams, audio).unwrap_or_else(|| panic!("{name}: {streams:?}"));
+        // Every frame and all the sound, in step: the video ends where the
+        // input's does, the audio where the input's does (its encoder pads
+        // the last packet, 23 ms past the video here).
+        assert!(
+            video.abs_diff(in_video) <= FRAME_NS / 2 && sound.abs_diff(in_audio) <= FRAME_NS,
+            "{name}: video ends at {video} ns (input {in_video}), audio at {sound} ns (input {in_audio})"
+        );
+        assert!(
+            sound.abs_diff(video) <= FRAME_NS + 23_000_000,
+            "{name}: {sound} vs {video} ns"
+        );
+    }
+}
+
+#[test]
+fn vorbis_in_webm_goes_to_mp4_as_aac_and_no_audio_drops_it() {
+    let dir = tempdir("vorbis");
+    let input = dir.join("in.webm");
+    clip_with_audio(&input, 1);
+    let out = dir.join("o.mp4");
+    let o = run(&["run", s(&input), s(&out)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("vorbis") && stderr(&o).contains("re-encoded to AAC"),
+        "{}",
+        stderr(&o)
+    );
+    let streams = media_streams(&out);
+    assert!(end_of(&streams, "audio/mpeg").is_some(), "{streams:?}");
+    let quiet = dir.join("quiet.mkv");
+    let o = run(&["run", s(&input), s(&quiet), "--no-audio"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("dropped: --no-audio"), "{}", stderr(&o));
+    let streams = media_streams(&quiet);
+    assert!(end_of(&streams, "audio/").is_none(), "{streams:?}");
+    assert!(end_of(&streams, "video/").is_some(), "{streams:?}");
+}
+
+#[test]
+fn the_shared_clips_keep_their_audio() {
+    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/video");
+    let clip = shared.join("film-dialogue-480p.mp4");
+    if !clip.exists() {
+        eprintln!("skipped: {} is not here", clip.display());
+        return;
+    }
+    let dir = tempdir("shared-audio");
+    let out = dir.join("film.mkv");
+    let o = run(&[
+        "run",
+        s(&clip),
+        s(&out),
+        "--op",
+        "retarget:width=75%",
+        "--preset",
+        "ultrafast",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (before, after) = (media_streams(&clip), media_streams(&out));
+    let (a0, a1) = (
+        end_of(&before, "audio/").unwrap(),
+        end_of(&after, "audio/").unwrap(),
+    );
+    assert!(
+        a0.abs_diff(a1) <= 1_000_000_000 / 30,
+        "audio {a0} -> {a1} ns"
+    );
+}
+
+#[test]
+fn an_output_that_is_the_input_is_refused_under_every_name() {
+    let dir = tempdir("same");
+    let a = dir.join("a.mp4");
+    let o = run(&[
+        "run",
+        "test:ball",
+        s(&a),
+        "--frames",
+        "20",
+        "--size",
+        "64x48",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let original = std::fs::read(&a).unwrap();
+    std::os::unix::fs::symlink(&a, dir.join("link.mp4")).unwrap();
+    let uri = format!("file://{}", s(&a));
+    for (input, output) in [
+        ("a.mp4", "a.mp4"),
+        ("./a.mp4", "a.mp4"),
+        ("a.mp4", "./link.mp4"),
+        ("link.mp4", "a.mp4"),
+        (uri.as_str(), "a.mp4"),
+    ] {
+        let o = run_in(&dir, &["run", input, output], DEADLINE);
+        assert_eq!(
+            o.status.code(),
+            Some(1),
+            "{input} -> {output}: {}",
+            stderr(&o)
+        );
+        assert!(stderr(&o).contains("that is the input"), "{}", stderr(&o));
+        assert_eq!(std::fs::read(&a).unwrap(), original, "{input} -> {output}");
+    }
+}
+
+#[test]
+fn a_failed_run_keeps_the_existing_output() {
+    let dir = tempdir("keep");
+    let keep = dir.join("keep.mp4");
+    let o = run(&[
+        "run",
+        "test:ball",
+        s(&keep),
+        "--frames",
+        "10",
+        "--size",
+        "64x48",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let original = std::fs::read(&keep).unwrap();
+    let text = dir.join("text.mp4");
+    std::fs::write(&text, "not a video").unwrap();
+    let audio_only = dir.join("tone.mka");
+    {
+        use gstreamer as gst;
+        use gstreamer::prelude::*;
+        gst::init().unwrap();
+        let p = gst::parse::launch(&format!(
+            "audiotestsrc num-buffers=20 ! audioconvert ! vorbisenc ! matroskamux ! filesink location=\"{}\"",
+            s(&audio_only)
+        ))
+        .unwrap();
+        p.set_state(gst::State::Playing).unwrap();
+        let _ = p.bus().unwrap().timed_pop_filtered(
+            gst::ClockTime::from_seconds(30),
+            &[gst::MessageType::Eos, gst::MessageType::Error],
+        );
+        p.set_state(gst::State::Null).unwrap();
+    }
+    let cases: [&[&str]; 4] = [
+        &["run", s(&text), s(&keep)],
+        &["run", s(&audio_only), s(&keep)],
+        &["run", "test:ball", s(&keep), "--op", "retarget:width=300%"],
+        &[
+            "run",
+            "test:ball",
+            s(&keep),
+            "--size",
+            "8x8",
+            "--frames",
+            "5",
+        ],
+    ];
+    for args in cases {
+        let o = run(args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+        assert_eq!(std::fs::read(&keep).unwrap(), original, "{args:?}");
+    }
+    // Nothing but the inputs and the kept output is left behind.
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["keep.mp4", "text.mp4", "tone.mka"]);
+}
+
+#[test]
+fn output_limits_fail_at_once_and_name_the_size() {
+    let dir = tempdir("small");
+    for (args, size) in [
+        (vec!["--size", "8x8"], "8x8"),
+        (
+            vec!["--size", "64x48", "--op", "retarget:width=10"],
+            "10x48",
+        ),
+    ] {
+        let out = dir.join("x.mp4");
+        let mut all = vec!["run", "test:ball", s(&out), "--frames", "30"];
+        all.extend(args);
+        let start = Instant::now();
+        let o = run(&all);
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "{all:?} took {:?}",
+            start.elapsed()
+        );
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains(size) && stderr(&o).contains("16x16"),
+            "{}",
+            stderr(&o)
+        );
+        assert!(!out.exists());
+    }
+    // A sink fragment whose caps cannot be met fails fast too, naming it.
+    let start = Instant::now();
+    let o = run(&[
+        "run",
+        "test:ball",
+        "video/x-raw,width=99 ! fakesink",
+        "--frames",
+        "30",
+    ]);
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "took {:?}",
+        start.elapsed()
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("would not take"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_second_writer_is_refused_and_the_first_finishes() {
+    let dir = tempdir("writers");
+    let out = dir.join("o.mp4");
+    let first = command(&[
+        "run",
+        "test:ball",
+        s(&out),
+        "--frames",
+        "400",
+        "--size",
+        "64x48",
+    ])
+    .spawn()
+    .unwrap();
+    let partial = dir.join("o.partial.mp4");
+    let start = Instant::now();
+    while !partial.exists() && start.elapsed() < DEADLINE {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let second = run(&[
+        "run",
+        "test:ball",
+        s(&out),
+        "--frames",
+        "5",
+        "--size",
+        "64x48",
+    ]);
+    let first = finish(first, "the first writer", DEADLINE);
+    assert!(first.status.success(), "{}", stderr(&first));
+    // The first may have finished before the second looked; then the
+    // second ran alone and wrote its own complete file.
+    let frames = decode(&out).len();
+    if second.status.success() {
+        assert_eq!(frames, 5);
+    } else {
+        assert!(
+            stderr(&second).contains("another seamstream run"),
+            "{}",
+            stderr(&second)
+        );
+        assert_eq!(frames, 400);
+    }
+}
+
+#[test]
+fn a_killed_run_leaves_a_playable_mp4() {
+    let dir = tempdir("kill");
+    let out = dir.join("k.mp4");
+    let mut child = command(&[
+        "run",
+        "test:ball",
+        s(&out),
+        "--frames",
+        "0",
+        "--size",
+        "160x96",
+    ])
+    .spawn()
+    .unwrap();
+    let partial = dir.join("k.partial.mp4");
+    // Some fragments (a second each) are written, then the process dies.
+    let start = Instant::now();
+    while std::fs::metadata(&partial).map_or(0, |m| m.len()) < 60_000 && start.elapsed() < DEADLINE
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(!out.exists());
+    let frames = decode(&partial);
+    assert!(frames.len() >= 30, "{} frames", frames.len());
+}
+
+#[test]
+fn a_panic_in_the_chain_fails_the_run_and_names_the_thread() {
+    let dir = tempdir("panic");
+    let out = dir.join("p.mkv");
+    let child = command(&[
+        "run",
+        "test:ball",
+        s(&out),
+        "--frames",
+        "60",
+        "--size",
+        "64x48",
+    ])
+    .env("SEAMSTREAM_INJECT_CHAIN_PANIC_AFTER", "20")
+    .spawn()
+    .unwrap();
+    let o = finish(child, "the run", DEADLINE);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("seamstream-chain") && err.contains("panicked"),
+        "{err}"
+    );
+    assert!(!out.exists());
+    let partial: PathBuf = dir.join("p.partial.mkv");
+    assert!(err.contains("p.partial.mkv"), "{err}");
+    assert_eq!(decode(&partial).len(), 20);
+}
+
+#[test]
+fn codecs_and_quality_are_chosen_like_ffmpeg() {
+    let dir = tempdir("codecs");
+    for (name, args, caps) in [
+        (
+            "h265.mp4",
+            vec!["--codec", "h265", "--crf", "30"],
+            "video/x-h265",
+        ),
+        ("vp9.webm", vec![], "video/x-vp9"),
+        (
+            "av1.mkv",
+            vec!["--codec", "av1", "--preset", "ultrafast"],
+            "video/x-av1",
+        ),
+        ("rate.mkv", vec!["--bitrate", "300"], "video/x-h264"),
+    ] {
+        let out = dir.join(name);
+        let mut all = vec![
+            "run",
+            "test:ball",
+            s(&out),
+            "--frames",
+            "6",
+            "--size",
+            "64x48",
+        ];
+        all.extend(args);
+        let o = run(&all);
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+        let streams = media_streams(&out);
+        assert!(end_of(&streams, caps).is_some(), "{name}: {streams:?}");
+        assert!(
+            stderr(&o).contains("6 frames in, 6 out"),
+            "{name}: {}",
+            stderr(&o)
+        );
+    }
+    let out = dir.join("bad.mp4");
+    for (args, says) in [
+        (vec!["--codec", "mpeg2"], "h264, h265, vp9 or av1"),
+        (vec!["--crf", "60"], "0 (best) to 51"),
+        (vec!["--preset", "warp"], "veryslow"),
+    ] {
+        let mut all = vec!["run", "test:ball", s(&out), "--frames", "3"];
+        all.extend(args);
+        let o = run(&all);
+        assert_eq!(o.status.code(), Some(1), "{all:?}");
+        assert!(stderr(&o).contains(says), "{}", stderr(&o));
+    }
+    let o = run(&[
+        "run",
+        "test:ball",
+        s(&dir.join("x.webm")),
+        "--codec",
+        "h264",
+        "--frames",
+        "3",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("cannot hold h264"), "{}", stderr(&o));
+}
+
+/// A still scene encoded at the default constant quality stays still: the
+/// old 2 Mbit/s CBR default moved a still picture by 1.7 levels a frame.
+#[test]
+fn a_still_scene_stays_still() {
+    let dir = tempdir("still");
+    let out = dir.join("still.mkv");
+    let o = run(&[
+        "run",
+        "videotestsrc pattern=pinwheel num-buffers=40 ! video/x-raw,width=640,height=480,framerate=25/1",
+        s(&out),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let frames = decode_rgba(&out);
+    assert_eq!(frames.len(), 40);
+    let mean_change = frames
+        .windows(2)
+        .map(|p| {
+            p[0].iter()
+                .zip(&p[1])
+                .map(|(&a, &b)| a.abs_diff(b) as u64)
+                .sum::<u64>() as f64
+                / p[0].len() as f64
+        })
+        .sum::<f64>()
+        / 39.0;
+    assert!(
+        mean_change < 0.1,
+        "a still frame changes by {mean_change} levels"
+    );
+}
