@@ -751,8 +751,13 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
         names => names.join(" -> "),
     };
     let in_pipe = launch_input(opts)?;
+    // Set once the decoder has shown every stream: with none of them video,
+    // the run ends there (an audio file's sound would otherwise flow on).
+    let all_streams_known = Arc::new(AtomicBool::new(false));
     if let Some(decoder) = in_pipe.by_name(super::DECODER) {
         bridge.attach(&in_pipe, &decoder);
+        let known = all_streams_known.clone();
+        decoder.connect_no_more_pads(move |_| known.store(true, Ordering::Relaxed));
     }
     let streams = watch_streams(&in_pipe);
     let appsink = in_pipe
@@ -992,6 +997,12 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
             let before_first = frames_in.load(Ordering::Relaxed) == 0;
             break Err(explain_input_error(e, &opts.input, &streams, before_first));
         }
+        if all_streams_known.load(Ordering::Relaxed) && frames_in.load(Ordering::Relaxed) == 0 {
+            let seen = streams.lock().map(|s| s.clone()).unwrap_or_default();
+            if !seen.iter().any(|c| c.starts_with("video/x-raw")) {
+                break Err(not_video(&opts.input, &seen));
+            }
+        }
         if !live
             && frames_in.load(Ordering::Relaxed) == 0
             && started.elapsed() > FIRST_FRAME_TIMEOUT
@@ -1005,7 +1016,7 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
             && let Some(Err(e)) = poll_bus(&o.pipe)
         {
             out_failed = true;
-            break Err(explain_output_error(e, &summary));
+            break Err(explain_output_error(e, &summary, &opts.output));
         }
         let msg = match out_rx.recv_timeout(Duration::from_millis(50)) {
             Ok(m) => m,
@@ -1078,7 +1089,7 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
                     && let Err(e) = push(&o.pipe, &o.src, buffer)
                 {
                     out_failed = true;
-                    break Err(explain_output_error(e, &summary));
+                    break Err(explain_output_error(e, &summary, &opts.output));
                 }
                 pushed += 1;
                 progress.frame(dropped.load(Ordering::Relaxed));
@@ -1097,6 +1108,7 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
         Ok(())
     } else {
         finish_output(out_pipe.as_ref(), &bridge)
+            .map_err(|e| explain_output_error(e, &summary, &opts.output))
     };
     abort.store(true, Ordering::Relaxed);
     drop(out_rx);
@@ -1167,7 +1179,7 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
 }
 
 /// An output error restated where GStreamer's words hide the cause.
-fn explain_output_error(e: Error, summary: &Summary) -> Error {
+fn explain_output_error(e: Error, summary: &Summary, output: &Output) -> Error {
     let text = e.to_string();
     if text.contains("not-negotiated") {
         return Error::Pipeline(format!(
@@ -1177,8 +1189,13 @@ fn explain_output_error(e: Error, summary: &Summary) -> Error {
             summary.width_out, summary.height_out
         ));
     }
-    if text.contains("No space left") {
-        return Error::Pipeline(format!("the disk is full: {text}"));
+    if text.contains("No space left")
+        && let Output::File { path, .. } = output
+    {
+        return Error::Write {
+            path: path.clone(),
+            reason: format!("the disk is full ({text})"),
+        };
     }
     e
 }
