@@ -86,6 +86,7 @@ fn odd_sizes_and_retarget_change_the_output_size() {
             (frame_ns(2, 30), 296, 240)
         ]
     );
+    let before = std::fs::read(&out).unwrap();
     assert_fails_cleanly(
         &[
             "run",
@@ -98,7 +99,9 @@ fn odd_sizes_and_retarget_change_the_output_size() {
         ],
         &["multiple of 8"],
     );
-    assert!(!out.exists(), "the refused run left {}", out.display());
+    // The refused run leaves the earlier output as it was, and nothing else.
+    assert_eq!(std::fs::read(&out).unwrap(), before);
+    assert!(!dir.join("o.partial.y4m").exists());
 }
 
 #[test]
@@ -158,7 +161,10 @@ fn bad_inputs_and_outputs_fail_with_a_message_and_leave_no_file() {
         })
         .collect();
     std::fs::write(&junk, bytes).unwrap();
-    assert_fails_cleanly(&["run", junk.to_str().unwrap(), o], &["decodebin"]);
+    assert_fails_cleanly(
+        &["run", junk.to_str().unwrap(), o],
+        &["not a video file GStreamer recognises"],
+    );
     assert!(
         !out.exists(),
         "a run that wrote no frame left {}",
@@ -184,7 +190,10 @@ fn bad_inputs_and_outputs_fail_with_a_message_and_leave_no_file() {
         &["run", "test:smpte", "/nonexistent-dir/o.mp4"],
         &["does not exist"],
     );
-    assert_fails_cleanly(&["run", "test:smpte", "o.avi"], &[".mp4, .mkv or .y4m"]);
+    assert_fails_cleanly(
+        &["run", "test:smpte", "o.avi"],
+        &[".mp4, .mkv, .webm or .y4m"],
+    );
     assert_fails_cleanly(&["run", "test:smpte", "null", "--op", "blur"], &["`blur`"]);
     assert_fails_cleanly(
         &["run", "test:smpte", "null", "--size", "0x10"],
@@ -209,10 +218,11 @@ fn sigint_mid_file_keeps_a_playable_file_of_the_frames_so_far() {
         "gaussian:sigma=1",
     ];
     let child = spawn(&args);
-    // Interrupt once frames are reaching the file (mp4mux writes as it goes),
-    // however slowly the machine starts the run.
+    // Interrupt once frames are reaching the file (written beside the
+    // output, in fragments), however slowly the machine starts the run.
+    let partial = dir.join("o.partial.mp4");
     let start = Instant::now();
-    while std::fs::metadata(&out).map_or(0, |m| m.len()) < 4096 {
+    while std::fs::metadata(&partial).map_or(0, |m| m.len()) < 4096 {
         assert!(start.elapsed() < DEADLINE, "no output after {DEADLINE:?}");
         std::thread::sleep(Duration::from_millis(50));
     }
