@@ -68,6 +68,11 @@ pub fn parse_fps(text: &str) -> Result<(i32, i32)> {
             (n, d)
         }
         None => {
+            if let Some(positive) = trimmed.strip_prefix('-')
+                && decimal(positive).is_ok()
+            {
+                return Err(bad("out of range"));
+            }
             let (n, d) = decimal(trimmed).map_err(bad)?;
             match NTSC_RATES.iter().find(|&&(a, b, _)| a * d == n * b) {
                 Some(&(_, _, rate)) => return Ok((rate * 1000, 1001)),
@@ -208,7 +213,8 @@ mod tests {
             ("1000.001", "out of range"),
             ("1/2", "out of range"),
             ("30/0", "denominator must be greater than 0"),
-            ("-30", "not a frame rate"),
+            ("-30", "out of range"),
+            ("-", "not a frame rate"),
             ("30/-1", "denominator is not a whole number"),
             (
                 "1/99999999999999999999999999999999999",

@@ -70,10 +70,10 @@ pub enum Error {
     #[error("{op}: {reason}")]
     OpFailed { op: String, reason: String },
 
-    #[error("cannot read `{path}`: {reason}")]
+    #[error("cannot read {}: {reason}", quoted(&path.to_string_lossy()))]
     Read { path: PathBuf, reason: String },
 
-    #[error("cannot write `{path}`: {reason}")]
+    #[error("cannot write {}: {reason}", quoted(&path.to_string_lossy()))]
     Write { path: PathBuf, reason: String },
 
     #[error("{0}")]

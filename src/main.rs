@@ -351,10 +351,7 @@ fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
     };
     let fps = match a.fps {
         Some(text) => args::parse_fps(text)?,
-        None => file
-            .as_ref()
-            .and_then(|f| f.fps)
-            .map_or((30, 1), |r| (r, 1)),
+        None => file.as_ref().and_then(|f| f.fps).unwrap_or((30, 1)),
     };
     let frames = a
         .frames

@@ -180,8 +180,23 @@ fn bad_keys_and_values_in_a_pipeline_file_are_reported_with_their_line() {
     let file = write(&dir, "top.toml", "ouput = \"null\"\n");
     fails_cleanly(
         &["run", "--pipeline", &file],
-        &[&format!("{file}:1: unknown key `ouput`"), "`output`"],
+        &[
+            &format!("{file}:1: unknown key `ouput`"),
+            "valid keys are: output, device",
+        ],
     );
+    // An empty file (or one of comments only) runs nothing: it is an error,
+    // not the sample clip played in silence.
+    let file = write(&dir, "empty.toml", "# to do: the ops\n\n");
+    let err = fails_cleanly(
+        &["run", "--pipeline", &file],
+        &[
+            &format!("{file}: the pipeline file is empty"),
+            "[[op]]",
+            "pipelines/",
+        ],
+    );
+    assert!(!err.contains(" frames in, "), "{err}");
     fails_cleanly(
         &["run", "--pipeline", "/nonexistent/p.toml"],
         &["cannot read pipeline file `/nonexistent/p.toml`"],
