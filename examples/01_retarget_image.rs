@@ -16,9 +16,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     let output = PathBuf::from(args.next().unwrap_or_else(|| "retargeted.png".into()));
 
-    let Frame::Rgba(img) = load_image(&input)? else {
-        unreachable!("load_image gives RGBA")
-    };
+    // A gray picture is carved as RGBA here, to keep the example short.
+    let img = load_image(&input)?.to_rgba();
     // 4:3 at the same height.
     let width = img.height() * 4 / 3;
     let opts = CarveOptions {

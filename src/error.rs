@@ -1,23 +1,52 @@
 //! The library's error type. Every message names the bad value and, where
 //! there is one, the valid choice or range.
+//!
+//! User text in a message goes through [`quoted`], which shows a long value
+//! by its start and its length, so a 100 KB string cannot bury the reason.
 
 use std::path::PathBuf;
+
+/// The most characters of a user's value that a message shows.
+pub const SHOWN_CHARS: usize = 60;
+
+/// `text` in backticks, for a message: whole when it has at most
+/// [`SHOWN_CHARS`] characters, otherwise its first ones, `…` and its length:
+/// ``"`aaaa…` (100000 characters)"``.
+pub fn quoted(text: &str) -> String {
+    quoted_after("", text)
+}
+
+/// `prefix` and `text` in one pair of backticks, only `text` shortened as
+/// [`quoted`] does: ``"`--size 1e30x5`"``, ``"`sigma=aaaa…` (100000 characters)"``.
+pub fn quoted_after(prefix: &str, text: &str) -> String {
+    match text.char_indices().nth(SHOWN_CHARS) {
+        None => format!("`{prefix}{text}`"),
+        Some((cut, _)) => format!(
+            "`{prefix}{}…` ({} characters)",
+            &text[..cut],
+            text.chars().count()
+        ),
+    }
+}
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("unknown operation `{name}`; valid operations are: {valid}")]
+    #[error("unknown operation {}; valid operations are: {valid}", quoted(name))]
     UnknownOp { name: String, valid: String },
 
-    #[error("{op}: unknown parameter `{key}`; valid parameters are: {valid}")]
+    #[error(
+        "{op}: unknown parameter {}; valid parameters are: {valid}",
+        quoted(key)
+    )]
     UnknownKey {
         op: String,
         key: String,
         valid: String,
     },
 
-    #[error("{op}: `{key}={value}`: {reason}")]
+    #[error("{op}: {}: {reason}", quoted_after(&format!("{key}="), value))]
     BadValue {
         op: String,
         key: String,
@@ -32,7 +61,7 @@ pub enum Error {
         help: String,
     },
 
-    #[error("cannot parse operation `{text}`: {reason}")]
+    #[error("cannot parse operation {}: {reason}", quoted(text))]
     BadSyntax { text: String, reason: String },
 
     #[error("{0}")]
@@ -41,10 +70,10 @@ pub enum Error {
     #[error("{op}: {reason}")]
     OpFailed { op: String, reason: String },
 
-    #[error("cannot read `{path}`: {reason}")]
+    #[error("cannot read {}: {reason}", quoted(&path.to_string_lossy()))]
     Read { path: PathBuf, reason: String },
 
-    #[error("cannot write `{path}`: {reason}")]
+    #[error("cannot write {}: {reason}", quoted(&path.to_string_lossy()))]
     Write { path: PathBuf, reason: String },
 
     #[error("{0}")]
@@ -55,6 +84,15 @@ pub enum Error {
 
     #[error("{0}")]
     Pipeline(String),
+
+    /// A command-line value (`--size`, `--fps`) that cannot be used; the
+    /// reason says what to write instead.
+    #[error("{}: {reason}", quoted_after(&format!("{flag} "), value))]
+    BadArgument {
+        flag: &'static str,
+        value: String,
+        reason: String,
+    },
 }
 
 impl Error {
@@ -77,5 +115,55 @@ impl Error {
             op: op.into(),
             reason: reason.into(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_values_are_shown_whole() {
+        assert_eq!(quoted("1e30"), "`1e30`");
+        assert_eq!(quoted(""), "``");
+        let sixty = "é".repeat(60);
+        assert_eq!(quoted(&sixty), format!("`{sixty}`"));
+        assert_eq!(quoted_after("--fps ", "abc"), "`--fps abc`");
+    }
+
+    #[test]
+    fn long_values_show_their_start_and_length() {
+        let long = "a".repeat(100_000);
+        assert_eq!(
+            quoted(&long),
+            format!("`{}…` (100000 characters)", "a".repeat(60))
+        );
+        // Cut between characters, counted in characters, not bytes.
+        let wide = "ü".repeat(61);
+        assert_eq!(
+            quoted_after("k=", &wide),
+            format!("`k={}…` (61 characters)", "ü".repeat(60))
+        );
+    }
+
+    #[test]
+    fn messages_shorten_the_values_they_echo() {
+        let long = "x".repeat(5000);
+        let e = Error::BadValue {
+            op: "gaussian".into(),
+            key: "sigma".into(),
+            value: long.clone(),
+            reason: "not a number".into(),
+        }
+        .to_string();
+        assert!(e.starts_with("gaussian: `sigma=xxxx"), "{e}");
+        assert!(e.ends_with("…` (5000 characters): not a number"), "{e}");
+        assert!(e.len() < 150, "{e}");
+        let e = Error::UnknownOp {
+            name: long,
+            valid: "gray".into(),
+        }
+        .to_string();
+        assert!(e.len() < 150, "{e}");
     }
 }

@@ -5,6 +5,7 @@
 //! The CPU reference of every operation lives in [`ops`]; [`frame`] holds the
 //! host frame types; [`io`] reads and writes still images.
 
+pub mod args;
 pub mod bench;
 pub mod bench_retarget;
 pub mod cuda;

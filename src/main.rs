@@ -14,7 +14,7 @@ use seamstream::cuda::stage::GpuChain;
 use seamstream::cuda::{DevFormat, Gpu};
 use seamstream::gst::run::Backend;
 use seamstream::ops::{self, Chain};
-use seamstream::{Frame, io};
+use seamstream::{Frame, args, io};
 
 const OP_HELP: &str = "An operation, NAME[:key=value,...]; repeat to chain them, applied in order.
 List values go in brackets, sizes are pixels or percent. `seamstream ops` lists
@@ -91,6 +91,7 @@ Examples:
     Run {
         /// Input: sample, a file, URI, test:PATTERN, camera:/dev/videoN or a
         /// gst-launch fragment [default: the pipeline file's, else sample]
+        #[arg(conflicts_with = "input_flag")]
         input: Option<String>,
         /// Output: .mp4, .mkv or .y4m file, display, null, or a gst-launch
         /// fragment [default: the pipeline file's, else out.mp4]
@@ -105,6 +106,10 @@ Examples:
             value_name = "OUTPUT"
         )]
         output_flag: Option<String>,
+        /// The input, as an option: with --pipeline it replaces the file's
+        /// input and keeps its output.
+        #[arg(short = 'i', long = "input", id = "input_flag", value_name = "INPUT")]
+        input_flag: Option<String>,
         #[arg(long = "op", value_name = "NAME[:k=v,...]", help = "An operation; repeatable (see `seamstream image --help`)", long_help = OP_HELP)]
         ops: Vec<String>,
         /// A pipeline file (TOML): input, output, device, test-source settings
@@ -115,10 +120,10 @@ Examples:
         /// pipeline file's, else 1280x720; the sample: 480x270]
         #[arg(long, value_name = "WxH")]
         size: Option<String>,
-        /// Frame rate of test: sources and the sample clip [default: the
-        /// pipeline file's, else 30]
-        #[arg(long)]
-        fps: Option<i32>,
+        /// Frame rate of test: sources and the sample clip: 30, 29.97,
+        /// 12.5 or 30000/1001 [default: the pipeline file's, else 30]
+        #[arg(long, value_name = "RATE")]
+        fps: Option<String>,
         /// Frames from test: sources, 0 = until stopped [default: the
         /// pipeline file's, else 300; the sample: 90]
         #[arg(long)]
@@ -292,30 +297,13 @@ fn run_image(
     Ok(())
 }
 
-fn parse_size(text: &str) -> anyhow::Result<(usize, usize)> {
-    let bad = || {
-        anyhow::anyhow!(
-            "`--size {text}`: expected WIDTHxHEIGHT in pixels, each from 1 to 16384, e.g. 1920x1080"
-        )
-    };
-    let (w, h) = text.split_once(['x', 'X']).ok_or_else(bad)?;
-    let (w, h): (usize, usize) = (
-        w.trim().parse().map_err(|_| bad())?,
-        h.trim().parse().map_err(|_| bad())?,
-    );
-    if !(1..=16384).contains(&w) || !(1..=16384).contains(&h) {
-        return Err(bad());
-    }
-    Ok((w, h))
-}
-
 struct RunArgs<'a> {
     input: Option<&'a str>,
     output: Option<&'a str>,
     ops: &'a [String],
     pipeline: Option<&'a Path>,
     size: Option<&'a str>,
-    fps: Option<i32>,
+    fps: Option<&'a str>,
     frames: Option<u64>,
     live: bool,
     device: Option<&'a str>,
@@ -408,13 +396,13 @@ fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
         ((1280, 720), 300)
     };
     let (width, height) = match a.size {
-        Some(text) => parse_size(text)?,
+        Some(text) => args::parse_size(text)?,
         None => file.as_ref().and_then(|f| f.size).unwrap_or(default_size),
     };
-    let fps = a.fps.or(file.as_ref().and_then(|f| f.fps)).unwrap_or(30);
-    if !(1..=1000).contains(&fps) {
-        bail!("`--fps {fps}`: expected a frame rate from 1 to 1000");
-    }
+    let fps = match a.fps {
+        Some(text) => args::parse_fps(text)?,
+        None => file.as_ref().and_then(|f| f.fps).unwrap_or((30, 1)),
+    };
     let frames = a
         .frames
         .or(file.as_ref().and_then(|f| f.frames))
@@ -461,7 +449,7 @@ fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
     let test = TestSettings {
         width,
         height,
-        fps: (fps, 1),
+        fps,
         frames: (frames > 0).then_some(frames),
         live,
     };
@@ -612,6 +600,7 @@ fn main() -> ExitCode {
         } => run_image(input.as_deref(), output, ops, device).map(|()| ExitCode::SUCCESS),
         Command::Run {
             input,
+            input_flag,
             output,
             output_flag,
             ops,
@@ -628,12 +617,12 @@ fn main() -> ExitCode {
             preset,
             no_audio,
         } => run_video(RunArgs {
-            input: input.as_deref(),
+            input: input.as_deref().or(input_flag.as_deref()),
             output: output.as_deref().or(output_flag.as_deref()),
             ops,
             pipeline: pipeline.as_deref(),
             size: size.as_deref(),
-            fps: *fps,
+            fps: fps.as_deref(),
             frames: *frames,
             live: *live,
             device: device.as_deref(),

@@ -283,3 +283,203 @@ fn ops_lists_every_operation_with_defaults() {
     }
     assert!(text.contains("[default: replicate]"), "{text}");
 }
+
+/// The colour type (byte 25) and bit depth (byte 24) from a PNG's header,
+/// read straight from the file: 0 is gray, 2 RGB, 4 gray+alpha, 6 RGBA.
+fn png_colour_type(path: &Path) -> (u8, u8) {
+    let bytes = std::fs::read(path).unwrap();
+    assert_eq!(&bytes[12..16], b"IHDR", "{}", path.display());
+    (bytes[25], bytes[24])
+}
+
+/// The number of colour components in a JPEG's frame header (SOF0..SOF2).
+fn jpeg_components(path: &Path) -> u8 {
+    let bytes = std::fs::read(path).unwrap();
+    let sof = bytes
+        .windows(2)
+        .position(|w| w[0] == 0xFF && (0xC0..=0xC2).contains(&w[1]))
+        .expect("a frame header");
+    // FF Cn, length (2), precision (1), height (2), width (2), components.
+    bytes[sof + 9]
+}
+
+/// A 40x30 gray picture with some structure, so that filters change it.
+fn gray_picture() -> image::GrayImage {
+    image::GrayImage::from_fn(40, 30, |x, y| image::Luma([((x * 7 + y * 13) % 256) as u8]))
+}
+
+#[test]
+fn a_gray_png_stays_gray_through_the_chain() {
+    let dir = tempdir("gray-png");
+    gray_picture().save(dir.join("in.png")).unwrap();
+    let o = run(
+        &[
+            "image",
+            "in.png",
+            "out.png",
+            "--op",
+            "gaussian:sigma=1",
+            "--device",
+            "cpu",
+        ],
+        &dir,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(png_colour_type(&dir.join("out.png")), (0, 8));
+    // Blurred, not copied: the ramp's jumps (where it wraps at 256) soften.
+    let out = image::open(dir.join("out.png")).unwrap().into_luma8();
+    assert_eq!(out.dimensions(), (40, 30));
+    assert!(
+        out.pixels()
+            .zip(gray_picture().pixels())
+            .any(|(a, b)| a != b)
+    );
+}
+
+#[test]
+fn a_gray_jpeg_stays_gray() {
+    let dir = tempdir("gray-jpeg");
+    gray_picture().save(dir.join("in.jpg")).unwrap();
+    assert_eq!(jpeg_components(&dir.join("in.jpg")), 1);
+    let o = run(
+        &["image", "in.jpg", "out.jpg", "--op", "box:radius=1"],
+        &dir,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(jpeg_components(&dir.join("out.jpg")), 1);
+    let o = run(&["image", "in.jpg", "out.png", "--op", "sobel"], &dir);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(png_colour_type(&dir.join("out.png")).0, 0);
+}
+
+#[test]
+fn every_operation_takes_a_gray_image() {
+    let dir = tempdir("gray-ops");
+    gray_picture().save(dir.join("in.png")).unwrap();
+    for entry in seamstream::ops::REGISTRY {
+        let example = entry.spec.example;
+        let o = run(
+            &[
+                "image", "in.png", "out.png", "--op", example, "--device", "cpu",
+            ],
+            &dir,
+        );
+        assert!(o.status.success(), "{example}: {}", stderr(&o));
+        // `gray` may be asked for RGBA; everything else keeps gray.
+        let (colour, _) = png_colour_type(&dir.join("out.png"));
+        assert!(
+            colour == 0 || example.contains("rgba"),
+            "{example}: colour type {colour}"
+        );
+    }
+}
+
+#[test]
+fn gray_with_alpha_keeps_its_alpha_and_16_bit_gray_becomes_8_bit_gray() {
+    let dir = tempdir("gray-alpha");
+    let la = image::GrayAlphaImage::from_fn(16, 8, |x, _| image::LumaA([100, (x * 16) as u8]));
+    la.save(dir.join("la.png")).unwrap();
+    let o = run(
+        &["image", "la.png", "out.png", "--op", "gaussian:sigma=1"],
+        &dir,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(png_colour_type(&dir.join("out.png")), (6, 8));
+    let out = image::open(dir.join("out.png")).unwrap().into_rgba8();
+    for (x, y, p) in out.enumerate_pixels() {
+        assert_eq!(p.0, [100, 100, 100, (x * 16) as u8], "({x}, {y})");
+    }
+
+    // 0x8080 of 0xFFFF is 128 of 255.
+    let deep =
+        image::ImageBuffer::<image::Luma<u16>, Vec<u16>>::from_pixel(12, 6, image::Luma([0x8080]));
+    image::DynamicImage::ImageLuma16(deep)
+        .save(dir.join("deep.png"))
+        .unwrap();
+    assert_eq!(png_colour_type(&dir.join("deep.png")), (0, 16));
+    let o = run(
+        &["image", "deep.png", "out.png", "--op", "gaussian:sigma=1"],
+        &dir,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(png_colour_type(&dir.join("out.png")), (0, 8));
+    let out = image::open(dir.join("out.png")).unwrap().into_luma8();
+    assert!(out.pixels().all(|p| p.0 == [128]));
+}
+
+/// A noisy 64x48 colour JPEG, as the `image` crate encodes it.
+fn noisy_jpeg() -> Vec<u8> {
+    let mut seed = 12345u32;
+    let img = image::RgbImage::from_fn(64, 48, |_, _| {
+        seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+        let v = (seed >> 16) as u8;
+        image::Rgb([v, v.wrapping_mul(3), v ^ 0x55])
+    });
+    let mut bytes = Vec::new();
+    img.write_to(
+        &mut std::io::Cursor::new(&mut bytes),
+        image::ImageFormat::Jpeg,
+    )
+    .unwrap();
+    bytes
+}
+
+#[test]
+fn a_truncated_jpeg_is_an_error_naming_the_file() {
+    let dir = tempdir("cut-jpeg");
+    let bytes = noisy_jpeg();
+    assert_eq!(&bytes[bytes.len() - 2..], [0xFF, 0xD9], "ends with EOI");
+    // The scan data starts after the start-of-scan marker (FF DA).
+    let sos = bytes
+        .windows(2)
+        .position(|w| w == [0xFF, 0xDA])
+        .expect("a scan");
+    assert!(bytes.len() - sos > 1000, "a scan of some length");
+    let cuts = [
+        ("half.jpg", (sos + bytes.len()) / 2),
+        ("no-eoi.jpg", bytes.len() - 2),
+        ("header.jpg", sos + 4),
+    ];
+    for (name, cut) in cuts {
+        std::fs::write(dir.join(name), &bytes[..cut]).unwrap();
+        let p = dir.join(name);
+        assert_fails_cleanly(
+            &["image", p.to_str().unwrap(), "o.png"],
+            name,
+            &[name, "truncated or damaged"],
+        );
+    }
+    // Zero padding after the end marker is common and harmless.
+    let mut padded = bytes.clone();
+    padded.extend([0u8; 64]);
+    std::fs::write(dir.join("padded.jpg"), &padded).unwrap();
+    let o = run(&["image", "padded.jpg", "o.png", "--op", "sobel"], &dir);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn a_truncated_png_is_an_error_naming_the_file() {
+    let dir = tempdir("cut-png");
+    let mut bytes = Vec::new();
+    gray_picture()
+        .write_to(
+            &mut std::io::Cursor::new(&mut bytes),
+            image::ImageFormat::Png,
+        )
+        .unwrap();
+    let cuts = [
+        ("half.png", bytes.len() / 2),
+        // Every pixel is there; the end chunk (IEND, 12 bytes) is not.
+        ("no-iend.png", bytes.len() - 12),
+        ("header.png", 20),
+    ];
+    for (name, cut) in cuts {
+        std::fs::write(dir.join(name), &bytes[..cut]).unwrap();
+        let p = dir.join(name);
+        assert_fails_cleanly(
+            &["image", p.to_str().unwrap(), "o.png"],
+            name,
+            &[name, "truncated or damaged"],
+        );
+    }
+}

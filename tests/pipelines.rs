@@ -180,8 +180,23 @@ fn bad_keys_and_values_in_a_pipeline_file_are_reported_with_their_line() {
     let file = write(&dir, "top.toml", "ouput = \"null\"\n");
     fails_cleanly(
         &["run", "--pipeline", &file],
-        &[&format!("{file}:1: unknown key `ouput`"), "`output`"],
+        &[
+            &format!("{file}:1: unknown key `ouput`"),
+            "valid keys are: output, device",
+        ],
     );
+    // An empty file (or one of comments only) runs nothing: it is an error,
+    // not the sample clip played in silence.
+    let file = write(&dir, "empty.toml", "# to do: the ops\n\n");
+    let err = fails_cleanly(
+        &["run", "--pipeline", &file],
+        &[
+            &format!("{file}: the pipeline file is empty"),
+            "[[op]]",
+            "pipelines/",
+        ],
+    );
+    assert!(!err.contains(" frames in, "), "{err}");
     fails_cleanly(
         &["run", "--pipeline", "/nonexistent/p.toml"],
         &["cannot read pipeline file `/nonexistent/p.toml`"],
@@ -238,6 +253,116 @@ fn the_command_line_wins_over_the_pipeline_file() {
     fails_cleanly(
         &["run", "--pipeline", &file, "--op", "sobel"],
         &["--op", "--pipeline", "one place"],
+    );
+}
+
+/// The header line of a YUV4MPEG2 file (its frame rate is `F<num>:<den>`).
+fn y4m_header(path: &Path) -> String {
+    let bytes = std::fs::read(path).unwrap();
+    let end = bytes
+        .iter()
+        .position(|&b| b == b'\n')
+        .unwrap_or(bytes.len());
+    String::from_utf8_lossy(&bytes[..end]).into_owned()
+}
+
+#[test]
+fn fps_takes_decimals_and_fractions_exactly() {
+    let dir = tempdir("fps");
+    for (fps, rate) in [
+        ("29.97", "F30000:1001"),
+        ("30000/1001", "F30000:1001"),
+        ("23.976", "F24000:1001"),
+        ("12.5", "F25:2"),
+        ("24", "F24:1"),
+    ] {
+        let out = dir.join("r.y4m");
+        let o = run(&[
+            "run",
+            "test:ball",
+            out.to_str().unwrap(),
+            "--size",
+            "64x48",
+            "--frames",
+            "2",
+            "--fps",
+            fps,
+            "--device",
+            "cpu",
+        ]);
+        assert!(o.status.success(), "--fps {fps}: {}", stderr(&o));
+        let header = y4m_header(&out);
+        assert!(
+            header.split(' ').any(|f| f == rate),
+            "--fps {fps}: {header}"
+        );
+    }
+    fails_cleanly(
+        &["run", "test:ball", "null", "--fps", "0"],
+        &[
+            "`--fps 0`: out of range",
+            "1 to 1000",
+            "29.97",
+            "30000/1001",
+        ],
+    );
+    fails_cleanly(
+        &["run", "test:ball", "null", "--fps", "30/0"],
+        &["`--fps 30/0`", "denominator", "30000/1001"],
+    );
+    fails_cleanly(
+        &["run", "test:ball", "null", "--size", "1e30x5"],
+        &["`--size 1e30x5`", "WIDTHxHEIGHT", "1920x1080"],
+    );
+}
+
+#[test]
+fn input_as_a_flag_replaces_the_files_input_and_keeps_its_output() {
+    let dir = tempdir("input-flag");
+    // A 3-frame clip to read back.
+    let clip = dir.join("clip.mp4");
+    let o = run(&[
+        "run",
+        "test:smpte",
+        "-o",
+        clip.to_str().unwrap(),
+        "--size",
+        "64x48",
+        "--frames",
+        "3",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // The file's own source would give 5 frames of 96x64.
+    let out = dir.join("from-file.mp4");
+    let file = write(
+        &dir,
+        "p.toml",
+        &format!(
+            "output = \"{}\"\n[input]\nsource = \"test:ball\"\nsize = \"96x64\"\nframes = 5\n[[op]]\nname = \"gaussian\"\n",
+            out.display()
+        ),
+    );
+    let o = run(&["run", "--pipeline", &file, "-i", clip.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_frames(&out, 3, (64, 48));
+    std::fs::remove_file(&out).unwrap();
+    let o = run(&[
+        "run",
+        "--pipeline",
+        &file,
+        "--input",
+        clip.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_frames(&out, 3, (64, 48));
+
+    // Two inputs are one too many.
+    let o = run(&["run", "-i", "test:ball", "test:smpte", "null"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--input") && err.contains("cannot be used with"),
+        "{err}"
     );
 }
 

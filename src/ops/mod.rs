@@ -225,6 +225,44 @@ mod tests {
     }
 
     #[test]
+    fn a_long_operation_name_is_shortened_in_the_message() {
+        let long = "b".repeat(100_000);
+        let e = parse_op(&format!("{long}:sigma=1"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with(&format!(
+                "unknown operation `{}…` (100000 characters);",
+                "b".repeat(60)
+            )),
+            "{}",
+            e.chars().take(300).collect::<String>()
+        );
+        assert!(e.contains("gaussian"), "{e}");
+    }
+
+    #[test]
+    fn retarget_sizes_are_echoed_as_written() {
+        let e = parse_op("retarget:width=1e30").unwrap_err().to_string();
+        assert!(e.contains("`width=1e30`") && e.contains("65536"), "{e}");
+        assert!(!e.contains("18446744073709551615"), "{e}");
+        let op = parse_op("retarget:width=0.01%").unwrap();
+        let e = op.output_size(100, 50).unwrap_err().to_string();
+        assert!(e.contains("`width=0.01%`"), "{e}");
+        assert!(e.contains("0.01% of 100 is 0"), "{e}");
+        let op = parse_op("retarget:height=150").unwrap();
+        let e = op.output_size(100, 50).unwrap_err().to_string();
+        assert!(e.contains("`height=150`") && e.contains("(100)"), "{e}");
+        assert_eq!(
+            parse_op("retarget:width=200%")
+                .unwrap()
+                .output_size(100, 50)
+                .unwrap(),
+            (200, 50)
+        );
+    }
+
+    #[test]
     fn every_default_in_every_spec_is_valid() {
         for entry in REGISTRY {
             match Params::from_pairs(entry.spec, &[]) {

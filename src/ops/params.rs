@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, quoted};
 
 /// What a parameter accepts.
 #[derive(Clone, Copy, Debug)]
@@ -30,8 +30,9 @@ pub enum Kind {
         lens: &'static [usize],
         max_len: usize,
     },
-    /// A size in pixels (`640`) or percent of the input (`75%`).
-    Size,
+    /// A size in pixels (`640`, from 1 to `max_pixels`) or percent of the
+    /// input (`75%`, above 0 and at most `max_percent`).
+    Size { max_pixels: usize, max_percent: f64 },
     /// A `WIDTHxHEIGHT` size in pixels.
     Dims,
     /// A file path.
@@ -59,7 +60,12 @@ impl Kind {
                 let l: Vec<String> = lens.iter().map(|l| l.to_string()).collect();
                 format!("a list of {} numbers in brackets", l.join(" or "))
             }
-            Kind::Size => "pixels (640) or percent of the input (75%)".into(),
+            Kind::Size {
+                max_pixels,
+                max_percent,
+            } => format!(
+                "pixels from 1 to {max_pixels} (640) or percent of the input above 0 and at most {max_percent}% (75%)"
+            ),
             Kind::Dims => "WIDTHxHEIGHT in pixels, e.g. 1280x720".into(),
             Kind::Path => "a file path".into(),
             Kind::Bool => "true or false".into(),
@@ -170,6 +176,16 @@ impl OpSpec {
 pub enum SizeSpec {
     Pixels(usize),
     Percent(f64),
+}
+
+/// As the chain syntax writes it: `640` or `75%`.
+impl std::fmt::Display for SizeSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SizeSpec::Pixels(p) => write!(f, "{p}"),
+            SizeSpec::Percent(p) => write!(f, "{p}%"),
+        }
+    }
 }
 
 impl SizeSpec {
@@ -323,13 +339,36 @@ impl Params {
     }
 }
 
-fn parse_number(op: &str, key: &str, raw: &str) -> Result<f64> {
-    let v: f64 = raw
+/// The number `text` holds, finite and without a sign on zero; the error
+/// names `raw` (the whole value, of which `text` may be a part) and says
+/// what `key` takes.
+fn parse_number(op: &str, key: &str, raw: &str, text: &str, what: &str) -> Result<f64> {
+    let v: f64 = text
         .trim()
         .parse()
-        .map_err(|_| Error::bad_value(op, key, raw, "not a number"))?;
+        .map_err(|_| Error::bad_value(op, key, raw, format!("not a number; expected {what}")))?;
     if !v.is_finite() {
-        return Err(Error::bad_value(op, key, raw, "must be finite"));
+        return Err(Error::bad_value(
+            op,
+            key,
+            raw,
+            format!("not a finite number; expected {what}"),
+        ));
+    }
+    // -0 is 0: adding +0 turns -0.0 into +0.0 and leaves the rest alone.
+    Ok(v + 0.0)
+}
+
+/// A whole number of `raw`, or an error saying what `key` takes.
+fn parse_whole(op: &str, key: &str, raw: &str, what: &str) -> Result<f64> {
+    let v = parse_number(op, key, raw, raw, what)?;
+    if v.fract() != 0.0 {
+        return Err(Error::bad_value(
+            op,
+            key,
+            raw,
+            format!("not a whole number; expected {what}"),
+        ));
     }
     Ok(v)
 }
@@ -360,14 +399,11 @@ fn parse_value(op: &str, p: &ParamSpec, raw: &str) -> Result<Value> {
     let what = p.kind.describe();
     match p.kind {
         Kind::Float { min, max } => {
-            let v = parse_number(op, key, raw)?;
+            let v = parse_number(op, key, raw, raw, &what)?;
             check_range(op, key, raw, v, min, max, &what).map(Value::Num)
         }
         Kind::Int { min, max } => {
-            let v = parse_number(op, key, raw)?;
-            if v.fract() != 0.0 {
-                return Err(Error::bad_value(op, key, raw, format!("expected {what}")));
-            }
+            let v = parse_whole(op, key, raw, &what)?;
             check_range(op, key, raw, v, min as f64, max as f64, &what).map(Value::Num)
         }
         Kind::Choice(choices) => {
@@ -381,11 +417,7 @@ fn parse_value(op: &str, p: &ParamSpec, raw: &str) -> Result<Value> {
             if choices.contains(&raw) {
                 return Ok(Value::Word(raw.into()));
             }
-            let v = parse_number(op, key, raw)
-                .map_err(|_| Error::bad_value(op, key, raw, format!("expected {what}")))?;
-            if v.fract() != 0.0 {
-                return Err(Error::bad_value(op, key, raw, format!("expected {what}")));
-            }
+            let v = parse_whole(op, key, raw, &what)?;
             check_range(op, key, raw, v, min as f64, max as f64, &what).map(Value::Num)
         }
         Kind::List { lens, max_len } => {
@@ -396,7 +428,21 @@ fn parse_value(op: &str, p: &ParamSpec, raw: &str) -> Result<Value> {
             let items: Vec<f64> = inner
                 .split(',')
                 .filter(|s| !s.trim().is_empty())
-                .map(|s| parse_number(op, key, s))
+                .enumerate()
+                .map(|(i, s)| {
+                    parse_number(op, key, raw, s, &what).map_err(|_| {
+                        let item = quoted(s.trim());
+                        Error::bad_value(
+                            op,
+                            key,
+                            raw,
+                            format!(
+                                "item {} ({item}) is not a finite number; expected {what}",
+                                i + 1
+                            ),
+                        )
+                    })
+                })
                 .collect::<Result<_>>()?;
             let ok_len = if lens.is_empty() {
                 !items.is_empty() && items.len() <= max_len
@@ -413,27 +459,22 @@ fn parse_value(op: &str, p: &ParamSpec, raw: &str) -> Result<Value> {
             }
             Ok(Value::List(items))
         }
-        Kind::Size => {
+        Kind::Size {
+            max_pixels,
+            max_percent,
+        } => {
+            let out_of_range =
+                || Error::bad_value(op, key, raw, format!("out of range; expected {what}"));
             if let Some(pct) = raw.strip_suffix('%') {
-                let v = parse_number(op, key, pct)?;
-                if v <= 0.0 {
-                    return Err(Error::bad_value(
-                        op,
-                        key,
-                        raw,
-                        "a size must be greater than 0%",
-                    ));
+                let v = parse_number(op, key, raw, pct, &what)?;
+                if v <= 0.0 || v > max_percent {
+                    return Err(out_of_range());
                 }
                 Ok(Value::Size(SizeSpec::Percent(v)))
             } else {
-                let v = parse_number(op, key, raw)?;
-                if v.fract() != 0.0 || v < 1.0 {
-                    return Err(Error::bad_value(
-                        op,
-                        key,
-                        raw,
-                        format!("expected {what}, at least 1 pixel"),
-                    ));
+                let v = parse_whole(op, key, raw, &what)?;
+                if v < 1.0 || v > max_pixels as f64 {
+                    return Err(out_of_range());
                 }
                 Ok(Value::Size(SizeSpec::Pixels(v as usize)))
             }
@@ -516,10 +557,10 @@ pub fn split_op(text: &str) -> Result<(String, Vec<(String, String)>)> {
         }
         let (k, v) = piece
             .split_once('=')
-            .ok_or_else(|| bad(&format!("`{piece}` is not key=value")))?;
+            .ok_or_else(|| bad(&format!("{} is not key=value", quoted(piece))))?;
         let k = k.trim();
         if k.is_empty() {
-            return Err(bad(&format!("`{piece}` has no key")));
+            return Err(bad(&format!("{} has no key", quoted(piece))));
         }
         pairs.push((k.to_string(), v.trim().to_string()));
     }
@@ -561,7 +602,14 @@ mod tests {
                 },
                 "matrix",
             ),
-            ParamSpec::optional("width", Kind::Size, "target"),
+            ParamSpec::optional(
+                "width",
+                Kind::Size {
+                    max_pixels: 65536,
+                    max_percent: 200.0,
+                },
+                "target",
+            ),
         ],
         example: "demo:sigma=2",
     };
@@ -612,6 +660,88 @@ mod tests {
         assert!(e.contains("6 or 9"), "{e}");
         assert!(parse("demo:width=0").is_err());
         assert!(parse("demo:width=-5%").is_err());
+    }
+
+    #[test]
+    fn a_huge_size_is_echoed_as_written_with_its_range() {
+        let e = parse("demo:width=1e30").unwrap_err().to_string();
+        assert!(e.contains("`width=1e30`"), "{e}");
+        assert!(e.contains("1 to 65536") && e.contains("200%"), "{e}");
+        assert!(!e.contains("18446744073709551615"), "{e}");
+        let e = parse("demo:width=1e300%").unwrap_err().to_string();
+        assert!(e.contains("`width=1e300%`") && e.contains("200%"), "{e}");
+        let e = parse("demo:width=NaN%").unwrap_err().to_string();
+        assert!(
+            e.contains("`width=NaN%`") && e.contains("not a finite"),
+            "{e}"
+        );
+        assert_eq!(
+            parse("demo:width=200%").unwrap().size("width"),
+            Some(SizeSpec::Percent(200.0))
+        );
+        assert_eq!(
+            parse("demo:width=65536").unwrap().size("width"),
+            Some(SizeSpec::Pixels(65536))
+        );
+        assert!(parse("demo:width=65537").is_err());
+        assert!(parse("demo:width=12.5").is_err());
+    }
+
+    #[test]
+    fn nan_infinity_and_huge_numbers_give_the_range() {
+        for bad in ["NaN", "inf", "-infinity", "1e400"] {
+            let e = parse(&format!("demo:sigma={bad}")).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("`sigma={bad}`")) && e.contains("0.1 to 10"),
+                "{e}"
+            );
+        }
+        for bad in ["99999999999999999999", "-1e300", "nan", "2.5"] {
+            let e = parse(&format!("demo:t={bad}")).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("`t={bad}`")) && e.contains("0 to 255"),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn negative_zero_is_zero() {
+        let p = parse("demo:t=-0").unwrap();
+        let t = p.f64("t").unwrap();
+        assert!(t == 0.0 && t.is_sign_positive(), "{t}");
+        let p = parse("demo:m=[-0,0,0,0,-0.0,0]").unwrap();
+        assert!(p.list("m").unwrap().iter().all(|v| v.is_sign_positive()));
+    }
+
+    #[test]
+    fn a_bad_list_item_is_named_with_the_whole_list() {
+        let e = parse("demo:m=[1,x,0,0,1,0]").unwrap_err().to_string();
+        assert!(e.contains("`m=[1,x,0,0,1,0]`"), "{e}");
+        assert!(e.contains("item 2 (`x`)") && e.contains("6 or 9"), "{e}");
+        let e = parse("demo:m=[1,0,0,0,1,nan]").unwrap_err().to_string();
+        assert!(e.contains("item 6 (`nan`)"), "{e}");
+    }
+
+    #[test]
+    fn a_long_value_is_shortened_in_the_message() {
+        let long = "9".repeat(100_000);
+        for text in [
+            format!("demo:sigma={long}"),
+            format!("demo:t={long}x"),
+            format!("demo:m=[{long}]"),
+            format!("demo:{long}=1"),
+            format!("demo:{long}"),
+        ] {
+            let e = split_op(&text)
+                .and_then(|(_, pairs)| Params::from_pairs(&SPEC, &pairs))
+                .unwrap_err()
+                .to_string();
+            let start: String = e.chars().take(400).collect();
+            assert!(e.len() < 400, "{} bytes: {start}", e.len());
+            assert!(e.contains(" characters)"), "{e}");
+            assert!(e.contains(&"9".repeat(60)), "{e}");
+        }
     }
 
     #[test]

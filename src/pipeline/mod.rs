@@ -1,34 +1,46 @@
 //! Pipeline files: a run written down in TOML (input, output, device, the
-//! settings of test sources, and the operations in order), for
+//! encoder, the settings of test sources, and the operations in order), for
 //! `seamstream run --pipeline FILE.toml`.
 //!
 //! ```toml
 //! output = "out.mp4"
-//! device = "auto"
+//! device = "auto"           # auto, cpu, cuda or cuda:N
+//! codec = "h264"            # the video encoder, as ffmpeg's -c:v
+//! crf = 23                  # constant quality (lower is better), or:
+//! bitrate = 4000            # kbit/s
+//! preset = "veryfast"       # the encoder's speed preset
+//! audio = false             # drop the audio (default: keep it)
 //!
 //! [input]
 //! source = "camera:/dev/video0"
 //! fallback = "test:ball"    # when that camera does not exist
-//! size = "640x480"          # test sources only
+//! size = "640x480"          # test sources only, as --size
+//! fps = 29.97               # test sources only, as --fps: 30, 29.97 or "30000/1001"
+//! frames = 300              # test sources only; 0 = until stopped
+//! live = true               # test sources only: real time
 //!
 //! [[op]]
 //! name = "gaussian"
 //! sigma = 2
 //! ```
 //!
-//! Each `[[op]]` table is written out in the chain syntax
+//! Every key is optional, but a file must hold something: an empty one is
+//! an error. Each `[[op]]` table is written out in the chain syntax
 //! (`gaussian:sigma=2`) and parsed by [`ops::parse_op`], so a file is checked
 //! by the same code, with the same messages, as `--op`. Every error names the
-//! file and the line it is about. The file's settings are plain values here;
-//! the command line decides which of them a run uses.
+//! file and the line it is about, and shows the value as written (long ones
+//! shortened, see [`quoted`]). The file's settings are plain values here:
+//! the encoder keys are checked for their type only, and the command line
+//! and the run decide which settings a run uses and whether their values
+//! work.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
 use toml::Spanned;
+use toml::de::{DeArray, DeTable, DeValue};
 
-use crate::error::Error;
+use crate::args;
+use crate::error::{Error, quoted, quoted_after};
 use crate::gst::{Input, Output};
 use crate::ops::{self, Chain};
 
@@ -78,42 +90,43 @@ pub struct PipelineFile {
     pub output: Option<Located<String>>,
     /// `auto`, `cpu`, `cuda` or `cuda:N`.
     pub device: Option<String>,
-    /// Size, rate, length (0 = until stopped) and liveness of test sources.
+    /// Size, rate (numerator, denominator), length (0 = until stopped) and
+    /// liveness of test sources.
     pub size: Option<(usize, usize)>,
-    pub fps: Option<i32>,
+    pub fps: Option<(i32, i32)>,
     pub frames: Option<u64>,
     pub live: Option<bool>,
+    /// The video encoder's name; its value is the run's to check.
+    pub codec: Option<String>,
+    /// The encoder's constant-quality level; its value is the run's to check.
+    pub crf: Option<u32>,
+    /// The encoder's bit rate in kbit/s; its value is the run's to check.
+    pub bitrate: Option<u32>,
+    /// The encoder's speed preset; its value is the run's to check.
+    pub preset: Option<String>,
+    /// `false`: drop the input's audio.
+    pub audio: Option<bool>,
     pub ops: Vec<OpLine>,
     /// The ops, built.
     pub chain: Chain,
 }
 
-type OpTable = BTreeMap<Spanned<String>, Spanned<toml::Value>>;
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Doc {
-    output: Option<Spanned<String>>,
-    device: Option<Spanned<String>>,
-    input: Option<InputDoc>,
-    #[serde(default)]
-    op: Vec<Spanned<OpTable>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct InputDoc {
-    source: Option<Spanned<String>>,
-    fallback: Option<Spanned<String>>,
-    size: Option<Spanned<String>>,
-    fps: Option<Spanned<i64>>,
-    frames: Option<Spanned<i64>>,
-    live: Option<bool>,
-}
-
 /// Keys that belong at the top of the file; TOML puts a key written after an
 /// `[[op]]` header into that op, which is an easy slip.
-const TOP_LEVEL_KEYS: &[&str] = &["output", "device", "input", "source", "fallback"];
+const TOP_LEVEL_KEYS: &[&str] = &[
+    "output", "device", "codec", "crf", "bitrate", "preset", "audio", "input", "source", "fallback",
+];
+
+/// The keys of the file's top level, in the order the docs give them.
+const FILE_KEYS: &[&str] = &[
+    "output", "device", "codec", "crf", "bitrate", "preset", "audio", "input", "op",
+];
+
+/// The keys of `[input]`.
+const INPUT_KEYS: &[&str] = &["source", "fallback", "size", "fps", "frames", "live"];
+
+/// What an empty file is told.
+const EMPTY_FILE: &str = "the pipeline file is empty; it needs at least one operation (an [[op]] table with name = \"gaussian\" and the operation's keys) or a setting such as output = \"out.mp4\" or [input] source = \"test:ball\"; the files in pipelines/ are examples";
 
 /// The 1-based line of byte `offset` in `text`.
 fn line_of(text: &str, offset: usize) -> usize {
@@ -122,6 +135,119 @@ fn line_of(text: &str, offset: usize) -> usize {
         .filter(|&&b| b == b'\n')
         .count()
         + 1
+}
+
+/// An error, with the byte offset in the file's text that it is about.
+type Mistake = (usize, String);
+
+/// `key = value` as the file writes it, in backticks, the value shortened.
+fn written(text: &str, key: &str, value: &Spanned<DeValue>) -> String {
+    let span = value.span();
+    let value_text = text.get(span.start..span.end).unwrap_or("");
+    quoted_after(&format!("{key} = "), value_text)
+}
+
+/// The value of `key` as a string, or an error saying to quote it.
+fn expect_str<'a>(
+    text: &str,
+    key: &str,
+    value: &'a Spanned<DeValue>,
+    example: &str,
+) -> Result<&'a str, Mistake> {
+    match value.get_ref() {
+        DeValue::String(s) => Ok(s),
+        _ => Err((
+            value.span().start,
+            format!(
+                "{}: expected a string in quotes, e.g. {key} = \"{example}\"",
+                written(text, key, value)
+            ),
+        )),
+    }
+}
+
+fn expect_bool(text: &str, key: &str, value: &Spanned<DeValue>) -> Result<bool, Mistake> {
+    match value.get_ref() {
+        DeValue::Boolean(b) => Ok(*b),
+        _ => Err((
+            value.span().start,
+            format!(
+                "{}: expected true or false (no quotes)",
+                written(text, key, value)
+            ),
+        )),
+    }
+}
+
+/// A TOML integer's value; `None` when it does not fit in an i64.
+fn integer(value: &DeValue) -> Option<Option<i64>> {
+    match value {
+        DeValue::Integer(i) => Some(i64::from_str_radix(i.as_str(), i.radix()).ok()),
+        _ => None,
+    }
+}
+
+/// The value of `key` as a whole number from 0 up, `what` saying what it
+/// counts.
+fn expect_u32(text: &str, key: &str, value: &Spanned<DeValue>, what: &str) -> Result<u32, Mistake> {
+    integer(value.get_ref())
+        .flatten()
+        .and_then(|n| u32::try_from(n).ok())
+        .ok_or_else(|| {
+            (
+                value.span().start,
+                format!(
+                    "{}: expected {what}, a whole number from 0 to {} without quotes",
+                    written(text, key, value),
+                    u32::MAX
+                ),
+            )
+        })
+}
+
+/// An unknown key, with the valid ones.
+fn unknown_key(key: &Spanned<std::borrow::Cow<str>>, table: &str, valid: &[&str]) -> Mistake {
+    (
+        key.span().start,
+        format!(
+            "unknown key {}{table}; valid keys are: {}",
+            quoted(key.get_ref()),
+            valid.join(", ")
+        ),
+    )
+}
+
+/// A table's entries in the file's order (the parser keeps them sorted by
+/// name), so the first mistake reported is the first one written.
+fn in_file_order<'a, 'i>(
+    table: &'a DeTable<'i>,
+) -> Vec<(
+    &'a Spanned<std::borrow::Cow<'i, str>>,
+    &'a Spanned<DeValue<'i>>,
+)> {
+    let mut entries: Vec<_> = table.iter().collect();
+    entries.sort_by_key(|(k, _)| k.span().start);
+    entries
+}
+
+/// What the file says, checked, before it becomes a [`PipelineFile`].
+#[derive(Default)]
+struct Settings {
+    source: Option<Located<String>>,
+    fallback: Option<Located<String>>,
+    output: Option<Located<String>>,
+    device: Option<String>,
+    size: Option<(usize, usize)>,
+    fps: Option<(i32, i32)>,
+    frames: Option<u64>,
+    live: Option<bool>,
+    codec: Option<String>,
+    crf: Option<u32>,
+    bitrate: Option<u32>,
+    preset: Option<String>,
+    audio: Option<bool>,
+    ops: Vec<OpLine>,
+    built: Vec<ops::OpBox>,
 }
 
 impl PipelineFile {
@@ -136,106 +262,48 @@ impl PipelineFile {
 
     /// Checks `text`, the contents of the file at `path` (named in errors).
     pub fn parse(path: &Path, text: &str) -> Result<Self, FileError> {
-        let at = |offset: usize, message: String| FileError::At {
-            path: path.into(),
-            line: line_of(text, offset),
-            message,
-        };
-        let doc: Doc = toml::from_str(text).map_err(|e| {
-            // serde says "field"; the file's author wrote a key.
-            let message = e.message().trim().replace("unknown field", "unknown key");
+        let doc = DeTable::parse(text).map_err(|e| {
+            let message = e.message().trim().to_string();
             match e.span() {
-                Some(span) => at(span.start, message),
+                Some(span) => FileError::At {
+                    path: path.into(),
+                    line: line_of(text, span.start),
+                    message,
+                },
                 None => FileError::Invalid {
                     path: path.into(),
                     message,
                 },
             }
         })?;
-        let located = |s: Option<Spanned<String>>| {
-            s.map(|s| Located {
-                line: line_of(text, s.span().start),
-                value: s.into_inner(),
-            })
-        };
-
-        let device = match doc.device {
-            Some(d) if !valid_device(d.get_ref()) => {
-                return Err(at(
-                    d.span().start,
-                    format!(
-                        "`device = \"{}\"`: expected auto, cpu, cuda or cuda:N (N a GPU index)",
-                        d.get_ref()
-                    ),
-                ));
-            }
-            d => d.map(Spanned::into_inner),
-        };
-        let input = doc.input.unwrap_or(InputDoc {
-            source: None,
-            fallback: None,
-            size: None,
-            fps: None,
-            frames: None,
-            live: None,
-        });
-        let size = match input.size {
-            Some(s) => Some(parse_size(s.get_ref()).ok_or_else(|| {
-                at(
-                    s.span().start,
-                    format!(
-                        "`size = \"{}\"`: expected \"WIDTHxHEIGHT\" in pixels, each from 1 to 16384, e.g. \"1280x720\"",
-                        s.get_ref()
-                    ),
-                )
-            })?),
-            None => None,
-        };
-        let fps = match input.fps {
-            Some(f) if !(1..=1000).contains(f.get_ref()) => {
-                return Err(at(
-                    f.span().start,
-                    format!(
-                        "`fps = {}`: expected a frame rate from 1 to 1000",
-                        f.get_ref()
-                    ),
-                ));
-            }
-            f => f.map(|f| *f.get_ref() as i32),
-        };
-        let frames = match input.frames {
-            Some(n) if *n.get_ref() < 0 => {
-                return Err(at(
-                    n.span().start,
-                    format!(
-                        "`frames = {}`: expected a count of frames, or 0 for until stopped",
-                        n.get_ref()
-                    ),
-                ));
-            }
-            n => n.map(|n| *n.get_ref() as u64),
-        };
-
-        let mut ops = Vec::new();
-        let mut built = Vec::new();
-        for table in &doc.op {
-            let (op, op_box) =
-                build_op(table, text).map_err(|(offset, message)| at(offset, message))?;
-            ops.push(op);
-            built.push(op_box);
+        if doc.get_ref().is_empty() {
+            return Err(FileError::Invalid {
+                path: path.into(),
+                message: EMPTY_FILE.into(),
+            });
         }
+        let s = read_settings(doc.get_ref(), text).map_err(|(offset, message)| FileError::At {
+            path: path.into(),
+            line: line_of(text, offset),
+            message,
+        })?;
         Ok(Self {
             path: path.into(),
-            source: located(input.source),
-            fallback: located(input.fallback),
-            output: located(doc.output),
-            device,
-            size,
-            fps,
-            frames,
-            live: input.live,
-            ops,
-            chain: Chain::new(built),
+            source: s.source,
+            fallback: s.fallback,
+            output: s.output,
+            device: s.device,
+            size: s.size,
+            fps: s.fps,
+            frames: s.frames,
+            live: s.live,
+            codec: s.codec,
+            crf: s.crf,
+            bitrate: s.bitrate,
+            preset: s.preset,
+            audio: s.audio,
+            ops: s.ops,
+            chain: Chain::new(s.built),
         })
     }
 
@@ -279,17 +347,185 @@ impl PipelineFile {
     }
 }
 
+/// Reads the top level of the file; an error comes with the byte offset it
+/// is about.
+fn read_settings(doc: &DeTable, text: &str) -> Result<Settings, Mistake> {
+    let mut s = Settings::default();
+    let located = |value: &Spanned<DeValue>, v: &str| Located {
+        value: v.to_string(),
+        line: line_of(text, value.span().start),
+    };
+    for (key, value) in in_file_order(doc) {
+        let k: &str = key.get_ref();
+        match k {
+            "output" => {
+                let v = expect_str(text, k, value, "out.mp4")?;
+                s.output = Some(located(value, v));
+            }
+            "device" => {
+                let v = expect_str(text, k, value, "auto")?;
+                if !valid_device(v) {
+                    return Err((
+                        value.span().start,
+                        format!(
+                            "{}: expected auto, cpu, cuda or cuda:N (N a GPU index)",
+                            written(text, k, value)
+                        ),
+                    ));
+                }
+                s.device = Some(v.to_string());
+            }
+            "codec" => s.codec = Some(expect_str(text, k, value, "h264")?.to_string()),
+            "preset" => s.preset = Some(expect_str(text, k, value, "veryfast")?.to_string()),
+            "crf" => s.crf = Some(expect_u32(text, k, value, "a quality level")?),
+            "bitrate" => s.bitrate = Some(expect_u32(text, k, value, "kbit/s")?),
+            "audio" => s.audio = Some(expect_bool(text, k, value)?),
+            "input" => match value.get_ref() {
+                DeValue::Table(input) => read_input(input, text, &mut s)?,
+                _ => {
+                    return Err((
+                        value.span().start,
+                        format!(
+                            "{}: the input is a table: write [input] on a line of its own and its keys (source = \"test:ball\", ...) below it",
+                            written(text, k, value)
+                        ),
+                    ));
+                }
+            },
+            "op" => {
+                for table in op_tables(text, k, value)? {
+                    let (line, op) = build_op(table, text)?;
+                    s.ops.push(line);
+                    s.built.push(op);
+                }
+            }
+            _ => return Err(unknown_key(key, "", FILE_KEYS)),
+        }
+    }
+    Ok(s)
+}
+
+/// The tables of `op`, or an error saying how operations are written.
+fn op_tables<'a, 'i>(
+    text: &str,
+    key: &str,
+    value: &'a Spanned<DeValue<'i>>,
+) -> Result<Vec<(&'a DeTable<'i>, usize)>, Mistake> {
+    let how = "operations are [[op]] tables: write [[op]] on a line of its own, then name = \"gaussian\" and the operation's keys below it";
+    let DeValue::Array(items) = value.get_ref() else {
+        return Err((
+            value.span().start,
+            format!("{}: {how}", written(text, key, value)),
+        ));
+    };
+    table_items(items).map_err(|item| {
+        (
+            item.span().start,
+            format!("{}: {how}", written(text, key, item)),
+        )
+    })
+}
+
+fn table_items<'a, 'i>(
+    items: &'a DeArray<'i>,
+) -> Result<Vec<(&'a DeTable<'i>, usize)>, &'a Spanned<DeValue<'i>>> {
+    items
+        .iter()
+        .map(|item| match item.get_ref() {
+            DeValue::Table(t) => Ok((t, item.span().start)),
+            _ => Err(item),
+        })
+        .collect()
+}
+
+/// Reads `[input]` into `s`.
+fn read_input(input: &DeTable, text: &str, s: &mut Settings) -> Result<(), Mistake> {
+    let located = |value: &Spanned<DeValue>, v: &str| Located {
+        value: v.to_string(),
+        line: line_of(text, value.span().start),
+    };
+    for (key, value) in in_file_order(input) {
+        let k: &str = key.get_ref();
+        let at = value.span().start;
+        match k {
+            "source" => s.source = Some(located(value, expect_str(text, k, value, "test:ball")?)),
+            "fallback" => {
+                s.fallback = Some(located(value, expect_str(text, k, value, "test:ball")?));
+            }
+            "size" => {
+                let v = expect_str(text, k, value, "1280x720")?;
+                s.size = Some(args::parse_size(v).map_err(|_| {
+                    (
+                        at,
+                        format!(
+                            "{}: expected \"WIDTHxHEIGHT\" in pixels, each from 1 to {}, e.g. \"1280x720\"",
+                            written(text, k, value),
+                            args::MAX_SIZE_SIDE
+                        ),
+                    )
+                })?);
+            }
+            "fps" => {
+                // The rate as the command line would take it.
+                let rate_text = match value.get_ref() {
+                    DeValue::String(v) => Some(v.to_string()),
+                    DeValue::Integer(_) => {
+                        integer(value.get_ref()).flatten().map(|n| n.to_string())
+                    }
+                    DeValue::Float(f) => Some(f.as_str().to_string()),
+                    _ => None,
+                };
+                let rate = match rate_text.as_deref().map(args::parse_fps) {
+                    Some(Ok(rate)) => rate,
+                    Some(Err(Error::BadArgument { reason, .. })) => {
+                        return Err((
+                            at,
+                            format!(
+                                "{}: {reason} (here a fraction goes in quotes: fps = \"30000/1001\")",
+                                written(text, k, value)
+                            ),
+                        ));
+                    }
+                    _ => {
+                        return Err((
+                            at,
+                            format!(
+                                "{}: expected a frame rate from 1 to {}: a number (fps = 30, fps = 29.97) or a fraction in quotes (fps = \"30000/1001\")",
+                                written(text, k, value),
+                                args::MAX_FPS
+                            ),
+                        ));
+                    }
+                };
+                s.fps = Some(rate);
+            }
+            "frames" => {
+                let n = integer(value.get_ref())
+                    .flatten()
+                    .and_then(|n| u64::try_from(n).ok())
+                    .ok_or_else(|| {
+                        (
+                            at,
+                            format!(
+                                "{}: expected a count of frames, or 0 for until stopped",
+                                written(text, k, value)
+                            ),
+                        )
+                    })?;
+                s.frames = Some(n);
+            }
+            "live" => s.live = Some(expect_bool(text, k, value)?),
+            _ => return Err(unknown_key(key, " in [input]", INPUT_KEYS)),
+        }
+    }
+    Ok(())
+}
+
 fn valid_device(text: &str) -> bool {
     matches!(text, "auto" | "cpu" | "cuda")
         || text
             .strip_prefix("cuda:")
             .is_some_and(|n| n.parse::<usize>().is_ok())
-}
-
-fn parse_size(text: &str) -> Option<(usize, usize)> {
-    let (w, h) = text.split_once(['x', 'X'])?;
-    let (w, h): (usize, usize) = (w.trim().parse().ok()?, h.trim().parse().ok()?);
-    ((1..=16384).contains(&w) && (1..=16384).contains(&h)).then_some((w, h))
 }
 
 /// Characters that the chain syntax gives a meaning to, so that a name,
@@ -298,56 +534,59 @@ fn has_syntax(text: &str) -> bool {
     text.contains([':', ',', '=', '[', ']'])
 }
 
-/// Turns one `[[op]]` table into chain syntax and builds it with the `--op`
-/// parser; an error comes with the byte offset it is about.
-fn build_op(table: &Spanned<OpTable>, text: &str) -> Result<(OpLine, ops::OpBox), (usize, String)> {
-    let entries = table.get_ref();
+/// Turns one `[[op]]` table (and the offset of its header) into chain
+/// syntax and builds it with the `--op` parser; an error comes with the
+/// byte offset it is about.
+fn build_op(
+    (entries, table_at): (&DeTable, usize),
+    text: &str,
+) -> Result<(OpLine, ops::OpBox), Mistake> {
     let Some((name_key, name)) = entries.get_key_value("name") else {
         return Err((
-            table.span().start,
+            table_at,
             "this [[op]] has no `name`; write e.g. name = \"gaussian\" (`seamstream ops` lists the operations)"
                 .into(),
         ));
     };
     let name_at = name_key.span().start;
-    let toml::Value::String(name) = name.get_ref() else {
+    let DeValue::String(name_text) = name.get_ref() else {
         return Err((
             name_at,
             format!(
-                "`name = {}`: the operation's name is a string, e.g. name = \"gaussian\"",
-                name.get_ref()
+                "{}: the operation's name is a string, e.g. name = \"gaussian\"",
+                written(text, "name", name)
             ),
         ));
     };
     // The same lookup `--op` does, before the name goes into the text.
-    let entry = ops::lookup(name.trim()).map_err(|e| (name_at, e.to_string()))?;
-    let mut params: Vec<(&Spanned<String>, &Spanned<toml::Value>)> = entries
-        .iter()
+    let entry = ops::lookup(name_text.trim()).map_err(|e| (name_at, e.to_string()))?;
+    let params: Vec<_> = in_file_order(entries)
+        .into_iter()
         .filter(|(k, _)| k.get_ref() != "name")
         .collect();
-    // In the file's order, so the text reads as the file does.
-    params.sort_by_key(|(k, _)| k.span().start);
     let mut pieces = vec![entry.spec.name.to_string()];
     for (key, value) in &params {
         let key_at = key.span().start;
-        if has_syntax(key.get_ref()) {
+        let key_text: &str = key.get_ref();
+        if has_syntax(key_text) {
             // No parameter has such a name; the spec says which ones there are.
-            let e = ops::Params::from_pairs(entry.spec, &[(key.get_ref().clone(), String::new())])
+            let e = ops::Params::from_pairs(entry.spec, &[(key_text.to_string(), String::new())])
                 .err()
                 .map_or_else(
-                    || format!("`{}` is not a parameter name", key.get_ref()),
+                    || format!("{} is not a parameter name", quoted(key_text)),
                     |e| e.to_string(),
                 );
             return Err((key_at, e));
         }
         let raw = value_text(value.get_ref()).map_err(|reason| {
+            let span = value.span();
+            let as_written = text.get(span.start..span.end).unwrap_or("");
             (
                 key_at,
-                Error::bad_value(entry.spec.name, key.get_ref(), value.get_ref(), reason)
-                    .to_string(),
+                Error::bad_value(entry.spec.name, key_text, as_written, reason).to_string(),
             )
         })?;
-        pieces.push(format!("{}={raw}", key.get_ref()));
+        pieces.push(format!("{key_text}={raw}"));
     }
     let chain_text = match pieces.split_first() {
         Some((name, rest)) if !rest.is_empty() => format!("{name}:{}", rest.join(",")),
@@ -386,33 +625,40 @@ fn build_op(table: &Spanned<OpTable>, text: &str) -> Result<(OpLine, ops::OpBox)
 /// A TOML value as the chain syntax writes it: numbers and booleans as
 /// themselves, strings as they are, arrays (nested ones flattened, row-major)
 /// as `[a,b,...]`.
-fn value_text(value: &toml::Value) -> Result<String, String> {
+fn value_text(value: &DeValue) -> Result<String, String> {
     match value {
-        toml::Value::String(s) if has_syntax(s) => Err(
+        DeValue::String(s) if has_syntax(s) => Err(
             "a text value cannot hold `:`, `,`, `=`, `[` or `]` (write a list as a TOML array, e.g. [1, 2, 3])"
                 .into(),
         ),
-        toml::Value::String(s) => Ok(s.clone()),
-        toml::Value::Integer(i) => Ok(i.to_string()),
+        DeValue::String(s) => Ok(s.to_string()),
+        DeValue::Integer(_) => match integer(value).flatten() {
+            Some(i) => Ok(i.to_string()),
+            None => Err("too large for a 64-bit integer".into()),
+        },
         // Display writes the shortest text that reads back as the same f64.
-        toml::Value::Float(f) => Ok(f.to_string()),
-        toml::Value::Boolean(b) => Ok(b.to_string()),
-        toml::Value::Array(items) => {
+        DeValue::Float(f) => f
+            .as_str()
+            .parse::<f64>()
+            .map(|v| v.to_string())
+            .map_err(|_| "not a number".into()),
+        DeValue::Boolean(b) => Ok(b.to_string()),
+        DeValue::Array(items) => {
             let mut out = Vec::new();
             flatten(items, &mut out)?;
             Ok(format!("[{}]", out.join(",")))
         }
-        toml::Value::Datetime(_) => Err("a date is not an operation parameter".into()),
-        toml::Value::Table(_) => {
+        DeValue::Datetime(_) => Err("a date is not an operation parameter".into()),
+        DeValue::Table(_) => {
             Err("a table is not an operation parameter; write key = value in the [[op]]".into())
         }
     }
 }
 
-fn flatten(items: &[toml::Value], out: &mut Vec<String>) -> Result<(), String> {
-    for item in items {
-        match item {
-            toml::Value::Array(inner) => flatten(inner, out)?,
+fn flatten(items: &DeArray, out: &mut Vec<String>) -> Result<(), String> {
+    for item in items.iter() {
+        match item.get_ref() {
+            DeValue::Array(inner) => flatten(inner, out)?,
             other => out.push(value_text(other)?),
         }
     }
@@ -483,7 +729,9 @@ name = "equalize"
     #[test]
     fn floats_keep_their_value_in_text() {
         for v in [0.1, 1e-7, 2.5e10, -0.333333333333, 7.0] {
-            let text = value_text(&toml::Value::Float(v)).unwrap();
+            let toml = format!("a = {v:?}");
+            let doc = DeTable::parse(&toml).unwrap();
+            let text = value_text(doc.get_ref()["a"].get_ref()).unwrap();
             assert_eq!(text.parse::<f64>().unwrap(), v, "{text}");
         }
     }
@@ -562,8 +810,8 @@ name = "equalize"
             "{e}"
         );
         assert!(e.contains("above the first [[op]]"), "{e}");
-        let e = err("[input]\nfps = \"30\"\n");
-        assert!(e.starts_with("pipelines/x.toml:2:"), "{e}");
+        let e = err("[input]\nfps = true\n");
+        assert!(e.starts_with("pipelines/x.toml:2: `fps = true`"), "{e}");
         let e = err("output = \"x.mp4\"\n[[op]\nname = \"gaussian\"\n");
         assert!(e.starts_with("pipelines/x.toml:2:"), "{e}");
     }
@@ -592,7 +840,7 @@ live = true
         assert_eq!(f.device.as_deref(), Some("cuda:1"));
         assert_eq!(
             (f.size, f.fps, f.frames, f.live),
-            (Some((320, 240)), Some(25), Some(0), Some(true))
+            (Some((320, 240)), Some((25, 1)), Some(0), Some(true))
         );
         assert!(f.chain.is_empty());
         assert!(matches!(f.input().unwrap(), Some(Input::Camera { .. })));
@@ -615,6 +863,162 @@ live = true
         let f = parse("\n\noutput = \"x.avi\"\n").unwrap();
         let e = f.output().unwrap_err().to_string();
         assert!(e.starts_with("pipelines/x.toml:3: output:"), "{e}");
+    }
+
+    #[test]
+    fn fps_is_a_number_or_a_fraction_in_a_string() {
+        for (written, rate) in [
+            ("30", (30, 1)),
+            ("29.97", (30000, 1001)),
+            ("23.976", (24000, 1001)),
+            ("12.5", (25, 2)),
+            ("30.0", (30, 1)),
+            ("\"30000/1001\"", (30000, 1001)),
+            ("\"25/1\"", (25, 1)),
+            ("\"59.94\"", (60000, 1001)),
+        ] {
+            let f = parse(&format!("[input]\nfps = {written}\n")).unwrap();
+            assert_eq!(f.fps, Some(rate), "fps = {written}");
+        }
+        for (written, why) in [
+            ("0", "out of range"),
+            ("1001", "out of range"),
+            ("-30", "out of range"),
+            ("-0.5", "out of range"),
+            ("nan", "30000/1001"),
+            ("\"30/0\"", "denominator"),
+            ("\"abc\"", "not a frame rate"),
+            ("true", "a fraction in quotes"),
+            ("[30, 1]", "a fraction in quotes"),
+            ("99999999999999999999", "a fraction in quotes"),
+        ] {
+            let e = err(&format!("\n[input]\nfps = {written}\n"));
+            assert!(
+                e.starts_with(&format!("pipelines/x.toml:3: `fps = {written}`: ")),
+                "{e}"
+            );
+            assert!(e.contains(why), "fps = {written}: {e}");
+        }
+    }
+
+    #[test]
+    fn an_empty_file_is_an_error_that_says_what_a_file_needs() {
+        for text in ["", "\n  \n\t\n", "# only a comment\n   # and another\n"] {
+            let e = err(text);
+            assert!(
+                e.starts_with("pipelines/x.toml: the pipeline file is empty;"),
+                "{text:?}: {e}"
+            );
+            assert!(e.contains("[[op]]") && e.contains("pipelines/"), "{e}");
+        }
+        // Something in it is enough.
+        assert!(parse("device = \"cpu\"\n").is_ok());
+    }
+
+    #[test]
+    fn encoder_and_audio_keys_are_read_and_type_checked() {
+        let f =
+            parse("codec = \"h264\"\ncrf = 23\nbitrate = 4000\npreset = \"slow\"\naudio = false\n")
+                .unwrap();
+        assert_eq!(f.codec.as_deref(), Some("h264"));
+        assert_eq!((f.crf, f.bitrate), (Some(23), Some(4000)));
+        assert_eq!(f.preset.as_deref(), Some("slow"));
+        assert_eq!(f.audio, Some(false));
+        let f = parse("output = \"o.mp4\"\n").unwrap();
+        assert_eq!(
+            (f.codec, f.crf, f.bitrate, f.preset, f.audio),
+            (None, None, None, None, None)
+        );
+        for (line, expect) in [
+            ("crf = \"23\"", "expected a quality level, a whole number"),
+            ("crf = -1", "expected a quality level"),
+            ("crf = 4294967296", "from 0 to 4294967295"),
+            ("bitrate = 1.5", "expected kbit/s"),
+            ("audio = \"no\"", "expected true or false"),
+            (
+                "codec = 264",
+                "expected a string in quotes, e.g. codec = \"h264\"",
+            ),
+            ("preset = false", "expected a string in quotes"),
+        ] {
+            let e = err(&format!("output = \"null\"\n{line}\n"));
+            assert!(
+                e.starts_with(&format!("pipelines/x.toml:2: `{line}`: ")),
+                "{line}: {e}"
+            );
+            assert!(e.contains(expect), "{line}: {e}");
+        }
+        // Written under an [[op]], TOML gives it to the op.
+        let e = err("[[op]]\nname = \"gaussian\"\ncrf = 20\n");
+        assert!(
+            e.starts_with("pipelines/x.toml:3: gaussian: unknown parameter `crf`"),
+            "{e}"
+        );
+        assert!(e.contains("above the first [[op]]"), "{e}");
+    }
+
+    #[test]
+    fn misplaced_tables_and_lists_say_how_to_write_them() {
+        let e = err("input = \"test:ball\"\n");
+        assert!(
+            e.starts_with("pipelines/x.toml:1: `input = \"test:ball\"`: the input is a table"),
+            "{e}"
+        );
+        let e = err("op = \"gaussian\"\n");
+        assert!(
+            e.starts_with("pipelines/x.toml:1: `op = \"gaussian\"`"),
+            "{e}"
+        );
+        assert!(e.contains("[[op]] tables"), "{e}");
+        let e = err("op = [1]\n");
+        assert!(e.starts_with("pipelines/x.toml:1: `op = 1`"), "{e}");
+        // An inline array of tables is the same as [[op]] headers.
+        let f = parse("op = [{ name = \"gaussian\", sigma = 2 }]\n").unwrap();
+        assert_eq!(f.ops[0].text, "gaussian:sigma=2");
+    }
+
+    #[test]
+    fn long_values_are_shortened_in_messages() {
+        let long = "q".repeat(100_000);
+        // As written: a string's count includes its quotes.
+        let shown = format!("{}…` (1000", "q".repeat(59));
+        for (text, line) in [
+            (format!("\"{long}\" = 1\n"), 1),
+            (format!("device = \"{long}\"\n"), 1),
+            (format!("[input]\nsize = \"{long}\"\n"), 2),
+            (format!("[input]\nfps = \"{long}\"\n"), 2),
+            (format!("[input]\n\"{long}\" = 1\n"), 2),
+            (format!("[[op]]\nname = \"{long}\"\n"), 2),
+            (
+                format!("[[op]]\nname = \"gaussian\"\nsigma = \"{long}\"\n"),
+                3,
+            ),
+            (format!("[[op]]\nname = \"gaussian\"\n{long} = 1\n"), 3),
+            (
+                format!("[[op]]\nname = \"warp\"\naffine = [1, \"{long}\"]\n"),
+                3,
+            ),
+        ] {
+            let e = err(&text);
+            let start: String = e.chars().take(300).collect();
+            assert!(e.len() < 600, "{} bytes: {start}", e.len());
+            assert!(
+                e.starts_with(&format!("pipelines/x.toml:{line}: ")),
+                "{start}"
+            );
+            assert!(e.contains(&shown), "{start}");
+        }
+        // A number too long for any integer type.
+        let nines = "9".repeat(100_000);
+        let e = err(&format!("[[op]]\nname = \"warp\"\naffine = [1, {nines}]\n"));
+        assert!(
+            e.starts_with(&format!(
+                "pipelines/x.toml:3: warp: `affine=[1, {}…` (100005 characters): too large",
+                "9".repeat(56)
+            )),
+            "{}",
+            e.chars().take(300).collect::<String>()
+        );
     }
 
     #[test]

@@ -116,18 +116,25 @@ pub(crate) fn check_target(side: &str, target: usize, input: usize) -> Result<()
     Ok(())
 }
 
+/// A target side as the user may write it: at most twice the largest side
+/// a frame may have ([`crate::io::MAX_SIDE`]), or 200% (the 2× limit below).
+const TARGET_SIDE: Kind = Kind::Size {
+    max_pixels: 2 * crate::io::MAX_SIDE as usize,
+    max_percent: 200.0,
+};
+
 pub static SPEC: OpSpec = OpSpec {
     name: "retarget",
     summary: "content-aware resize by seam carving (changes the frame size)",
     params: &[
         ParamSpec::optional(
             "width",
-            Kind::Size,
+            TARGET_SIDE,
             "target width, 1 to 2× the input (default: unchanged)",
         ),
         ParamSpec::optional(
             "height",
-            Kind::Size,
+            TARGET_SIDE,
             "target height, 1 to 2× the input (default: unchanged)",
         ),
         ParamSpec::new(
@@ -278,18 +285,41 @@ impl Retarget {
 }
 
 /// The target size for a w×h input (unchanged where a side is not given),
-/// or an error naming the side out of range.
+/// or an error naming the side out of range as the user wrote it.
 pub(crate) fn target_size(
     width: Option<SizeSpec>,
     height: Option<SizeSpec>,
     w: usize,
     h: usize,
 ) -> Result<(usize, usize)> {
-    let tw = width.map_or(w, |s| s.resolve(w));
-    let th = height.map_or(h, |s| s.resolve(h));
-    check_target("width", tw, w)?;
-    check_target("height", th, h)?;
-    Ok((tw, th))
+    Ok((
+        target_side("width", width, w)?,
+        target_side("height", height, h)?,
+    ))
+}
+
+fn target_side(side: &str, spec: Option<SizeSpec>, input: usize) -> Result<usize> {
+    let Some(spec) = spec else {
+        check_target(side, input, input)?;
+        return Ok(input);
+    };
+    let target = spec.resolve(input);
+    if target == 0 || target > 2 * input {
+        let of = match spec {
+            SizeSpec::Percent(_) => format!("; {spec} of {input} is {target}"),
+            SizeSpec::Pixels(_) => String::new(),
+        };
+        return Err(Error::bad_value(
+            "retarget",
+            side,
+            spec,
+            format!(
+                "the target {side} must be between 1 and 2× the input {side} ({}){of}",
+                2 * input
+            ),
+        ));
+    }
+    Ok(target)
 }
 
 impl Op for Retarget {
