@@ -355,8 +355,14 @@ struct FileEncoderKeys {
     audio: Option<bool>,
 }
 
-fn file_encoder_keys(_file: Option<&seamstream::pipeline::PipelineFile>) -> FileEncoderKeys {
-    FileEncoderKeys::default()
+fn file_encoder_keys(file: Option<&seamstream::pipeline::PipelineFile>) -> FileEncoderKeys {
+    file.map_or_else(FileEncoderKeys::default, |f| FileEncoderKeys {
+        codec: f.codec.clone(),
+        crf: f.crf,
+        bitrate: f.bitrate,
+        preset: f.preset.clone(),
+        audio: f.audio,
+    })
 }
 
 fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {

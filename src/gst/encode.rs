@@ -46,8 +46,8 @@ impl Codec {
             "vp9" | "libvpx-vp9" => Ok(Codec::Vp9),
             "av1" | "libaom-av1" => Ok(Codec::Av1),
             _ => Err(Error::Unsupported(format!(
-                "`--codec {}`: expected h264, h265, vp9 or av1",
-                super::short(text)
+                "{}: expected h264, h265, vp9 or av1",
+                crate::error::quoted_after("--codec ", text)
             ))),
         }
     }
@@ -182,8 +182,8 @@ impl EncoderChoice {
                 .find(|&name| name == p.trim().to_ascii_lowercase())
                 .ok_or_else(|| {
                     Error::Unsupported(format!(
-                        "`--preset {}`: expected one of {}",
-                        super::short(p),
+                        "{}: expected one of {}",
+                        crate::error::quoted_after("--preset ", p),
                         PRESETS.join(", ")
                     ))
                 })?,

@@ -148,12 +148,12 @@ impl Input {
                     Ok(())
                 } else {
                     Err(Error::Read {
-                        path: short(uri).into(),
+                        path: uri.into(),
                         reason: format!(
-                            "no installed GStreamer source reads `{}://` URIs; check the URI, or \
+                            "no installed GStreamer source reads {} URIs; check the URI, or \
                              install the plugin that reads them (file, http and rtsp are in \
                              gstreamer1.0-plugins-base/-good)",
-                            short(scheme)
+                            crate::error::quoted_after("", &format!("{scheme}://"))
                         ),
                     })
                 }
@@ -312,16 +312,6 @@ impl Container {
             c => format!("{} name=seamstream_mux", c.muxer()),
         }
     }
-}
-
-/// A user's text as an error message echoes it: at most 60 characters.
-pub(crate) fn short(text: &str) -> String {
-    let n = text.chars().count();
-    if n <= 60 {
-        return text.to_string();
-    }
-    let head: String = text.chars().take(60).collect();
-    format!("{head}… ({n} characters)")
 }
 
 /// Where frames go.

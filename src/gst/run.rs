@@ -1169,7 +1169,7 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
         action: match (&opts.output, &encoder) {
             (_, Some(e)) => format!("{chain_names} -> {}", e.describe()),
             (Output::File { .. }, None) => format!("{chain_names} -> raw y4m"),
-            (Output::Fragment(f), _) => format!("{chain_names} -> {}", super::short(f)),
+            (Output::Fragment(f), _) => format!("{chain_names} -> {}", crate::error::quoted(f)),
             (Output::Display, _) => format!("{chain_names} -> display"),
             (_, _) => format!("{chain_names} -> null"),
         },
