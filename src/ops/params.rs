@@ -216,6 +216,8 @@ pub enum Value {
 pub struct Params {
     op: &'static str,
     values: BTreeMap<&'static str, Value>,
+    /// The keys the user wrote; the rest of `values` are defaults.
+    given: Vec<&'static str>,
 }
 
 impl Params {
@@ -243,10 +245,21 @@ impl Params {
                 });
             }
         }
+        let given = pairs
+            .iter()
+            .filter_map(|(k, _)| spec.params.iter().find(|p| p.name == k))
+            .map(|p| p.name)
+            .collect();
         Ok(Self {
             op: spec.name,
             values,
+            given,
         })
+    }
+
+    /// Whether the user gave `key` (rather than leaving it to its default).
+    pub fn given(&self, key: &str) -> bool {
+        self.given.contains(&key)
     }
 
     pub fn op(&self) -> &'static str {

@@ -82,7 +82,7 @@ pub static SPEC: OpSpec = OpSpec {
             "min",
             Kind::Int { min: 1, max: 1024 },
             "4",
-            "side of the smallest nodes (a power of two up to tile): the finest detail a border follows",
+            "side of the smallest nodes (a power of two up to tile; left out, 4 or tile if that is smaller): the finest detail a border follows",
         ),
         ParamSpec::new(
             "threshold",
@@ -534,12 +534,14 @@ pub struct Segment {
 }
 
 pub fn build(p: &Params) -> Result<OpBox> {
-    let settings = Settings::new(
-        p.usize("tile")?,
-        p.usize("min")?,
-        p.f64("threshold")?,
-        p.f64("alpha")?,
-    )?;
+    let tile = p.usize("tile")?;
+    // The default must not contradict a small tile the user chose.
+    let min = if p.given("min") {
+        p.usize("min")?
+    } else {
+        p.usize("min")?.min(tile)
+    };
+    let settings = Settings::new(tile, min, p.f64("threshold")?, p.f64("alpha")?)?;
     let output = match p.word("output")? {
         "mean" => Output::Mean,
         "borders" => Output::Borders,
@@ -748,5 +750,13 @@ mod tests {
         assert!(e.contains("alpha"), "{e}");
         let e = parse_op("segment:output=edges").unwrap_err().to_string();
         assert!(e.contains("output") && e.contains("edges"), "{e}");
+    }
+
+    #[test]
+    fn a_small_tile_lowers_the_default_min_but_not_a_given_one() {
+        let op = parse_op("segment:tile=2").unwrap();
+        assert!(format!("{op:?}").contains("min: 2"), "{op:?}");
+        let e = parse_op("segment:tile=2,min=4").unwrap_err().to_string();
+        assert!(e.contains("`min=4`") && e.contains("1 to 2"), "{e}");
     }
 }

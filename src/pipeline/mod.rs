@@ -37,7 +37,7 @@
 use std::path::{Path, PathBuf};
 
 use toml::Spanned;
-use toml::de::{DeArray, DeTable, DeValue};
+use toml::de::{DeArray, DeString, DeTable, DeValue};
 
 use crate::args;
 use crate::error::{Error, quoted, quoted_after};
@@ -79,7 +79,7 @@ pub struct OpLine {
 
 /// A pipeline file, read and checked. Each setting is `None` where the file
 /// leaves it out.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct PipelineFile {
     pub path: PathBuf,
     /// `[input] source`: anything `seamstream run` takes as its input.
@@ -179,10 +179,10 @@ fn expect_bool(text: &str, key: &str, value: &Spanned<DeValue>) -> Result<bool, 
     }
 }
 
-/// A TOML integer's value; `None` when it does not fit in an i64.
-fn integer(value: &DeValue) -> Option<Option<i64>> {
+/// A TOML integer's value; `None` for another type or past an i64.
+fn integer(value: &DeValue) -> Option<i64> {
     match value {
-        DeValue::Integer(i) => Some(i64::from_str_radix(i.as_str(), i.radix()).ok()),
+        DeValue::Integer(i) => i64::from_str_radix(i.as_str(), i.radix()).ok(),
         _ => None,
     }
 }
@@ -191,7 +191,6 @@ fn integer(value: &DeValue) -> Option<Option<i64>> {
 /// counts.
 fn expect_u32(text: &str, key: &str, value: &Spanned<DeValue>, what: &str) -> Result<u32, Mistake> {
     integer(value.get_ref())
-        .flatten()
         .and_then(|n| u32::try_from(n).ok())
         .ok_or_else(|| {
             (
@@ -206,7 +205,7 @@ fn expect_u32(text: &str, key: &str, value: &Spanned<DeValue>, what: &str) -> Re
 }
 
 /// An unknown key, with the valid ones.
-fn unknown_key(key: &Spanned<std::borrow::Cow<str>>, table: &str, valid: &[&str]) -> Mistake {
+fn unknown_key(key: &Spanned<DeString>, table: &str, valid: &[&str]) -> Mistake {
     (
         key.span().start,
         format!(
@@ -221,33 +220,10 @@ fn unknown_key(key: &Spanned<std::borrow::Cow<str>>, table: &str, valid: &[&str]
 /// name), so the first mistake reported is the first one written.
 fn in_file_order<'a, 'i>(
     table: &'a DeTable<'i>,
-) -> Vec<(
-    &'a Spanned<std::borrow::Cow<'i, str>>,
-    &'a Spanned<DeValue<'i>>,
-)> {
+) -> Vec<(&'a Spanned<DeString<'i>>, &'a Spanned<DeValue<'i>>)> {
     let mut entries: Vec<_> = table.iter().collect();
     entries.sort_by_key(|(k, _)| k.span().start);
     entries
-}
-
-/// What the file says, checked, before it becomes a [`PipelineFile`].
-#[derive(Default)]
-struct Settings {
-    source: Option<Located<String>>,
-    fallback: Option<Located<String>>,
-    output: Option<Located<String>>,
-    device: Option<String>,
-    size: Option<(usize, usize)>,
-    fps: Option<(i32, i32)>,
-    frames: Option<u64>,
-    live: Option<bool>,
-    codec: Option<String>,
-    crf: Option<u32>,
-    bitrate: Option<u32>,
-    preset: Option<String>,
-    audio: Option<bool>,
-    ops: Vec<OpLine>,
-    built: Vec<ops::OpBox>,
 }
 
 impl PipelineFile {
@@ -282,29 +258,18 @@ impl PipelineFile {
                 message: EMPTY_FILE.into(),
             });
         }
-        let s = read_settings(doc.get_ref(), text).map_err(|(offset, message)| FileError::At {
+        let mut file = Self {
             path: path.into(),
-            line: line_of(text, offset),
-            message,
+            ..Self::default()
+        };
+        read_settings(&mut file, doc.get_ref(), text).map_err(|(offset, message)| {
+            FileError::At {
+                path: path.into(),
+                line: line_of(text, offset),
+                message,
+            }
         })?;
-        Ok(Self {
-            path: path.into(),
-            source: s.source,
-            fallback: s.fallback,
-            output: s.output,
-            device: s.device,
-            size: s.size,
-            fps: s.fps,
-            frames: s.frames,
-            live: s.live,
-            codec: s.codec,
-            crf: s.crf,
-            bitrate: s.bitrate,
-            preset: s.preset,
-            audio: s.audio,
-            ops: s.ops,
-            chain: Chain::new(s.built),
-        })
+        Ok(file)
     }
 
     /// An error about line `line` of this file.
@@ -347,10 +312,9 @@ impl PipelineFile {
     }
 }
 
-/// Reads the top level of the file; an error comes with the byte offset it
-/// is about.
-fn read_settings(doc: &DeTable, text: &str) -> Result<Settings, Mistake> {
-    let mut s = Settings::default();
+/// Reads the top level of the file into `s`; an error comes with the byte
+/// offset it is about.
+fn read_settings(s: &mut PipelineFile, doc: &DeTable, text: &str) -> Result<(), Mistake> {
     let located = |value: &Spanned<DeValue>, v: &str| Located {
         value: v.to_string(),
         line: line_of(text, value.span().start),
@@ -381,7 +345,7 @@ fn read_settings(doc: &DeTable, text: &str) -> Result<Settings, Mistake> {
             "bitrate" => s.bitrate = Some(expect_u32(text, k, value, "kbit/s")?),
             "audio" => s.audio = Some(expect_bool(text, k, value)?),
             "input" => match value.get_ref() {
-                DeValue::Table(input) => read_input(input, text, &mut s)?,
+                DeValue::Table(input) => read_input(input, text, s)?,
                 _ => {
                     return Err((
                         value.span().start,
@@ -393,16 +357,18 @@ fn read_settings(doc: &DeTable, text: &str) -> Result<Settings, Mistake> {
                 }
             },
             "op" => {
+                let mut built = Vec::new();
                 for table in op_tables(text, k, value)? {
                     let (line, op) = build_op(table, text)?;
                     s.ops.push(line);
-                    s.built.push(op);
+                    built.push(op);
                 }
+                s.chain = Chain::new(built);
             }
             _ => return Err(unknown_key(key, "", FILE_KEYS)),
         }
     }
-    Ok(s)
+    Ok(())
 }
 
 /// The tables of `op`, or an error saying how operations are written.
@@ -439,7 +405,7 @@ fn table_items<'a, 'i>(
 }
 
 /// Reads `[input]` into `s`.
-fn read_input(input: &DeTable, text: &str, s: &mut Settings) -> Result<(), Mistake> {
+fn read_input(input: &DeTable, text: &str, s: &mut PipelineFile) -> Result<(), Mistake> {
     let located = |value: &Spanned<DeValue>, v: &str| Located {
         value: v.to_string(),
         line: line_of(text, value.span().start),
@@ -469,9 +435,7 @@ fn read_input(input: &DeTable, text: &str, s: &mut Settings) -> Result<(), Mista
                 // The rate as the command line would take it.
                 let rate_text = match value.get_ref() {
                     DeValue::String(v) => Some(v.to_string()),
-                    DeValue::Integer(_) => {
-                        integer(value.get_ref()).flatten().map(|n| n.to_string())
-                    }
+                    DeValue::Integer(_) => integer(value.get_ref()).map(|n| n.to_string()),
                     DeValue::Float(f) => Some(f.as_str().to_string()),
                     _ => None,
                 };
@@ -501,7 +465,6 @@ fn read_input(input: &DeTable, text: &str, s: &mut Settings) -> Result<(), Mista
             }
             "frames" => {
                 let n = integer(value.get_ref())
-                    .flatten()
                     .and_then(|n| u64::try_from(n).ok())
                     .ok_or_else(|| {
                         (
@@ -632,7 +595,7 @@ fn value_text(value: &DeValue) -> Result<String, String> {
                 .into(),
         ),
         DeValue::String(s) => Ok(s.to_string()),
-        DeValue::Integer(_) => match integer(value).flatten() {
+        DeValue::Integer(_) => match integer(value) {
             Some(i) => Ok(i.to_string()),
             None => Err("too large for a 64-bit integer".into()),
         },
