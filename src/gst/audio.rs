@@ -323,14 +323,9 @@ fn branch_bin(description: &str) -> Result<gst::Bin> {
 
 /// Whether `container`'s muxer takes audio of `caps` as it is.
 fn muxer_takes_audio(container: Container, caps: &gst::Caps) -> bool {
-    let Some(factory) = gst::ElementFactory::find(container.muxer()) else {
-        return false;
-    };
-    factory.static_pad_templates().into_iter().any(|t| {
-        t.direction() == gst::PadDirection::Sink
-            && t.name_template().starts_with("audio")
-            && t.caps().can_intersect(caps)
-    })
+    container
+        .muxer_takes("audio")
+        .is_some_and(|takes| takes.can_intersect(caps))
 }
 
 /// The first installed audio encoder for `container`, as a launch

@@ -222,13 +222,12 @@ impl Encoder {
                 )));
             }
         }
-        let mux = self.container.muxer();
-        let takes = muxer_takes(mux, caps_name);
+        let takes = muxer_takes(self.container, caps_name);
         let ext = self.container.extension();
         let Some((min_w, min_h)) = takes else {
             let others: Vec<&str> = [Codec::H264, Codec::H265, Codec::Vp9, Codec::Av1]
                 .into_iter()
-                .filter(|c| muxer_takes(mux, c.parser().1).is_some())
+                .filter(|c| muxer_takes(self.container, c.parser().1).is_some())
                 .map(Codec::name)
                 .collect();
             return Err(Error::Unsupported(format!(
@@ -312,14 +311,10 @@ impl Encoder {
     }
 }
 
-/// The smallest width and height `muxer`'s video pads take for caps named
+/// The smallest width and height `container`'s muxer takes on its video pads for caps named
 /// `caps_name` (e.g. `video/x-h264`); `None` if it takes no such stream.
-fn muxer_takes(muxer: &str, caps_name: &str) -> Option<(usize, usize)> {
-    let factory = gst::ElementFactory::find(muxer)?;
-    let template = factory.static_pad_templates().into_iter().find(|t| {
-        t.direction() == gst::PadDirection::Sink && t.name_template().starts_with("video")
-    })?;
-    let caps = template.caps();
+fn muxer_takes(container: Container, caps_name: &str) -> Option<(usize, usize)> {
+    let caps = container.muxer_takes("video")?;
     let s = caps.iter().find(|s| s.name() == caps_name)?;
     let min = |field: &str| -> usize {
         s.get::<gst::IntRange<i32>>(field)

@@ -300,6 +300,18 @@ impl Container {
         }
     }
 
+    /// The caps the muxer's sink pads for `kind` (`video` or `audio`)
+    /// take, as its element factory declares them.
+    pub fn muxer_takes(self, kind: &str) -> Option<gst::Caps> {
+        gst::ElementFactory::find(self.muxer())?
+            .static_pad_templates()
+            .into_iter()
+            .find(|t| {
+                t.direction() == gst::PadDirection::Sink && t.name_template().starts_with(kind)
+            })
+            .map(|t| t.caps())
+    }
+
     /// The muxer as the output pipeline runs it. MP4 is written in
     /// fragments of a second, each playable once written, and rewritten
     /// as a plain MP4 at the end: a crash or a kill keeps every fragment.

@@ -1107,7 +1107,7 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
     let finish = if out_failed {
         Ok(())
     } else {
-        finish_output(out_pipe.as_ref(), &bridge)
+        finish_output(out_pipe.as_ref())
             .map_err(|e| explain_output_error(e, &summary, &opts.output))
     };
     abort.store(true, Ordering::Relaxed);
@@ -1411,7 +1411,7 @@ const FINISH_TIMEOUT: Duration = Duration::from_secs(60);
 /// Sends EOS into the output and waits until it has gone through (the muxer
 /// has written its index) or an error says why not. Audio streams end on
 /// their own, or were closed by the caller.
-fn finish_output(out: Option<&OutPipe>, _bridge: &Bridge) -> Result<()> {
+fn finish_output(out: Option<&OutPipe>) -> Result<()> {
     let Some(o) = out else {
         return Ok(());
     };

@@ -92,6 +92,22 @@ pub fn stderr(o: &Output) -> String {
 
 /// Decodes a file and returns (pts in ns, width, height) of every frame.
 pub fn decode(path: &Path) -> Vec<(u64, u32, u32)> {
+    let mut frames = Vec::new();
+    each_frame(path, |sample| {
+        let caps = sample.caps().unwrap().structure(0).unwrap().to_owned();
+        let pts = sample.buffer().unwrap().pts();
+        frames.push((
+            pts.map_or(u64::MAX, |t| t.nseconds()),
+            caps.get::<i32>("width").unwrap() as u32,
+            caps.get::<i32>("height").unwrap() as u32,
+        ));
+    });
+    frames
+}
+
+/// Calls `frame` with every video frame of a file, decoded to RGBA, one at
+/// a time; fails the test if the decoding does.
+fn each_frame(path: &Path, mut frame: impl FnMut(&gst::Sample)) {
     gst::init().unwrap();
     let desc = format!(
         "filesrc location=\"{}\" ! decodebin ! videoconvert ! video/x-raw,format=RGBA ! appsink name=s sync=false",
@@ -107,28 +123,13 @@ pub fn decode(path: &Path) -> Vec<(u64, u32, u32)> {
         .downcast::<gst_app::AppSink>()
         .unwrap();
     pipe.set_state(gst::State::Playing).unwrap();
-    let mut frames = Vec::new();
     while let Some(sample) = sink.try_pull_sample(gst::ClockTime::from_seconds(10)) {
-        let caps = sample.caps().unwrap().structure(0).unwrap().to_owned();
-        let (w, h) = (
-            caps.get::<i32>("width").unwrap() as u32,
-            caps.get::<i32>("height").unwrap() as u32,
-        );
-        frames.push((
-            sample
-                .buffer()
-                .unwrap()
-                .pts()
-                .map_or(u64::MAX, |t| t.nseconds()),
-            w,
-            h,
-        ));
+        frame(&sample);
     }
     let bus = pipe.bus().unwrap();
     let err = bus.pop_filtered(&[gst::MessageType::Error]);
     pipe.set_state(gst::State::Null).unwrap();
     assert!(err.is_none(), "decoding {} failed: {err:?}", path.display());
-    frames
 }
 
 pub fn frame_ns(i: u64, fps: u64) -> u64 {
@@ -244,26 +245,9 @@ fn aac_encoder() -> &'static str {
 
 /// Decodes a file's video into RGBA bytes, a frame each.
 pub fn decode_rgba(path: &Path) -> Vec<Vec<u8>> {
-    gst::init().unwrap();
-    let desc = format!(
-        "filesrc location=\"{}\" ! decodebin ! videoconvert ! video/x-raw,format=RGBA ! appsink name=s sync=false",
-        path.display()
-    );
-    let pipe = gst::parse::launch(&desc)
-        .unwrap()
-        .downcast::<gst::Pipeline>()
-        .unwrap();
-    let sink = pipe
-        .by_name("s")
-        .unwrap()
-        .downcast::<gst_app::AppSink>()
-        .unwrap();
-    pipe.set_state(gst::State::Playing).unwrap();
     let mut frames = Vec::new();
-    while let Some(sample) = sink.try_pull_sample(gst::ClockTime::from_seconds(10)) {
-        let map = sample.buffer().unwrap().map_readable().unwrap();
-        frames.push(map.as_slice().to_vec());
-    }
-    pipe.set_state(gst::State::Null).unwrap();
+    each_frame(path, |s| {
+        frames.push(s.buffer().unwrap().map_readable().unwrap().to_vec())
+    });
     frames
 }
