@@ -35,6 +35,10 @@ rm -rf .gpu/clips; mkdir -p .gpu/clips
 for c in dog-walk-720p cockatoo-handheld-720p promo-cuts-titles-720p; do
   ffmpeg -v error -y -i "../shared/data/video/$c.mp4" -t 5 -an -c copy ".gpu/clips/$c.mp4" || true
 done
+# One excerpt keeps its AAC track, for the transcode check (audio copied
+# through a run on the GPU).
+ffmpeg -v error -y -i ../shared/data/video/promo-cuts-titles-720p.mp4 -t 5 -c copy \
+  .gpu/clips/promo-audio.mp4 || true
 # Symbols off: the carry to the GPU host is limited to 64 MiB.
 strip .gpu/b/bin/seamstream .gpu/b/bin/gpu_* .gpu/b/bin/kernel_cache* .gpu/b/bin/seamstream_libtests 2>/dev/null || true
 du -sh .gpu/b

@@ -2,7 +2,7 @@
 # The GPU host's whole check-and-bench, in one call (../shared/gpu/README.md):
 #   here:  cargo build --release && cargo test --release --no-run
 #          bench/gpu-bundle.sh            (bundles the binaries into .gpu/b)
-#   there: bench/gpu-check.sh [tests|bench|e2e|retarget|overhead|all|quality]
+#   there: bench/gpu-check.sh [tests|bench|e2e|transcode|retarget|overhead|all|quality]
 #   (quality: bench/gpu-bundle.sh quality first; not part of all)
 # Logs go to $OUT (or ./gpu-out); the last lines printed are a short summary.
 set -u
@@ -51,6 +51,22 @@ if [ "$what" = e2e ] || [ "$what" = all ]; then
   tail -2 "$out/e2e-default.log"
   step e2e-1080p-x264 seamstream run test:ball "$out/ball.mp4" --size 1920x1080 --frames 300 --device cuda --op gaussian:sigma=2 --json
   tail -2 "$out/e2e-1080p-x264.log"
+fi
+if [ "$what" = transcode ] || [ "$what" = e2e ] || [ "$what" = all ]; then
+  # A clip with audio, carved on the GPU: the AAC track is copied, and an
+  # existing output survives a failed run (the outputs come back in $OUT).
+  clip=.gpu/clips/promo-audio.mp4
+  if [ -f "$clip" ]; then
+    step transcode-audio seamstream run -i "$clip" "$out/promo-audio-carved.mp4" --device cuda \
+      --op retarget:width=75% --json
+    tail -3 "$out/transcode-audio.log"
+    cp "$out/promo-audio-carved.mp4" "$out/keep.mp4"
+    step transcode-refused seamstream run -i "$clip" "$out/keep.mp4" --device cuda \
+      --op retarget:width=300%
+    tail -1 "$out/transcode-refused.log"
+    cmp "$out/promo-audio-carved.mp4" "$out/keep.mp4" && echo "keep.mp4 unchanged"
+    rm -f "$out/keep.mp4"
+  fi
 fi
 if [ "$what" = retarget ] || [ "$what" = all ]; then
   step bench-retarget seamstream bench retarget --sizes 1920x1080,3840x2160 --runs 5 \

@@ -91,11 +91,9 @@ Examples:
     Run {
         /// Input: sample, a file, URI, test:PATTERN, camera:/dev/videoN or a
         /// gst-launch fragment [default: the pipeline file's, else sample]
-        #[arg(conflicts_with = "input_flag")]
         input: Option<String>,
         /// Output: .mp4, .mkv or .y4m file, display, null, or a gst-launch
         /// fragment [default: the pipeline file's, else out.mp4]
-        #[arg(conflicts_with = "output_flag")]
         output: Option<String>,
         /// The output, as an option: with --pipeline it replaces the file's
         /// output and keeps its input.
@@ -107,7 +105,8 @@ Examples:
         )]
         output_flag: Option<String>,
         /// The input, as an option: with --pipeline it replaces the file's
-        /// input and keeps its output.
+        /// input and keeps its output. As in ffmpeg, `-i IN OUT` works: a
+        /// positional argument fills whichever of input and output is left.
         #[arg(short = 'i', long = "input", id = "input_flag", value_name = "INPUT")]
         input_flag: Option<String>,
         #[arg(long = "op", value_name = "NAME[:k=v,...]", help = "An operation; repeatable (see `seamstream image --help`)", long_help = OP_HELP)]
@@ -595,6 +594,28 @@ fn list_ops() {
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
 }
 
+/// Places the positional file arguments of `run` in the slots that `-i` and
+/// `-o` leave open, in order: `run IN OUT`, `run -i IN OUT` (ffmpeg's form) and
+/// `run -o OUT IN` all mean the same.
+fn place_files<'a>(
+    positional: [Option<&'a str>; 2],
+    input_flag: Option<&'a str>,
+    output_flag: Option<&'a str>,
+) -> anyhow::Result<(Option<&'a str>, Option<&'a str>)> {
+    let mut slots = [input_flag, output_flag];
+    for arg in positional.into_iter().flatten() {
+        match slots.iter_mut().find(|slot| slot.is_none()) {
+            Some(slot) => *slot = Some(arg),
+            None => bail!(
+                "{}: one file too many; -i gives the input and -o the output, so leave \
+                 out either the flag or the positional argument",
+                seamstream::error::quoted(arg)
+            ),
+        }
+    }
+    Ok((slots[0], slots[1]))
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
@@ -622,24 +643,31 @@ fn main() -> ExitCode {
             bitrate,
             preset,
             no_audio,
-        } => run_video(RunArgs {
-            input: input.as_deref().or(input_flag.as_deref()),
-            output: output.as_deref().or(output_flag.as_deref()),
-            ops,
-            pipeline: pipeline.as_deref(),
-            size: size.as_deref(),
-            fps: fps.as_deref(),
-            frames: *frames,
-            live: *live,
-            device: device.as_deref(),
-            json: *json,
-            encoder: EncoderArgs {
-                codec: codec.as_deref(),
-                crf: *crf,
-                bitrate: *bitrate,
-                preset: preset.as_deref(),
-            },
-            no_audio: *no_audio,
+        } => place_files(
+            [input.as_deref(), output.as_deref()],
+            input_flag.as_deref(),
+            output_flag.as_deref(),
+        )
+        .and_then(|(input, output)| {
+            run_video(RunArgs {
+                input,
+                output,
+                ops,
+                pipeline: pipeline.as_deref(),
+                size: size.as_deref(),
+                fps: fps.as_deref(),
+                frames: *frames,
+                live: *live,
+                device: device.as_deref(),
+                json: *json,
+                encoder: EncoderArgs {
+                    codec: codec.as_deref(),
+                    crf: *crf,
+                    bitrate: *bitrate,
+                    preset: preset.as_deref(),
+                },
+                no_audio: *no_audio,
+            })
         }),
         Command::Ops => {
             list_ops();
@@ -661,6 +689,26 @@ fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn file_arguments_fill_the_slots_flags_leave_open() {
+        let place = |pos: [Option<&'static str>; 2], i, o| place_files(pos, i, o).unwrap();
+        assert_eq!(
+            place([Some("a"), Some("b")], None, None),
+            (Some("a"), Some("b"))
+        );
+        assert_eq!(
+            place([Some("b"), None], Some("a"), None),
+            (Some("a"), Some("b"))
+        );
+        assert_eq!(
+            place([Some("a"), None], None, Some("b")),
+            (Some("a"), Some("b"))
+        );
+        assert_eq!(place([None, None], Some("a"), None), (Some("a"), None));
+        let e = place_files([Some("x"), None], Some("a"), Some("b")).unwrap_err();
+        assert!(e.to_string().contains("`x`: one file too many"), "{e}");
+    }
 
     #[test]
     fn device_names_parse_and_bad_ones_name_the_value() {

@@ -327,11 +327,16 @@ fn a_gpu_failure_mid_file_fails_clearly_and_keeps_the_frames_written() {
         !err.contains("running on the CPU"),
         "switched backends: {err}"
     );
+    // A failed run never becomes the output: its frames stay in the
+    // partial file beside it, and the error says where.
+    let partial = dir.join("o.partial.mp4");
+    assert!(!out.exists(), "a failed run was renamed to the output");
+    assert!(err.contains("o.partial.mp4"), "{err}");
     // Read the file back with seamstream itself and count its frames.
     let back = run(
         &[
             "run",
-            out.to_str().unwrap(),
+            partial.to_str().unwrap(),
             "null",
             "--device",
             "cpu",
