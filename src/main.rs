@@ -607,9 +607,11 @@ fn place_files<'a>(
         match slots.iter_mut().find(|slot| slot.is_none()) {
             Some(slot) => *slot = Some(arg),
             None => bail!(
-                "{}: one file too many; -i gives the input and -o the output, so leave \
-                 out either the flag or the positional argument",
-                seamstream::error::quoted(arg)
+                "{}: one file too many: the input is {} and the output {}; give each once, \
+                 as a flag (-i, -o) or in place",
+                seamstream::error::quoted(arg),
+                seamstream::error::quoted(slots[0].unwrap_or_default()),
+                seamstream::error::quoted(slots[1].unwrap_or_default()),
             ),
         }
     }
@@ -643,13 +645,17 @@ fn main() -> ExitCode {
             bitrate,
             preset,
             no_audio,
-        } => place_files(
+        } => match place_files(
             [input.as_deref(), output.as_deref()],
             input_flag.as_deref(),
             output_flag.as_deref(),
-        )
-        .and_then(|(input, output)| {
-            run_video(RunArgs {
+        ) {
+            // A usage error, as clap's own: exit 2.
+            Err(e) => {
+                eprintln!("error: {e:#}");
+                return ExitCode::from(2);
+            }
+            Ok((input, output)) => run_video(RunArgs {
                 input,
                 output,
                 ops,
@@ -667,8 +673,8 @@ fn main() -> ExitCode {
                     preset: preset.as_deref(),
                 },
                 no_audio: *no_audio,
-            })
-        }),
+            }),
+        },
         Command::Ops => {
             list_ops();
             Ok(ExitCode::SUCCESS)

@@ -356,12 +356,17 @@ fn input_as_a_flag_replaces_the_files_input_and_keeps_its_output() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_frames(&out, 3, (64, 48));
 
-    // Two inputs are one too many.
+    // As in ffmpeg, `-i IN OUT`: the positional argument is the output.
+    let o = run(&["run", "-i", "test:ball", "--frames", "2", "null"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Three files are one too many: a usage error that names them.
     let o = run(&["run", "-i", "test:ball", "test:smpte", "null"]);
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(
-        err.contains("--input") && err.contains("cannot be used with"),
+        err.contains(
+            "`null`: one file too many: the input is `test:ball` and the output `test:smpte`"
+        ),
         "{err}"
     );
 }
