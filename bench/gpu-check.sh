@@ -11,6 +11,8 @@ out=${OUT:-gpu-out}; mkdir -p "$out"
 . .gpu/b/env.sh
 export SEAMSTREAM_CACHE="$out/cache"
 export SEAMSTREAM_CLIPS="$PWD/.gpu/clips"
+# Here a GPU test that cannot open the GPU fails instead of skipping.
+export SEAMSTREAM_REQUIRE_GPU=1
 summary=()
 step() { # name command...
   local name=$1; shift

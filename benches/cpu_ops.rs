@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use seamstream::frame::{Frame, PixelFormat, Plane};
-use seamstream::ops::{self, integral, retarget, yuv};
+use seamstream::ops::{integral, retarget, yuv};
 
 const W: usize = 1920;
 const H: usize = 1080;
@@ -27,7 +27,7 @@ fn test_rgba() -> Plane<[u8; 4]> {
 }
 
 fn bench_op(c: &mut Criterion, label: &str, op_text: &str, frame: &Frame) {
-    let mut op = ops::parse_op(op_text).expect("a valid op");
+    let mut op = seamstream::registry::parse_op(op_text).expect("a valid op");
     c.bench_function(label, |b| {
         b.iter(|| black_box(op.apply(black_box(frame)).expect("op runs")))
     });
@@ -36,15 +36,22 @@ fn bench_op(c: &mut Criterion, label: &str, op_text: &str, frame: &Frame) {
 fn cpu_ops(c: &mut Criterion) {
     let rgba = test_rgba();
     let color = Frame::Rgba(rgba.clone());
-    let gray_plane = rgba.map(ops::gray::luma709);
+    let gray_plane = rgba.map(seamstream::color::luma709);
     let gray = Frame::Gray(gray_plane.clone());
 
     bench_op(c, "gray rgba->gray", "gray", &color);
     c.bench_function("yuv rgba->i420->rgba", |b| {
         b.iter(|| {
-            let y =
-                yuv::rgba_to_yuv420(&rgba, PixelFormat::I420, yuv::Colorimetry::default()).unwrap();
-            black_box(yuv::yuv420_to_rgba(&y, yuv::Colorimetry::default()))
+            let y = yuv::rgba_to_yuv420(
+                &rgba,
+                PixelFormat::I420,
+                seamstream::color::Colorimetry::default(),
+            )
+            .unwrap();
+            black_box(yuv::yuv420_to_rgba(
+                &y,
+                seamstream::color::Colorimetry::default(),
+            ))
         })
     });
     bench_op(c, "gaussian s2.5 17tap rgba", "gaussian:sigma=2.5", &color);

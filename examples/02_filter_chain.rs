@@ -5,7 +5,6 @@
 
 use std::path::PathBuf;
 
-use seamstream::Chain;
 use seamstream::io::{load_image, save_image};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -16,7 +15,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     let output = PathBuf::from(args.next().unwrap_or_else(|| "edges.png".into()));
 
-    let mut chain = Chain::parse(&["gaussian:sigma=1.5", "sobel:ksize=3", "threshold:t=otsu"])?;
+    let mut chain = seamstream::registry::parse_chain(&[
+        "gaussian:sigma=1.5",
+        "sobel:ksize=3",
+        "threshold:t=otsu",
+    ])?;
     let frame = load_image(&input)?;
     let (w, h) = chain.output_size(frame.width(), frame.height())?;
     let out = chain.apply(frame)?;

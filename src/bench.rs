@@ -14,7 +14,6 @@ use crate::cuda::stage::{GpuChain, Stage};
 use crate::cuda::{DevFormat, DevFrame, Gpu, cuda_err};
 use crate::error::{Error, Result};
 use crate::frame::{Frame, Plane};
-use crate::ops::Chain;
 
 /// One operation case: a label, the chain text, and the input format.
 #[derive(Clone, Debug)]
@@ -264,7 +263,7 @@ pub fn time_case_gpu(gpu: &Gpu, c: &Case, w: usize, h: usize, runs: usize) -> Re
     let times = if let Some(kind) = c.op.strip_prefix('@') {
         integral_tables_gpu(gpu, &inputs, kind.ends_with("+sq"), runs)?
     } else {
-        let chain = Chain::parse(&[c.op])?;
+        let chain = crate::registry::parse_chain(&[c.op])?;
         let mut g = GpuChain::new(gpu, &chain, w, h, c.format)?;
         let mut outs = (0..SETS)
             .map(|_| g.alloc_outputs(gpu))
@@ -325,7 +324,7 @@ pub fn time_case_cpu(c: &Case, w: usize, h: usize, runs: usize) -> Result<OpTime
     let mut chain = if c.op.starts_with('@') {
         None
     } else {
-        Some(Chain::parse(&[c.op])?)
+        Some(crate::registry::parse_chain(&[c.op])?)
     };
     let mut run = || -> Result<f64> {
         let input = frame.clone();
@@ -400,7 +399,7 @@ pub fn time_stage(
     frames: usize,
     slots: usize,
 ) -> Result<StageTime> {
-    let chain = Chain::parse(ops)?;
+    let chain = crate::registry::parse_chain(ops)?;
     let sources: Vec<Frame> = (0..4)
         .map(|i| random_frame(w, h, DevFormat::Rgba, i + 1))
         .collect();

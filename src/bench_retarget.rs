@@ -7,7 +7,6 @@ use crate::cuda::stage::GpuChain;
 use crate::cuda::{DevFormat, DevFrame, Gpu};
 use crate::error::Result;
 use crate::frame::Frame;
-use crate::ops::Chain;
 use crate::ops::retarget::Energy;
 
 /// The median time (ms) of `op` on RGBA frames of `w`×`h`, on the GPU when
@@ -17,7 +16,7 @@ pub fn time_op(gpu: Option<&Gpu>, op: &str, w: usize, h: usize, runs: usize) -> 
     let frames: Vec<Frame> = (0..SETS)
         .map(|i| random_frame(w, h, DevFormat::Rgba, 11 + i as u64))
         .collect();
-    let mut chain = Chain::parse(&[op])?;
+    let mut chain = crate::registry::parse_chain(&[op])?;
     let times = match gpu {
         Some(gpu) => {
             let inputs = frames
@@ -132,7 +131,7 @@ pub fn time_fast(
         }))
     };
     let inputs: Vec<Frame> = (0..=frames).map(frame_at).collect();
-    let mut chain = Chain::parse(&[op])?;
+    let mut chain = crate::registry::parse_chain(&[op])?;
     chain.streaming();
     let mut times = Vec::with_capacity(frames + 1);
     match gpu {

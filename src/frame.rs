@@ -6,6 +6,7 @@
 //! fixed row pitch. Video enters as NV12/I420 ([`Yuv420`]) or RGBA and is turned
 //! into a [`Frame`] (RGBA or gray) before the chain runs.
 
+use crate::color::Matrix;
 use crate::error::{Error, Result};
 
 /// One RGBA pixel.
@@ -252,7 +253,7 @@ impl Frame {
     /// statistics are computed on.
     pub fn luma(&self) -> Plane<u8> {
         match self {
-            Frame::Rgba(p) => crate::ops::gray::rgba_to_luma(p, crate::ops::gray::Matrix::Bt709),
+            Frame::Rgba(p) => rgba_to_luma(p, Matrix::Bt709),
             Frame::Gray(p) => p.clone(),
         }
     }
@@ -348,6 +349,19 @@ impl Picture {
             Picture::Yuv(y) => y.height(),
         }
     }
+}
+
+/// The luma plane of an RGBA plane.
+pub fn rgba_to_luma(src: &Plane<Rgba>, m: Matrix) -> Plane<u8> {
+    use rayon::prelude::*;
+    let mut out = Plane::new(src.width(), src.height(), 0u8);
+    out.par_rows_mut().for_each(|(y, row)| {
+        // A plain loop over two slices (not `Plane::map`), so that it vectorises.
+        for (o, &p) in row.iter_mut().zip(src.row(y)) {
+            *o = crate::color::luma(p, m);
+        }
+    });
+    out
 }
 
 #[cfg(test)]

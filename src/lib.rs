@@ -8,14 +8,17 @@
 pub mod args;
 pub mod bench;
 pub mod bench_retarget;
+pub mod color;
 pub mod cuda;
 pub mod error;
 pub mod frame;
 pub mod gst;
 pub mod io;
+pub mod noise;
 pub mod ops;
 pub mod pipeline;
 pub mod quality;
+pub mod registry;
 
 pub use error::{Error, Result};
 pub use frame::{Frame, PixelFormat, Plane, Rgba, Yuv420};

@@ -13,7 +13,7 @@ use clap::{Parser, Subcommand};
 use seamstream::cuda::stage::GpuChain;
 use seamstream::cuda::{DevFormat, Gpu};
 use seamstream::gst::run::Backend;
-use seamstream::ops::{self, Chain};
+use seamstream::ops::Chain;
 use seamstream::{Frame, args, io};
 
 const OP_HELP: &str = "An operation, NAME[:key=value,...]; repeat to chain them, applied in order.
@@ -196,13 +196,7 @@ fn parse_device(text: &str) -> anyhow::Result<Device> {
 /// every op has a GPU version, and otherwise says in one line why it runs on
 /// the CPU; `cuda`/`cuda:N` is an error when that GPU cannot be used.
 fn choose_backend(device: Device, chain: &Chain) -> anyhow::Result<Backend> {
-    let missing = || {
-        chain
-            .ops()
-            .iter()
-            .find(|op| op.cuda().is_err())
-            .map(|op| op.name())
-    };
+    let missing = || seamstream::registry::first_cpu_only(chain);
     match device {
         Device::Cpu => Ok(Backend::Cpu),
         Device::Auto => match Gpu::open(0) {
@@ -259,7 +253,7 @@ fn run_image(
         op_texts.push("retarget:width=75%".into());
         eprintln!("note: no --op given; using {}", op_texts[0]);
     }
-    let mut chain = Chain::parse(&op_texts)?;
+    let mut chain = seamstream::registry::parse_chain(&op_texts)?;
     // Fail before the work, not after it.
     io::check_writable(output)?;
     let frame: Frame = match input {
@@ -414,11 +408,11 @@ fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
         .unwrap_or(default_frames);
     let mut chain = match &mut file {
         Some(f) => std::mem::take(&mut f.chain),
-        None if !a.ops.is_empty() => Chain::parse(a.ops)?,
+        None if !a.ops.is_empty() => seamstream::registry::parse_chain(a.ops)?,
         None if is_sample => {
             let default = "retarget:width=75%";
             eprintln!("note: no --op given; using {default} (16:9 -> 4:3)");
-            Chain::parse(&[default])?
+            seamstream::registry::parse_chain(&[default])?
         }
         None => Chain::default(),
     };
@@ -586,9 +580,14 @@ fn list_ops() {
     let mut text = String::from(
         "Operations (write NAME:key=value,...; borders are zero, replicate or reflect101):\n\n",
     );
-    for entry in ops::REGISTRY {
-        text.push_str(&entry.spec.describe());
-        text.push('\n');
+    for entry in seamstream::registry::REGISTRY {
+        let describe = entry.spec.describe();
+        // The first line is the name and summary; the devices follow it.
+        let (head, rest) = describe.split_once('\n').unwrap_or((&describe, ""));
+        text.push_str(&format!(
+            "{head}\n    runs on        {}\n{rest}\n",
+            entry.devices()
+        ));
     }
     // A closed pipe (`seamstream ops | head`) is not an error worth a message.
     let _ = std::io::stdout().lock().write_all(text.as_bytes());

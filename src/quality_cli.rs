@@ -6,7 +6,6 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use seamstream::gst::decode::FrameReader;
 use seamstream::gst::run::Backend;
-use seamstream::ops::Chain;
 use seamstream::quality::{Meter, Report};
 
 #[derive(clap::Args, Debug)]
@@ -73,7 +72,7 @@ pub fn run_quality(a: &QualityArgs) -> anyhow::Result<ExitCode> {
         ),
         (Some(r), true) => compare_files(&a.original, r, a.every, a.frames, &bar)?,
         (None, false) => {
-            let chain = Chain::parse(&a.ops)?;
+            let chain = seamstream::registry::parse_chain(&a.ops)?;
             let backend = super::choose_backend(super::parse_device(&a.device)?, &chain)?;
             let gpu = match &backend {
                 Backend::Cuda(g) => Some(g),

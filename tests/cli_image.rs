@@ -282,6 +282,21 @@ fn ops_lists_every_operation_with_defaults() {
         );
     }
     assert!(text.contains("[default: replicate]"), "{text}");
+    // Each op says where it runs, straight under its name: an op without a
+    // GPU half shows as `cpu` alone.
+    for entry in seamstream::registry::REGISTRY {
+        let mut lines = text.lines();
+        let name = format!("{} ", entry.spec.name);
+        lines.find(|l| l.starts_with(&name));
+        let devices = lines.next().unwrap_or_default();
+        assert_eq!(
+            devices.split_whitespace().collect::<Vec<_>>().join(" "),
+            format!("runs on {}", entry.devices()),
+            "{}",
+            entry.spec.name
+        );
+        assert_eq!(entry.gpu.is_some(), entry.devices().contains("cuda"));
+    }
 }
 
 /// The colour type (byte 25) and bit depth (byte 24) from a PNG's header,
@@ -356,7 +371,7 @@ fn a_gray_jpeg_stays_gray() {
 fn every_operation_takes_a_gray_image() {
     let dir = tempdir("gray-ops");
     gray_picture().save(dir.join("in.png")).unwrap();
-    for entry in seamstream::ops::REGISTRY {
+    for entry in seamstream::registry::REGISTRY {
         let example = entry.spec.example;
         let o = run(
             &[

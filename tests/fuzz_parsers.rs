@@ -18,8 +18,8 @@ use seamstream::Error;
 use seamstream::args::{parse_fps, parse_size};
 use seamstream::frame::{Frame, Plane};
 use seamstream::ops::params::{Kind, split_op};
-use seamstream::ops::{Chain, REGISTRY};
 use seamstream::pipeline::{FileError, PipelineFile};
+use seamstream::registry::REGISTRY;
 
 /// No message may be longer than this, however long the input.
 const MAX_MESSAGE_CHARS: usize = 1000;
@@ -324,7 +324,7 @@ proptest! {
         text in prop_oneof![9 => op_text(), 1 => junk()],
         input in frame(),
     ) {
-        let mut chain = match Chain::parse(&[&text]) {
+        let mut chain = match seamstream::registry::parse_chain(&[&text]) {
             Ok(chain) => chain,
             Err(e) => {
                 check_op_error(&e, &text);

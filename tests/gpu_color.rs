@@ -3,14 +3,12 @@
 mod common;
 
 use common::*;
+use seamstream::color::{Colorimetry, Matrix, Range};
 use seamstream::cuda::ops::yuv::{rgba_to_yuv420, yuv420_len, yuv420_to_rgba};
 use seamstream::cuda::{DevFormat, DevFrame, Gpu};
 use seamstream::frame::{Frame, PixelFormat, Plane, Yuv420};
-use seamstream::ops::gray::Matrix;
-use seamstream::ops::parse_op;
-use seamstream::ops::yuv::{
-    Colorimetry, Range, rgba_to_yuv420 as cpu_to_yuv420, yuv420_to_rgba as cpu_to_rgba,
-};
+use seamstream::ops::yuv::{rgba_to_yuv420 as cpu_to_yuv420, yuv420_to_rgba as cpu_to_rgba};
+use seamstream::registry::{gpu_half, parse_op};
 
 /// Exact: the kernel does the CPU's f32 operations in the same order,
 /// without fused multiply-adds, and rounds the same way.
@@ -174,7 +172,7 @@ fn yuv_buffers_have_the_cpu_frames_size_and_other_formats_are_refused() {
 /// format), as a stream does, the output poisoned; returns the outputs.
 /// Catches state left from one frame in the next (a histogram not cleared).
 fn run_gpu_frames(gpu: &Gpu, op: &str, frames: &[Frame]) -> Vec<Frame> {
-    let mut g = parse_op(op).unwrap().cuda().unwrap();
+    let mut g = gpu_half(parse_op(op).unwrap().as_ref()).unwrap();
     let (w, h, format) = (
         frames[0].width(),
         frames[0].height(),

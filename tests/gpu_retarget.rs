@@ -233,7 +233,9 @@ fn a_mask_of_another_size_is_refused() {
     let Some(gpu) = gpu() else { return };
     let mask = MaskFile::new("small", 10, 10, |x, _| x < 5);
     let op = format!("retarget:width=10,protect={}", mask.path());
-    let mut g = seamstream::ops::parse_op(&op).unwrap().cuda().unwrap();
+    let mut g =
+        seamstream::registry::gpu_half(seamstream::registry::parse_op(&op).unwrap().as_ref())
+            .unwrap();
     let e = g
         .prepare(&gpu, 20, 10, DevFormat::Rgba)
         .unwrap_err()

@@ -4,11 +4,11 @@
 mod common;
 
 use common::*;
+use seamstream::color::Colorimetry;
 use seamstream::cuda::stage::{Layout, Mapped, Stage};
 use seamstream::cuda::{DevFormat, DevFrame};
 use seamstream::frame::{Frame, Picture, PixelFormat};
-use seamstream::ops::Chain;
-use seamstream::ops::yuv::{Colorimetry, rgba_to_yuv420, yuv420_to_rgba};
+use seamstream::ops::yuv::{rgba_to_yuv420, yuv420_to_rgba};
 
 fn frame(p: Picture) -> Frame {
     match p {
@@ -29,8 +29,8 @@ const CHAIN: &[&str] = &[
 fn five_hundred_frames_come_out_in_order_equal_to_the_cpu_chain() {
     let Some(gpu) = gpu() else { return };
     let (w, h) = (321, 241);
-    let chain = Chain::parse(CHAIN).unwrap();
-    let mut cpu = Chain::parse(CHAIN).unwrap();
+    let chain = seamstream::registry::parse_chain(CHAIN).unwrap();
+    let mut cpu = seamstream::registry::parse_chain(CHAIN).unwrap();
     let mut stage: Stage<usize> = Stage::new(&gpu, &chain, w, h, DevFormat::Rgba, 3).unwrap();
     // Eight distinct inputs, cycled; frame i is input i % 8.
     let inputs: Vec<Frame> = (0..8)
@@ -59,7 +59,7 @@ fn five_hundred_frames_come_out_in_order_equal_to_the_cpu_chain() {
 #[test]
 fn serial_and_pipelined_rings_agree() {
     let Some(gpu) = gpu() else { return };
-    let chain = Chain::parse(CHAIN).unwrap();
+    let chain = seamstream::registry::parse_chain(CHAIN).unwrap();
     let inputs: Vec<Frame> = (0..5)
         .map(|i| random_frame(64, 48, DevFormat::Rgba, 50 + i))
         .collect();
@@ -93,7 +93,7 @@ fn serial_and_pipelined_rings_agree() {
 #[test]
 fn a_frame_of_another_size_is_refused() {
     let Some(gpu) = gpu() else { return };
-    let chain = Chain::parse(&["gray"]).unwrap();
+    let chain = seamstream::registry::parse_chain(&["gray"]).unwrap();
     let mut stage: Stage<()> = Stage::new(&gpu, &chain, 64, 48, DevFormat::Rgba, 2).unwrap();
     let e = stage
         .push(&random_frame(65, 48, DevFormat::Rgba, 1), ())
@@ -111,7 +111,7 @@ fn a_frame_too_large_for_gpu_memory_is_a_clear_error() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("300000x300000") && e.contains("MB"), "{e}");
-    let chain = Chain::parse(&["gaussian"]).unwrap();
+    let chain = seamstream::registry::parse_chain(&["gaussian"]).unwrap();
     let e = Stage::<()>::new(&gpu, &chain, 150_000, 150_000, DevFormat::Rgba, 3)
         .err()
         .expect("a 90 GB frame cannot fit")
@@ -143,8 +143,8 @@ fn yuv_in_and_out_equal_the_cpu_conversions_around_the_chain() {
     let Some(gpu) = gpu() else { return };
     let c = Colorimetry::default();
     for (w, h) in [(64, 48), (321, 241)] {
-        let chain = Chain::parse(CHAIN).unwrap();
-        let mut cpu = Chain::parse(CHAIN).unwrap();
+        let chain = seamstream::registry::parse_chain(CHAIN).unwrap();
+        let mut cpu = seamstream::registry::parse_chain(CHAIN).unwrap();
         let mut stage: Stage<usize> = Stage::with_layouts(
             &gpu,
             &chain,
@@ -194,7 +194,7 @@ fn mapped_planes_in_and_frames_taken_in_place_equal_the_picture_path() {
         for format in [PixelFormat::Nv12, PixelFormat::I420, PixelFormat::Rgba8] {
             let input = Layout::of_format(format, c);
             let yuv_out = (w % 2 == 0).then_some((PixelFormat::I420, c));
-            let chain = Chain::parse(CHAIN).unwrap();
+            let chain = seamstream::registry::parse_chain(CHAIN).unwrap();
             let ring = || -> Stage<usize> {
                 Stage::with_layouts(&gpu, &chain, w, h, input, yuv_out, 3).unwrap()
             };

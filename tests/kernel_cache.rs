@@ -8,14 +8,7 @@ use seamstream::cuda::module::{COMPILES, compile_cached, compile_source, expand,
 
 #[test]
 fn a_second_start_compiles_nothing_and_a_changed_arch_compiles_again() {
-    if let Err(e) = nvrtc_version() {
-        use std::io::Write;
-        let why = e.to_string();
-        let _ = writeln!(
-            std::io::stderr().lock(),
-            "SKIP: kernel cache test: {}",
-            why.split(" - searched").next().unwrap_or("")
-        );
+    if !seamstream::cuda::testing::nvrtc("kernel cache test") {
         return;
     }
     let dir = std::env::temp_dir().join(format!("seamstream-cache-{}", std::process::id()));

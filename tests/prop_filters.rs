@@ -5,7 +5,8 @@
 use proptest::prelude::*;
 use seamstream::frame::{Frame, Plane};
 use seamstream::ops::sobel::SobelOutput;
-use seamstream::ops::{Border, boxfilter, convolve, gaussian, parse_op, sobel};
+use seamstream::ops::{Border, boxfilter, convolve, gaussian, sobel};
+use seamstream::registry::parse_op;
 
 const BORDERS: [Border; 3] = [Border::Zero, Border::Replicate, Border::Reflect101];
 

@@ -5,7 +5,8 @@
 use proptest::prelude::*;
 use seamstream::frame::{Frame, Plane};
 use seamstream::ops::warp::{Direction, Interpolation, Transform, WarpBorder};
-use seamstream::ops::{Pixel, adaptive, equalize, integral, parse_op, threshold, warp};
+use seamstream::ops::{Pixel, adaptive, equalize, integral, threshold, warp};
+use seamstream::registry::parse_op;
 
 fn side() -> impl Strategy<Value = usize> {
     prop_oneof![Just(1usize), Just(2), Just(17), 1..=40usize]

@@ -4,8 +4,8 @@
 
 use proptest::prelude::*;
 use seamstream::frame::{Frame, Plane};
-use seamstream::ops::parse_op;
 use seamstream::ops::segment::{Settings, labels};
+use seamstream::registry::parse_op;
 
 fn side() -> impl Strategy<Value = usize> {
     prop_oneof![Just(1usize), Just(2), Just(17), 1..=70usize]

@@ -9,6 +9,8 @@
 pub mod module;
 pub mod ops;
 pub mod stage;
+#[doc(hidden)]
+pub mod testing;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -363,6 +365,13 @@ pub trait GpuOp: Send {
     /// Enqueues the work; `output` has the size and format [`GpuOp::output`]
     /// gave, and every one of its pixels must be written.
     fn run(&mut self, gpu: &Gpu, input: &DevFrame, output: &mut DevFrame) -> Result<()>;
+}
+
+/// What gives the GPU halves of a chain's operations, in order; the
+/// registry implements it for [`crate::ops::Chain`], so that this layer
+/// needs to know no operation by name.
+pub trait GpuHalves {
+    fn gpu_halves(&self) -> Result<Vec<Box<dyn GpuOp>>>;
 }
 
 /// An error unless `input` and `output` are the frames an op was prepared

@@ -18,11 +18,10 @@ use cudarc::driver::{CudaEvent, CudaStream, PinnedHostSlice, sys};
 use cudarc::driver::CudaSlice;
 
 use super::ops::yuv::{rgba_to_yuv420, yuv420_len, yuv420_to_rgba};
-use super::{DevFormat, DevFrame, Gpu, GpuOp, cuda_err};
+use super::{DevFormat, DevFrame, Gpu, GpuHalves, GpuOp, cuda_err};
+use crate::color::Colorimetry;
 use crate::error::{Error, Result};
 use crate::frame::{Frame, Picture, PixelFormat, Plane, Yuv420};
-use crate::ops::Chain;
-use crate::ops::yuv::Colorimetry;
 
 /// How frames cross PCIe: as the chain's pixels, or as 4:2:0 YUV converted
 /// to RGBA on the device after the upload (or from it before the download).
@@ -117,15 +116,15 @@ impl GpuChain {
     /// Builds and prepares every op for `width`×`height` frames of `format`.
     pub fn new(
         gpu: &Gpu,
-        chain: &Chain,
+        chain: &dyn GpuHalves,
         width: usize,
         height: usize,
         format: DevFormat,
     ) -> Result<GpuChain> {
         let mut shapes = vec![(width, height, format)];
-        let mut ops = Vec::with_capacity(chain.len());
-        for op in chain.ops() {
-            let mut g = op.cuda()?;
+        let halves = chain.gpu_halves()?;
+        let mut ops = Vec::with_capacity(halves.len());
+        for mut g in halves {
             let (w, h, f) = *shapes.last().unwrap_or(&(width, height, format));
             g.prepare(gpu, w, h, f)?;
             shapes.push(g.output(w, h, f)?);
@@ -176,7 +175,7 @@ impl GpuChain {
 /// first start compiles before the stream starts rather than on its first
 /// frame (where a live source would drop frames meanwhile). Best effort: a
 /// chain that cannot take the small frame is set up on the real one later.
-pub fn warm_up(gpu: &Gpu, chain: &Chain) {
+pub fn warm_up(gpu: &Gpu, chain: &dyn GpuHalves) {
     let _ = gpu.function("yuv.cu", "yuv420_to_rgba");
     let _ = GpuChain::new(gpu, chain, 64, 64, DevFormat::Rgba);
 }
@@ -234,7 +233,7 @@ impl<T> Stage<T> {
     /// `format`, giving frames out. Everything is allocated here.
     pub fn new(
         gpu: &Gpu,
-        chain: &Chain,
+        chain: &dyn GpuHalves,
         width: usize,
         height: usize,
         format: DevFormat,
@@ -256,7 +255,7 @@ impl<T> Stage<T> {
     /// given; the chain sees RGBA for a YUV input.
     pub fn with_layouts(
         gpu: &Gpu,
-        chain: &Chain,
+        chain: &dyn GpuHalves,
         width: usize,
         height: usize,
         input: Layout,
@@ -309,6 +308,7 @@ impl<T> Stage<T> {
                     ctx.alloc_pinned_with_flags::<u8>(in_bytes, sys::CU_MEMHOSTALLOC_WRITECOMBINED)
                 }
                 .map_err(|e| cuda_err("allocating pinned input memory", e))?;
+                // SAFETY: as above: a download fills it before it is read.
                 let host_out = unsafe { ctx.alloc_pinned_with_flags::<u8>(out_bytes, 0) }
                     .map_err(|e| cuda_err("allocating pinned output memory", e))?;
                 Ok(Slot {

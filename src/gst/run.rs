@@ -31,14 +31,13 @@ use super::audio::{Bridge, StreamReport};
 use super::encode::{Encoder, EncoderChoice};
 use super::outfile::{Ending, Kept, OutFile};
 use super::{Container, Input, Output, TestSettings};
+use crate::color::{Colorimetry, Matrix, Range};
 use crate::cuda::stage::{Finished, Layout, Mapped, Stage, unpack_planes};
 use crate::cuda::{DevFormat, Gpu};
 use crate::error::{Error, Result};
 use crate::frame::{Frame, Plane};
 use crate::frame::{Picture, PixelFormat, Yuv420};
 use crate::ops::Chain;
-use crate::ops::gray::Matrix;
-use crate::ops::yuv::{Colorimetry, Range};
 
 /// How long a file input may take to give its first frame before the run
 /// is called stuck (a damaged file can leave the demuxer waiting forever).
@@ -1443,8 +1442,8 @@ fn finish_output(out: Option<&OutPipe>) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::color::Colorimetry;
     use crate::cuda::stage::{pack_planes, write_packed, write_yuv};
-    use crate::ops::yuv::Colorimetry;
 
     /// Bytes from a seeded generator (xorshift).
     fn noise(n: usize, seed: u64) -> Vec<u8> {

@@ -320,16 +320,15 @@ impl Op for Adaptive {
             Frame::Rgba(p) => Frame::Rgba(adaptive(p, self.method, self.window, self.max)?),
         })
     }
-
-    fn cuda(&self) -> Result<Box<dyn crate::cuda::GpuOp>> {
-        Ok(Box::new(crate::cuda::ops::adaptive::GpuAdaptive::new(self)))
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::parse_op;
+    /// This op from `name:key=value,...`.
+    fn parse_op(text: &str) -> crate::error::Result<crate::ops::OpBox> {
+        crate::ops::parse_with(&SPEC, build, text)
+    }
 
     /// A bright page (200, with a gentle gradient) with a dark 2-pixel stroke
     /// (30) along row 10 and column 20.

@@ -16,8 +16,8 @@ use rayon::prelude::*;
 
 use super::border::{BORDER_CHOICES, Border};
 use super::params::{Kind, OpSpec, ParamSpec, Params};
-use super::pixel::floor_u8;
 use super::{Op, OpBox, Pixel};
+use crate::color::floor_u8;
 use crate::error::Result;
 use crate::frame::{Frame, Plane};
 
@@ -72,10 +72,6 @@ impl Op for BoxFilter {
             Frame::Rgba(p) => Frame::Rgba(box_filter(p, self.radius, self.border)),
             Frame::Gray(p) => Frame::Gray(box_filter(p, self.radius, self.border)),
         })
-    }
-
-    fn cuda(&self) -> Result<Box<dyn crate::cuda::GpuOp>> {
-        Ok(Box::new(crate::cuda::ops::boxfilter::GpuBox::new(self)))
     }
 }
 

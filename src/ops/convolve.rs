@@ -4,7 +4,7 @@
 //!
 //! * 2-D (`kernel`, n×n, n ≤ 7, row-major): out = Σ over ky ascending, then kx
 //!   ascending, of `k[ky][kx] · src(x + kx − a, y + ky − a)` accumulated in
-//!   f32, then `+ delta`, then [`saturate_u8`](super::pixel::saturate_u8).
+//!   f32, then `+ delta`, then [`saturate_u8`](crate::color::saturate_u8).
 //! * Separable (`row`, `col`, 1..=65 taps each): a row pass (taps over x,
 //!   ascending) into an f32 intermediate, then a column pass over it (taps over
 //!   y, ascending), then `+ delta`, then `saturate_u8`. [`gaussian`](super::gaussian)
@@ -17,8 +17,8 @@ use rayon::prelude::*;
 
 use super::border::{BORDER_CHOICES, Border};
 use super::params::{Kind, OpSpec, ParamSpec, Params};
-use super::pixel::saturate_u8;
 use super::{Op, OpBox, Pixel};
+use crate::color::saturate_u8;
 use crate::error::{Error, Result};
 use crate::frame::{Frame, Plane};
 
@@ -197,10 +197,6 @@ impl Op for Convolve {
             Frame::Rgba(p) => Frame::Rgba(self.run(p)),
             Frame::Gray(p) => Frame::Gray(self.run(p)),
         })
-    }
-
-    fn cuda(&self) -> Result<Box<dyn crate::cuda::GpuOp>> {
-        Ok(Box::new(crate::cuda::ops::convolve::GpuConvolve::new(self)))
     }
 }
 

@@ -84,10 +84,6 @@ impl Op for Equalize {
             Frame::Rgba(p) => Frame::Rgba(equalize(p)),
         })
     }
-
-    fn cuda(&self) -> Result<Box<dyn crate::cuda::GpuOp>> {
-        Ok(Box::new(crate::cuda::ops::equalize::GpuEqualize::default()))
-    }
 }
 
 #[cfg(test)]

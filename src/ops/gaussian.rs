@@ -89,10 +89,6 @@ impl Op for Gaussian {
             Frame::Gray(p) => Frame::Gray(convolve::separable(p, t, t, b, 0.0)),
         })
     }
-
-    fn cuda(&self) -> Result<Box<dyn crate::cuda::GpuOp>> {
-        Ok(Box::new(crate::cuda::ops::gaussian::GpuGaussian::new(self)))
-    }
 }
 
 /// The `2·radius + 1` taps of a Gaussian of `sigma`: `exp(−i²/(2σ²))` for
@@ -173,7 +169,7 @@ mod tests {
             for x in 0..9usize {
                 let want = if x.abs_diff(4) <= 3 && y.abs_diff(4) <= 3 {
                     // The row pass gives t[kx] * 200, the column pass multiplies by t[ky].
-                    super::super::pixel::saturate_u8(t[3 + 4 - y] * (t[3 + 4 - x] * 200.0))
+                    crate::color::saturate_u8(t[3 + 4 - y] * (t[3 + 4 - x] * 200.0))
                 } else {
                     0
                 };

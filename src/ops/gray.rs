@@ -2,52 +2,9 @@
 
 use super::params::{Kind, OpSpec, ParamSpec, Params};
 use super::{Op, OpBox};
+use crate::color::Matrix;
 use crate::error::Result;
-use crate::frame::{Frame, Plane, Rgba};
-
-/// The luma weights.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Matrix {
-    Bt709,
-    Bt601,
-}
-
-impl Matrix {
-    /// (Kr, Kg, Kb).
-    pub fn weights(self) -> (f32, f32, f32) {
-        match self {
-            Matrix::Bt709 => (0.2126, 0.7152, 0.0722),
-            Matrix::Bt601 => (0.299, 0.587, 0.114),
-        }
-    }
-}
-
-/// Luma of one pixel; the order of the f32 operations is part of the
-/// definition (the GPU kernel does the same, without fused multiply-adds).
-#[inline]
-pub fn luma(p: Rgba, m: Matrix) -> u8 {
-    let (kr, kg, kb) = m.weights();
-    let y = kr * p[0] as f32 + kg * p[1] as f32 + kb * p[2] as f32;
-    super::pixel::saturate_u8(y)
-}
-
-#[inline]
-pub fn luma709(p: Rgba) -> u8 {
-    luma(p, Matrix::Bt709)
-}
-
-/// The luma plane of an RGBA plane.
-pub fn rgba_to_luma(src: &Plane<Rgba>, m: Matrix) -> Plane<u8> {
-    use rayon::prelude::*;
-    let mut out = Plane::new(src.width(), src.height(), 0u8);
-    out.par_rows_mut().for_each(|(y, row)| {
-        // A plain loop over two slices (not `Plane::map`), so that it vectorises.
-        for (o, &p) in row.iter_mut().zip(src.row(y)) {
-            *o = luma(p, m);
-        }
-    });
-    out
-}
+use crate::frame::{Frame, rgba_to_luma};
 
 pub static SPEC: OpSpec = OpSpec {
     name: "gray",
@@ -103,25 +60,13 @@ impl Op for Gray {
             Frame::Gray(y)
         })
     }
-
-    fn cuda(&self) -> Result<Box<dyn crate::cuda::GpuOp>> {
-        Ok(Box::new(crate::cuda::ops::gray::GpuGray::new(self)))
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn primaries_take_their_weights() {
-        assert_eq!(luma([255, 0, 0, 255], Matrix::Bt709), 54); // 54.213
-        assert_eq!(luma([0, 255, 0, 255], Matrix::Bt709), 182); // 182.376
-        assert_eq!(luma([0, 0, 255, 255], Matrix::Bt709), 18); // 18.411
-        assert_eq!(luma([255, 0, 0, 255], Matrix::Bt601), 76); // 76.245
-        assert_eq!(luma([255, 255, 255, 0], Matrix::Bt709), 255);
-        assert_eq!(luma([0, 0, 0, 255], Matrix::Bt601), 0);
-    }
+    use crate::color::luma;
+    use crate::frame::Plane;
 
     #[test]
     fn gray_as_rgba_keeps_size_and_is_opaque() {

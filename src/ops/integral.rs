@@ -166,10 +166,6 @@ impl Op for IntegralView {
             Frame::Rgba(_) => integral_view(&frame.luma()),
         }))
     }
-
-    fn cuda(&self) -> Result<Box<dyn crate::cuda::GpuOp>> {
-        Ok(Box::new(crate::cuda::ops::integral::GpuIntegralView::new()))
-    }
 }
 
 #[cfg(test)]

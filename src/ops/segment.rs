@@ -580,16 +580,15 @@ impl Op for Segment {
             Frame::Rgba(p) => Frame::Rgba(self.paint(p, &l)),
         })
     }
-
-    fn cuda(&self) -> Result<Box<dyn crate::cuda::GpuOp>> {
-        Ok(Box::new(crate::cuda::ops::segment::GpuSegment::new(self)))
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::parse_op;
+    /// This op from `name:key=value,...`.
+    fn parse_op(text: &str) -> crate::error::Result<crate::ops::OpBox> {
+        crate::ops::parse_with(&SPEC, build, text)
+    }
 
     fn settings() -> Settings {
         Settings::new(16, 4, 0.5, 1.0).unwrap()

@@ -27,8 +27,8 @@ use rayon::prelude::*;
 
 use super::border::{BORDER_CHOICES, Border};
 use super::params::{Kind, OpSpec, ParamSpec, Params};
-use super::pixel::saturate_u8;
 use super::{Op, OpBox, Pixel};
+use crate::color::saturate_u8;
 use crate::error::{Error, Result};
 use crate::frame::{Frame, Plane};
 
@@ -137,10 +137,6 @@ impl Op for Sobel {
             Frame::Rgba(p) => Frame::Rgba(sobel(p, self.ksize, self.output, self.border)),
             Frame::Gray(p) => Frame::Gray(sobel(p, self.ksize, self.output, self.border)),
         })
-    }
-
-    fn cuda(&self) -> Result<Box<dyn crate::cuda::GpuOp>> {
-        Ok(Box::new(crate::cuda::ops::sobel::GpuSobel::new(self)))
     }
 }
 

@@ -263,18 +263,15 @@ impl Op for Threshold {
             Frame::Rgba(p) => Frame::Rgba(self.run(p)),
         })
     }
-
-    fn cuda(&self) -> Result<Box<dyn crate::cuda::GpuOp>> {
-        Ok(Box::new(crate::cuda::ops::threshold::GpuThreshold::new(
-            self,
-        )))
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::parse_op;
+    /// This op from `name:key=value,...`.
+    fn parse_op(text: &str) -> crate::error::Result<crate::ops::OpBox> {
+        crate::ops::parse_with(&SPEC, build, text)
+    }
 
     fn ramp() -> Plane<u8> {
         Plane::from_fn(16, 16, |x, y| (y * 16 + x) as u8)

@@ -11,8 +11,9 @@
 use rayon::prelude::*;
 
 use super::params::{Kind, OpSpec, ParamSpec, Params};
-use super::pixel::{Pixel, saturate_u8};
+use super::pixel::Pixel;
 use super::{Op, OpBox};
+use crate::color::saturate_u8;
 use crate::error::{Error, Result};
 use crate::frame::{Frame, Plane};
 
@@ -608,16 +609,15 @@ impl Op for Warp {
     fn output_size(&self, width: usize, height: usize) -> Result<(usize, usize)> {
         Ok(self.size.unwrap_or((width, height)))
     }
-
-    fn cuda(&self) -> Result<Box<dyn crate::cuda::GpuOp>> {
-        Ok(Box::new(crate::cuda::ops::warp::GpuWarp::new(self)))
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::parse_op;
+    /// This op from `name:key=value,...`.
+    fn parse_op(text: &str) -> crate::error::Result<crate::ops::OpBox> {
+        crate::ops::parse_with(&SPEC, build, text)
+    }
 
     const ALL: [Interpolation; 3] = [
         Interpolation::Nearest,

@@ -11,45 +11,11 @@
 //! pixels of its 2×2 block; going back, a pixel takes its block's sample.
 //! Every stored value is rounded to nearest and saturated.
 
-use super::gray::Matrix;
 use super::params::{Kind, OpSpec, ParamSpec, Params};
-use super::pixel::saturate_u8;
 use super::{Op, OpBox};
+use crate::color::{Colorimetry, Matrix, Range, saturate_u8};
 use crate::error::Result;
 use crate::frame::{Frame, PixelFormat, Plane, Rgba, Yuv420};
-
-/// Limited (video, 16–235) or full (0–255) range.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Range {
-    Limited,
-    Full,
-}
-
-/// How YUV values map to RGB.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Colorimetry {
-    pub matrix: Matrix,
-    pub range: Range,
-}
-
-impl Default for Colorimetry {
-    fn default() -> Self {
-        Self {
-            matrix: Matrix::Bt709,
-            range: Range::Limited,
-        }
-    }
-}
-
-impl Colorimetry {
-    /// (y scale, y offset, c scale) from 0..255 RGB units to stored units.
-    fn scales(self) -> (f32, f32, f32) {
-        match self.range {
-            Range::Limited => (219.0 / 255.0, 16.0, 224.0 / 255.0),
-            Range::Full => (1.0, 0.0, 1.0),
-        }
-    }
-}
 
 #[inline]
 fn to_ycbcr(p: Rgba, m: Matrix) -> (f32, f32, f32) {
@@ -205,10 +171,6 @@ impl Op for YuvRoundTrip {
             Frame::Gray(_) => Frame::Gray(back.map(|p| p[0])),
             Frame::Rgba(_) => Frame::Rgba(back),
         })
-    }
-
-    fn cuda(&self) -> Result<Box<dyn crate::cuda::GpuOp>> {
-        Ok(Box::new(crate::cuda::ops::yuv::GpuYuv::new(self)))
     }
 }
 

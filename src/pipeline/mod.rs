@@ -26,7 +26,7 @@
 //!
 //! Every key is optional, but a file must hold something: an empty one is
 //! an error. Each `[[op]]` table is written out in the chain syntax
-//! (`gaussian:sigma=2`) and parsed by [`ops::parse_op`], so a file is checked
+//! (`gaussian:sigma=2`) and parsed by [`registry::parse_op`], so a file is checked
 //! by the same code, with the same messages, as `--op`. Every error names the
 //! file and the line it is about, and shows the value as written (long ones
 //! shortened, see [`quoted`]). The file's settings are plain values here:
@@ -43,6 +43,7 @@ use crate::args;
 use crate::error::{Error, quoted, quoted_after};
 use crate::gst::{Input, Output};
 use crate::ops::{self, Chain};
+use crate::registry;
 
 /// A pipeline file that cannot be read or used.
 #[derive(Debug, thiserror::Error)]
@@ -522,7 +523,7 @@ fn build_op(
         ));
     };
     // The same lookup `--op` does, before the name goes into the text.
-    let entry = ops::lookup(name_text.trim()).map_err(|e| (name_at, e.to_string()))?;
+    let entry = registry::lookup(name_text.trim()).map_err(|e| (name_at, e.to_string()))?;
     let params: Vec<_> = in_file_order(entries)
         .into_iter()
         .filter(|(k, _)| k.get_ref() != "name")
@@ -555,7 +556,7 @@ fn build_op(
         Some((name, rest)) if !rest.is_empty() => format!("{name}:{}", rest.join(",")),
         _ => entry.spec.name.to_string(),
     };
-    let op = ops::parse_op(&chain_text).map_err(|e| {
+    let op = registry::parse_op(&chain_text).map_err(|e| {
         let key = match &e {
             Error::UnknownKey { key, .. }
             | Error::BadValue { key, .. }

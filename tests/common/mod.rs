@@ -6,8 +6,9 @@
 pub mod video;
 
 use seamstream::cuda::{DevFormat, DevFrame, Gpu};
-use seamstream::frame::{Frame, Plane};
-use seamstream::ops::parse_op;
+use seamstream::frame::Frame;
+use seamstream::noise::Noise;
+use seamstream::registry::{gpu_half, parse_op};
 
 /// Sizes every kernel is checked at (DESIGN.md §6, issue 4).
 pub const SIZES: &[(usize, usize)] = &[(1, 1), (17, 3), (321, 241), (1917, 1081), (3840, 2160)];
@@ -15,20 +16,18 @@ pub const SIZES: &[(usize, usize)] = &[(1, 1), (17, 3), (321, 241), (1917, 1081)
 /// The GPU, or `None` after printing why these tests skip. The notice is
 /// written straight to stderr (not through `eprintln!`, which the test
 /// harness captures), once per test binary, so it shows in CI logs.
+/// With `SEAMSTREAM_REQUIRE_GPU=1` a missing GPU fails instead.
 pub fn gpu() -> Option<Gpu> {
+    use seamstream::cuda::testing::{required, skip};
     static NOTICE: std::sync::Once = std::sync::Once::new();
     match Gpu::open(0) {
         Ok(g) => Some(g),
         Err(e) => {
-            NOTICE.call_once(|| {
-                use std::io::Write;
-                let why = e.to_string();
-                let why = why.split(" - searched").next().unwrap_or("");
-                let _ = writeln!(
-                    std::io::stderr().lock(),
-                    "SKIP: GPU tests in this binary skip: no usable GPU ({why})"
-                );
-            });
+            let why = format!("no usable GPU ({e})");
+            if required() {
+                skip("this GPU test", &why); // fails
+            }
+            NOTICE.call_once(|| skip("GPU tests in this binary skip", &why));
             None
         }
     }
@@ -36,28 +35,7 @@ pub fn gpu() -> Option<Gpu> {
 
 /// A frame of random bytes (xorshift from `seed`, so failures repeat).
 pub fn random_frame(w: usize, h: usize, format: DevFormat, seed: u64) -> Frame {
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    let mut next = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        (x >> 24) as u8
-    };
-    match format {
-        DevFormat::Gray => {
-            Frame::Gray(Plane::from_vec(w, h, (0..w * h).map(|_| next()).collect()).unwrap())
-        }
-        DevFormat::Rgba => Frame::Rgba(
-            Plane::from_vec(
-                w,
-                h,
-                (0..w * h)
-                    .map(|_| [next(), next(), next(), next()])
-                    .collect(),
-            )
-            .unwrap(),
-        ),
-    }
+    Noise::new(seed).frame(w, h, format == DevFormat::Gray)
 }
 
 /// Runs `op` (chain syntax) on `frame` on the GPU twice, with the output
@@ -65,7 +43,7 @@ pub fn random_frame(w: usize, h: usize, format: DevFormat, seed: u64) -> Frame {
 /// pixel the kernel never wrote fails. Returns the output.
 pub fn run_gpu(gpu: &Gpu, op: &str, frame: &Frame) -> Frame {
     let cpu_op = parse_op(op).unwrap_or_else(|e| panic!("{op}: {e}"));
-    let mut g = cpu_op.cuda().unwrap_or_else(|e| panic!("{op}: {e}"));
+    let mut g = gpu_half(cpu_op.as_ref()).unwrap_or_else(|e| panic!("{op}: {e}"));
     let format = DevFormat::of(frame);
     let (w, h) = (frame.width(), frame.height());
     let (ow, oh, of) = g.output(w, h, format).unwrap();

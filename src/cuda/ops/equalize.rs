@@ -9,6 +9,7 @@ use super::threshold::{
 };
 use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, cuda_err};
 use crate::error::{Error, Result};
+use crate::ops::equalize::Equalize;
 
 /// What `prepare` sets up for one input format.
 struct Prepared {
@@ -24,6 +25,12 @@ struct Prepared {
 #[derive(Default)]
 pub struct GpuEqualize {
     prepared: Option<Prepared>,
+}
+
+impl GpuEqualize {
+    pub fn new(_: &Equalize) -> Self {
+        GpuEqualize::default()
+    }
 }
 
 impl GpuOp for GpuEqualize {

@@ -13,9 +13,11 @@
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 
 use super::gray::GpuGray;
+use crate::color::Matrix;
 use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, blocks, check_frames, cuda_err};
 use crate::error::{Error, Result};
-use crate::ops::gray::{Gray, Matrix};
+use crate::ops::gray::Gray;
+use crate::ops::integral::IntegralView;
 
 /// TILE_W, TILE_H, THREADS and SCAN_GROUPS of kernels/integral.cu.
 const TILE_W: usize = 128;
@@ -300,7 +302,7 @@ pub struct GpuIntegralView {
 }
 
 impl GpuIntegralView {
-    pub fn new() -> Self {
+    pub fn new(_: &IntegralView) -> Self {
         GpuIntegralView::default()
     }
 }

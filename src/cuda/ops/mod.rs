@@ -1,6 +1,7 @@
 //! The GPU half of each operation, one file per operation as in `src/ops/`,
-//! each with its kernels in `kernels/{name}.cu`. An op's CPU type builds its
-//! GPU half through [`crate::ops::Op::cuda`].
+//! each with its kernels in `kernels/{name}.cu`. Each half is a type with
+//! `new(&CpuType)`, which takes its parameters from the CPU half; the pairs
+//! are named in [`crate::registry`].
 
 pub mod adaptive;
 pub mod boxfilter;

@@ -4,10 +4,10 @@
 use cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
 
 use super::convolve::{border_code, check_prepared, dims, suffix};
+use crate::color::Matrix;
 use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, blocks, cuda_err};
 use crate::error::Result;
 use crate::ops::border::Border;
-use crate::ops::gray::Matrix;
 use crate::ops::sobel::{Sobel, SobelOutput};
 
 /// Output tile side and threads of the kernels (`SOBEL_TW`, `SOBEL_THREADS`).

@@ -9,10 +9,11 @@
 
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 
+use crate::color::{Colorimetry, Range};
 use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, blocks, cuda_err};
 use crate::error::{Error, Result};
 use crate::frame::{PixelFormat, Yuv420};
-use crate::ops::yuv::{Colorimetry, Range, YuvRoundTrip};
+use crate::ops::yuv::YuvRoundTrip;
 
 /// The kernels' colour arguments, in order: Kr, Kg, Kb, then the y scale, y
 /// offset and chroma scale of `Colorimetry::scales` in src/ops/yuv.rs (the

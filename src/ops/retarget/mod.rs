@@ -358,10 +358,6 @@ impl Op for Retarget {
     fn streaming(&mut self) {
         self.mode.get_or_insert(Mode::Fast);
     }
-
-    fn cuda(&self) -> Result<Box<dyn crate::cuda::GpuOp>> {
-        Ok(Box::new(crate::cuda::ops::retarget::GpuRetarget::new(self)))
-    }
 }
 
 #[cfg(test)]

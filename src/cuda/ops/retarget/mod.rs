@@ -27,10 +27,10 @@ use cudarc::driver::{
     CudaFunction, CudaSlice, CudaStream, LaunchArgs, LaunchConfig, PushKernelArg,
 };
 
+use crate::color::Matrix;
 use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, blocks, check_frames, cuda_err};
 use crate::error::{Error, Result};
 use crate::frame::Plane;
-use crate::ops::gray::Matrix;
 use crate::ops::params::SizeSpec;
 use crate::ops::retarget::fast::FastParams;
 use crate::ops::retarget::{Energy, MASK_PROTECT, MASK_REMOVE, Mode, Retarget, target_size};

@@ -9,7 +9,6 @@ use std::sync::Arc;
 use cudarc::driver::{CudaSlice, CudaStream};
 
 use super::dp::{ANCHOR_ROWS, DpScratch, MAX_SIDE, OUT32, SeamDp, Shape, row_cost_bound};
-use crate::cuda::Gpu;
 use crate::frame::Plane;
 use crate::ops::retarget::dp::{DpInput, DpScratch as CpuDp, dp_sweep};
 use crate::ops::retarget::{
@@ -38,13 +37,8 @@ pub(super) struct Dp {
 }
 
 fn rng(seed: u64) -> impl FnMut() -> u32 {
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        (x >> 32) as u32
-    }
+    let mut n = crate::noise::Noise::new(seed);
+    move || (n.next_u64() >> 32) as u32
 }
 
 /// Values below `levels` (few levels: many ties); `mask`: none, all
@@ -469,8 +463,7 @@ pub(super) fn upload<
 /// of every alignment.
 #[test]
 fn the_gpu_dp_writes_what_the_cpu_dp_finds() {
-    let Ok(gpu) = Gpu::open(0) else {
-        eprintln!("SKIP: no GPU");
+    let Some(gpu) = crate::cuda::testing::gpu("the GPU DP test") else {
         return;
     };
     let st = gpu.stream().clone();
