@@ -82,6 +82,18 @@ pub enum Error {
     #[error("{0}")]
     Device(String),
 
+    /// A CUDA library that cudarc loads at run time is not installed:
+    /// `libcuda.so` (the driver) or `libnvrtc.so` (the kernel compiler).
+    #[error("{library} could not be loaded; {remedy}")]
+    MissingLibrary {
+        library: &'static str,
+        remedy: &'static str,
+    },
+
+    /// The driver works, but there is no such GPU.
+    #[error("{0}")]
+    NoGpu(String),
+
     #[error("{0}")]
     Pipeline(String),
 
@@ -95,7 +107,52 @@ pub enum Error {
     },
 }
 
+/// What kind of failure an [`Error`] is, for callers that act on it (fall
+/// back to the CPU, skip a test, choose an exit code) without reading its
+/// message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// No CUDA driver library: this machine has no NVIDIA driver.
+    NoDriver,
+    /// The driver works but offers no (such) GPU.
+    NoGpu,
+    /// NVRTC, which compiles the kernels, is not installed.
+    NoCompiler,
+    /// An operation, parameter or command-line value that cannot be used.
+    BadParameter,
+    /// An input (file, frame, stream) that cannot be read or taken.
+    BadInput,
+    /// An output that cannot be written.
+    BadOutput,
+    /// GStreamer failed.
+    Pipeline,
+    /// A CUDA call or an operation failed while running.
+    Internal,
+}
+
 impl Error {
+    /// The kind of failure.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::MissingLibrary { library, .. } if library.contains("nvrtc") => {
+                ErrorKind::NoCompiler
+            }
+            Error::MissingLibrary { .. } => ErrorKind::NoDriver,
+            Error::NoGpu(_) => ErrorKind::NoGpu,
+            Error::UnknownOp { .. }
+            | Error::UnknownKey { .. }
+            | Error::BadValue { .. }
+            | Error::MissingKey { .. }
+            | Error::BadSyntax { .. }
+            | Error::BadArgument { .. }
+            | Error::Unsupported(_) => ErrorKind::BadParameter,
+            Error::BadFrame(_) | Error::Read { .. } => ErrorKind::BadInput,
+            Error::Write { .. } => ErrorKind::BadOutput,
+            Error::Pipeline(_) => ErrorKind::Pipeline,
+            Error::OpFailed { .. } | Error::Device(_) => ErrorKind::Internal,
+        }
+    }
+
     pub(crate) fn bad_value(
         op: &str,
         key: &str,
@@ -143,6 +200,29 @@ mod tests {
         assert_eq!(
             quoted_after("k=", &wide),
             format!("`k={}…` (61 characters)", "ü".repeat(60))
+        );
+    }
+
+    #[test]
+    fn kinds_tell_a_missing_driver_from_a_missing_compiler_and_bad_input() {
+        let driver = Error::MissingLibrary {
+            library: "the CUDA driver (libcuda.so)",
+            remedy: "install the NVIDIA driver",
+        };
+        let nvrtc = Error::MissingLibrary {
+            library: "NVRTC (libnvrtc.so)",
+            remedy: "install NVRTC",
+        };
+        assert_eq!(driver.kind(), ErrorKind::NoDriver);
+        assert_eq!(nvrtc.kind(), ErrorKind::NoCompiler);
+        assert_eq!(
+            driver.to_string(),
+            "the CUDA driver (libcuda.so) could not be loaded; install the NVIDIA driver"
+        );
+        assert_eq!(Error::BadFrame("x".into()).kind(), ErrorKind::BadInput);
+        assert_eq!(
+            Error::bad_value("gaussian", "sigma", "-1", "must be positive").kind(),
+            ErrorKind::BadParameter
         );
     }
 

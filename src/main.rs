@@ -9,6 +9,7 @@ mod quality_cli;
 
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
+use seamstream::error::ErrorKind;
 
 use seamstream::cuda::stage::GpuChain;
 use seamstream::cuda::{DevFormat, Gpu};
@@ -192,6 +193,19 @@ fn parse_device(text: &str) -> anyhow::Result<Device> {
     }
 }
 
+/// Why the GPU cannot be used, in a few words and without advice (the
+/// caller gives that: a note that the CPU runs, or what to pass instead).
+fn why_not_gpu(e: &seamstream::Error) -> String {
+    match e.kind() {
+        ErrorKind::NoDriver => "no NVIDIA driver: libcuda.so could not be loaded".into(),
+        ErrorKind::NoGpu => match e {
+            seamstream::Error::NoGpu(why) if why.starts_with('`') => why.clone(),
+            _ => "the CUDA driver sees no GPU".into(),
+        },
+        _ => e.to_string(),
+    }
+}
+
 /// Resolves `--device` for `chain`. `auto` takes the GPU when one works and
 /// every op has a GPU version, and otherwise says in one line why it runs on
 /// the CPU; `cuda`/`cuda:N` is an error when that GPU cannot be used.
@@ -201,9 +215,7 @@ fn choose_backend(device: Device, chain: &Chain) -> anyhow::Result<Backend> {
         Device::Cpu => Ok(Backend::Cpu),
         Device::Auto => match Gpu::open(0) {
             Err(e) => {
-                let why = e.to_string();
-                let why = why.split(" - searched").next().unwrap_or("");
-                eprintln!("note: running on the CPU ({why})");
+                eprintln!("note: running on the CPU ({})", why_not_gpu(&e));
                 Ok(Backend::Cpu)
             }
             Ok(gpu) => match missing() {
@@ -216,9 +228,10 @@ fn choose_backend(device: Device, chain: &Chain) -> anyhow::Result<Backend> {
         },
         Device::Cuda(n) => {
             let gpu = Gpu::open(n).map_err(|e| {
-                let why = e.to_string();
-                let why = why.split(" - searched").next().unwrap_or("").to_string();
-                anyhow::anyhow!("`--device cuda:{n}`: {why}; use --device cpu or auto")
+                anyhow::anyhow!(
+                    "`--device cuda:{n}`: {}; use --device cpu or auto",
+                    why_not_gpu(&e)
+                )
             })?;
             if let Some(name) = missing() {
                 bail!(

@@ -3,8 +3,9 @@
 //! half of each operation. All `unsafe` of the crate lives under here.
 //!
 //! cudarc loads `libcuda` and `libnvrtc` when first used, so the crate builds
-//! and runs without a CUDA toolkit; [`Gpu::open`] turns their absence into an
-//! [`Error::Device`] rather than a panic.
+//! and runs without a CUDA toolkit; [`Gpu::open`] and the compiler check
+//! that the libraries are there first (cudarc panics when they are not), and
+//! give [`Error::MissingLibrary`] instead.
 
 pub mod module;
 pub mod ops;
@@ -23,6 +24,20 @@ use crate::frame::{Frame, Plane};
 /// A CUDA result as our error, naming what was being done.
 pub(crate) fn cuda_err(doing: &str, e: impl std::fmt::Display) -> Error {
     Error::Device(format!("CUDA: {doing}: {e}"))
+}
+
+/// An error unless the CUDA driver library can be loaded: cudarc panics
+/// where it cannot, so this is asked before any driver call.
+fn driver_present() -> Result<()> {
+    // SAFETY: only tries to open the library under its candidate names.
+    if unsafe { cudarc::driver::sys::is_culib_present() } {
+        Ok(())
+    } else {
+        Err(Error::MissingLibrary {
+            library: "the CUDA driver (libcuda.so)",
+            remedy: "install the NVIDIA driver, or use --device cpu",
+        })
+    }
 }
 
 /// One GPU, its compute stream, and the kernels loaded on it.
@@ -59,30 +74,12 @@ pub struct DeviceInfo {
     pub compute_capability: (u32, u32),
 }
 
-/// Runs `f`, turning a panic inside cudarc's loader (it panics when
-/// `libcuda.so` cannot be found) into an error.
-fn guarded<T>(doing: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
-    let hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
-    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
-    std::panic::set_hook(hook);
-    r.unwrap_or_else(|p| {
-        let why = p
-            .downcast_ref::<String>()
-            .map(String::as_str)
-            .or_else(|| p.downcast_ref::<&str>().copied())
-            .unwrap_or("unknown reason");
-        Err(Error::Device(format!("{doing}: {why}")))
-    })
-}
-
 /// The number of GPUs the driver sees; an error if there is no driver.
 pub fn device_count() -> Result<usize> {
-    guarded("no CUDA driver (libcuda.so) could be loaded", || {
-        CudaContext::device_count()
-            .map(|n| n.max(0) as usize)
-            .map_err(|e| cuda_err("counting devices", e))
-    })
+    driver_present()?;
+    CudaContext::device_count()
+        .map(|n| n.max(0) as usize)
+        .map_err(|e| cuda_err("counting devices", e))
 }
 
 /// Every GPU the driver sees.
@@ -111,12 +108,12 @@ impl Gpu {
     pub fn open(ordinal: usize) -> Result<Gpu> {
         let n = device_count()?;
         if n == 0 {
-            return Err(Error::Device(
+            return Err(Error::NoGpu(
                 "the CUDA driver sees no GPU; use --device cpu".into(),
             ));
         }
         if ordinal >= n {
-            return Err(Error::Device(format!(
+            return Err(Error::NoGpu(format!(
                 "`cuda:{ordinal}`: there {} {n} GPU{} (cuda:0{}); `seamstream devices` lists them",
                 if n == 1 { "is" } else { "are" },
                 if n == 1 { "" } else { "s" },
@@ -397,4 +394,31 @@ pub fn check_frames(
 /// A grid that covers `n` items with blocks of `block` threads.
 pub fn blocks(n: usize, block: u32) -> u32 {
     (n.div_ceil(block as usize)).max(1) as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+
+    /// Where the GPU cannot be opened, the error is typed (no panic from
+    /// cudarc's loader, no list of searched file names to cut off).
+    #[test]
+    fn opening_a_gpu_that_cannot_be_had_is_a_typed_error() {
+        match Gpu::open(0) {
+            Ok(_) => {}
+            Err(e) => {
+                assert!(
+                    matches!(e.kind(), ErrorKind::NoDriver | ErrorKind::NoGpu),
+                    "{e:?}"
+                );
+                assert!(!e.to_string().contains("searched"), "{e}");
+            }
+        }
+        let e = Gpu::open(usize::MAX).unwrap_err();
+        assert!(
+            matches!(e.kind(), ErrorKind::NoDriver | ErrorKind::NoGpu),
+            "{e:?}"
+        );
+    }
 }

@@ -61,20 +61,30 @@ fn expand_into(file: &str, text: &str, out: &mut String, seen: &mut Vec<String>)
     Ok(())
 }
 
+/// An error unless NVRTC can be loaded: cudarc panics where it cannot, so
+/// this is asked before any NVRTC call.
+fn nvrtc_present() -> Result<()> {
+    // SAFETY: only tries to open the library under its candidate names.
+    if unsafe { sys::is_culib_present() } {
+        Ok(())
+    } else {
+        Err(Error::MissingLibrary {
+            library: "NVRTC (libnvrtc.so), which compiles the kernels,",
+            remedy: "install the CUDA toolkit's NVRTC (e.g. the cuda-nvrtc package), or use --device cpu",
+        })
+    }
+}
+
 /// NVRTC's version, e.g. (12, 9); an error if `libnvrtc` cannot be loaded.
 pub fn nvrtc_version() -> Result<(i32, i32)> {
-    super::guarded(
-        "NVRTC (libnvrtc.so) could not be loaded; install the CUDA toolkit's NVRTC",
-        || {
-            let (mut maj, mut min): (c_int, c_int) = (0, 0);
-            // SAFETY: nvrtcVersion writes two ints through the pointers,
-            // which point at live locals.
-            unsafe { sys::nvrtcVersion(&mut maj, &mut min) }
-                .result()
-                .map_err(|e| Error::Device(format!("NVRTC: {e:?}")))?;
-            Ok((maj, min))
-        },
-    )
+    nvrtc_present()?;
+    let (mut maj, mut min): (c_int, c_int) = (0, 0);
+    // SAFETY: nvrtcVersion writes two ints through the pointers, which point
+    // at live locals.
+    unsafe { sys::nvrtcVersion(&mut maj, &mut min) }
+        .result()
+        .map_err(|e| Error::Device(format!("NVRTC: {e:?}")))?;
+    Ok((maj, min))
 }
 
 /// FNV-1a, 64 bits: stable across builds and Rust versions, unlike std's hasher.
@@ -196,45 +206,44 @@ fn log_of(prog: sys::nvrtcProgram) -> String {
 
 /// One NVRTC compile to a cubin; a failure carries NVRTC's log.
 fn nvrtc_cubin(file: &str, source: &str, arch: (u32, u32)) -> Result<Vec<u8>> {
-    super::guarded("NVRTC (libnvrtc.so) could not be loaded", || {
-        let src = CString::new(source)
-            .map_err(|_| Error::Device(format!("kernels/{file} holds a NUL byte")))?;
-        let name = CString::new(file).unwrap_or_default();
-        let prog = result::create_program(&src, Some(&name))
-            .map_err(|e| Error::Device(format!("NVRTC could not take kernels/{file}: {e:?}")))?;
-        // SAFETY: `prog` was just created and is destroyed only below; the
-        // options are owned strings that outlive the call.
-        let compiled = unsafe { result::compile_program(prog, &options(arch)) };
-        let out = match compiled {
-            Err(e) => Err(Error::Device(format!(
-                "kernels/{file} did not compile for sm_{}{} ({e:?}):\n{}",
-                arch.0,
-                arch.1,
-                log_of(prog).trim_end()
-            ))),
-            Ok(()) => {
-                let mut size = 0usize;
-                // SAFETY: `prog` compiled successfully and is still alive;
-                // the size is written through a pointer to a live local.
-                unsafe { sys::nvrtcGetCUBINSize(prog, &mut size) }
-                    .result()
-                    .and_then(|_| {
-                        let mut buf = vec![0u8; size];
-                        // SAFETY: `buf` holds the `size` bytes that
-                        // nvrtcGetCUBINSize reported for this program.
-                        unsafe { sys::nvrtcGetCUBIN(prog, buf.as_mut_ptr() as *mut c_char) }
-                            .result()
-                            .map(|_| buf)
-                    })
-                    .map_err(|e| {
-                        Error::Device(format!("NVRTC gave no cubin for kernels/{file}: {e:?}"))
-                    })
-            }
-        };
-        // SAFETY: `prog` is destroyed once, here, after its last use.
-        let _ = unsafe { result::destroy_program(prog) };
-        out
-    })
+    nvrtc_present()?;
+    let src = CString::new(source)
+        .map_err(|_| Error::Device(format!("kernels/{file} holds a NUL byte")))?;
+    let name = CString::new(file).unwrap_or_default();
+    let prog = result::create_program(&src, Some(&name))
+        .map_err(|e| Error::Device(format!("NVRTC could not take kernels/{file}: {e:?}")))?;
+    // SAFETY: `prog` was just created and is destroyed only below; the
+    // options are owned strings that outlive the call.
+    let compiled = unsafe { result::compile_program(prog, &options(arch)) };
+    let out = match compiled {
+        Err(e) => Err(Error::Device(format!(
+            "kernels/{file} did not compile for sm_{}{} ({e:?}):\n{}",
+            arch.0,
+            arch.1,
+            log_of(prog).trim_end()
+        ))),
+        Ok(()) => {
+            let mut size = 0usize;
+            // SAFETY: `prog` compiled successfully and is still alive;
+            // the size is written through a pointer to a live local.
+            unsafe { sys::nvrtcGetCUBINSize(prog, &mut size) }
+                .result()
+                .and_then(|_| {
+                    let mut buf = vec![0u8; size];
+                    // SAFETY: `buf` holds the `size` bytes that
+                    // nvrtcGetCUBINSize reported for this program.
+                    unsafe { sys::nvrtcGetCUBIN(prog, buf.as_mut_ptr() as *mut c_char) }
+                        .result()
+                        .map(|_| buf)
+                })
+                .map_err(|e| {
+                    Error::Device(format!("NVRTC gave no cubin for kernels/{file}: {e:?}"))
+                })
+        }
+    };
+    // SAFETY: `prog` is destroyed once, here, after its last use.
+    let _ = unsafe { result::destroy_program(prog) };
+    out
 }
 
 #[cfg(test)]

@@ -17,8 +17,6 @@ pub fn required() -> bool {
 /// straight to it (the test harness captures `eprintln!`), so it shows in CI
 /// logs; a panic instead when a GPU is required.
 pub fn skip(what: &str, why: &str) {
-    // The part of a driver-loading error before its list of searched paths.
-    let why = why.split(" - searched").next().unwrap_or(why);
     assert!(
         !required(),
         "{what}: SEAMSTREAM_REQUIRE_GPU is set, and {why}"
