@@ -1,5 +1,5 @@
 //! How good a retargeted clip is next to its original: the two figures of
-//! DESIGN.md §4, each as a ratio to plain scaling of the same frames.
+//! docs/DESIGN.md §4, each as a ratio to plain scaling of the same frames.
 //!
 //! - **Bidirectional similarity** (Simakov et al. 2008). Completeness: for
 //!   each 5×5 patch of the original, in Lab (on OpenCV's 8-bit scale), the distance to the nearest

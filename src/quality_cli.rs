@@ -17,7 +17,7 @@ interpolation) on the same frames:
               is better, below 1 keeps more of the picture than scaling
   flicker     mean absolute change between consecutive frames; 1 = no motion of
               the retargeting's own
-Targets (DESIGN.md): similarity <= 1.00 (<= 0.45 where carving pays), flicker <= 1.20.
+Targets (docs/DESIGN.md §4): similarity <= 1.00 (<= 0.45 where carving pays), flicker <= 1.20.
 Both clips are decoded by the same GStreamer path, so colour conversion does
 not count. With --op the chain runs here on the original's frames, with no
 encoder between.

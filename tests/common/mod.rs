@@ -10,7 +10,7 @@ use seamstream::frame::Frame;
 use seamstream::noise::Noise;
 use seamstream::registry::{gpu_half, parse_op};
 
-/// Sizes every kernel is checked at (DESIGN.md §6, issue 4).
+/// Sizes every kernel is checked at (docs/DESIGN.md §6, issue 4).
 pub const SIZES: &[(usize, usize)] = &[(1, 1), (17, 3), (321, 241), (1917, 1081), (3840, 2160)];
 
 /// The GPU, or `None` after printing why these tests skip. The notice is

@@ -1,5 +1,5 @@
 //! Energies of seam carving: how much a pixel matters, in integers so that
-//! the GPU reproduces every seam exactly (DESIGN.md §4).
+//! the GPU reproduces every seam exactly (docs/DESIGN.md §4).
 //!
 //! - `basic` = 181·(|I(x,y)−I(x+1,y)| + |I(x,y)−I(x,y+1)|) + 128·|I(x,y)−I(x+1,y+1)|,
 //!   zero outside the frame. That is the seed's (…+ |·|/√2)/3 scaled by 3·181

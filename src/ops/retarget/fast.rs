@@ -1,7 +1,7 @@
 //! `retarget` in fast mode (`mode=fast`, the default in `run`): seam carving
 //! for video that holds still.
 //!
-//! Real footage is judged by two figures (DESIGN.md §4, `seamstream
+//! Real footage is judged by two figures (docs/DESIGN.md §4, `seamstream
 //! quality`): how much of the picture is kept, and how much the result
 //! changes between frames beyond what scaling would. Carving each frame
 //! afresh keeps the picture but is chaotic: codec noise alone moves seams,

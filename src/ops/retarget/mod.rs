@@ -1,5 +1,5 @@
 //! `retarget`: content-aware resizing by seam carving (seed 000, with the
-//! rules of DESIGN.md §4).
+//! rules of docs/DESIGN.md §4).
 //!
 //! A frame goes in, a frame of the target size comes out. The parts:
 //!
