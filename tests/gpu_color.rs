@@ -172,13 +172,13 @@ fn yuv_buffers_have_the_cpu_frames_size_and_other_formats_are_refused() {
 /// format), as a stream does, the output poisoned; returns the outputs.
 /// Catches state left from one frame in the next (a histogram not cleared).
 fn run_gpu_frames(gpu: &Gpu, op: &str, frames: &[Frame]) -> Vec<Frame> {
-    let mut g = gpu_half(parse_op(op).unwrap().as_ref()).unwrap();
+    let g = gpu_half(parse_op(op).unwrap().as_ref()).unwrap();
     let (w, h, format) = (
         frames[0].width(),
         frames[0].height(),
         DevFormat::of(&frames[0]),
     );
-    g.prepare(gpu, w, h, format).unwrap();
+    let mut g = g.prepare(gpu, w, h, format).unwrap();
     frames
         .iter()
         .enumerate()

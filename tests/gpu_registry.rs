@@ -27,14 +27,14 @@ const FRAMES: usize = 3;
 /// Runs `op` on the GPU over `frames`, each output first filled with a
 /// byte that differs from frame to frame, so that a pixel the kernel never
 /// writes shows as a difference from the CPU.
-fn run_gpu(gpu: &Gpu, op: &mut dyn GpuOp, frames: &[Frame]) -> Result<Vec<Frame>> {
+fn run_gpu(gpu: &Gpu, op: &dyn GpuOp, frames: &[Frame]) -> Result<Vec<Frame>> {
     let (w, h, format) = (
         frames[0].width(),
         frames[0].height(),
         DevFormat::of(&frames[0]),
     );
     let (ow, oh, of) = op.output(w, h, format)?;
-    op.prepare(gpu, w, h, format)?;
+    let mut op = op.prepare(gpu, w, h, format)?;
     frames
         .iter()
         .enumerate()
@@ -55,9 +55,9 @@ fn check(gpu: &Gpu, entry: &Entry, text: &str, seed: u64) {
             let mut noise = Noise::new(seed + 2 * i as u64 + gray as u64);
             let frames: Vec<Frame> = (0..FRAMES).map(|_| noise.frame(w, h, gray)).collect();
             let mut cpu = parse_op(text).unwrap_or_else(|e| panic!("{what}: {e}"));
-            let mut half = gpu_half(cpu.as_ref()).unwrap_or_else(|e| panic!("{what}: {e}"));
+            let half = gpu_half(cpu.as_ref()).unwrap_or_else(|e| panic!("{what}: {e}"));
             let on_cpu: Result<Vec<Frame>> = frames.iter().map(|f| cpu.apply(f)).collect();
-            let on_gpu = run_gpu(gpu, half.as_mut(), &frames);
+            let on_gpu = run_gpu(gpu, half.as_ref(), &frames);
             match (on_cpu, on_gpu) {
                 (Ok(c), Ok(g)) => {
                     for (k, (g, c)) in g.iter().zip(&c).enumerate() {

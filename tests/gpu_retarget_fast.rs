@@ -98,11 +98,12 @@ fn panning(w: usize, h: usize, pan: (i64, i64), n: usize, format: DevFormat) -> 
 
 /// Runs `cpu` and its GPU half over `frames`, asserting every output equal.
 fn compare(gpu: &Gpu, mut cpu: Retarget, frames: &[Frame], what: &str) {
-    let mut g = gpu_half(&cpu).unwrap_or_else(|e| panic!("{what}: {e}"));
+    let g = gpu_half(&cpu).unwrap_or_else(|e| panic!("{what}: {e}"));
     let format = DevFormat::of(&frames[0]);
     let (w, h) = (frames[0].width(), frames[0].height());
     let (ow, oh, of) = g.output(w, h, format).unwrap();
-    g.prepare(gpu, w, h, format)
+    let mut g = g
+        .prepare(gpu, w, h, format)
         .unwrap_or_else(|e| panic!("{what}: {e}"));
     for (i, f) in frames.iter().enumerate() {
         let want = cpu.apply(f).unwrap();
@@ -245,8 +246,10 @@ fn masks_equal_the_cpu_and_protected_pixels_stay() {
     // And on the GPU alone: every protected column survives in every row.
     let mut o = op(110, 90, Energy::Forward);
     o.protect = Some(Plane::from_fn(w, h, |x, _| u8::from((40..70).contains(&x))));
-    let mut g = gpu_half(&o).unwrap();
-    g.prepare(&gpu, w, h, DevFormat::Rgba).unwrap();
+    let mut g = gpu_half(&o)
+        .unwrap()
+        .prepare(&gpu, w, h, DevFormat::Rgba)
+        .unwrap();
     let input = DevFrame::upload(&gpu, &frames[0]).unwrap();
     let mut out = DevFrame::alloc(&gpu, 110, 90, DevFormat::Rgba).unwrap();
     g.run(&gpu, &input, &mut out).unwrap();
@@ -265,8 +268,10 @@ fn masks_equal_the_cpu_and_protected_pixels_stay() {
 fn a_still_clip_settles_and_then_gives_the_same_frame_every_time() {
     let Some(gpu) = gpu() else { return };
     let a = random_frame(480, 270, DevFormat::Rgba, 21);
-    let mut g = gpu_half(&op(360, 270, Energy::Forward)).unwrap();
-    g.prepare(&gpu, 480, 270, DevFormat::Rgba).unwrap();
+    let mut g = gpu_half(&op(360, 270, Energy::Forward))
+        .unwrap()
+        .prepare(&gpu, 480, 270, DevFormat::Rgba)
+        .unwrap();
     let input = DevFrame::upload(&gpu, &a).unwrap();
     let mut frames = Vec::new();
     for i in 0..40 {

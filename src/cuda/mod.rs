@@ -339,11 +339,13 @@ impl DevFrame {
     }
 }
 
-/// The GPU half of an operation: enqueues its kernels on [`Gpu::stream`].
+/// The GPU half of an operation, holding its parameters.
 ///
-/// Built once per chain by [`crate::ops::Op::cuda`]; [`GpuOp::prepare`] is
-/// called once with the input's size and format before any frame, and
-/// allocates every scratch buffer, so [`GpuOp::run`] allocates nothing.
+/// Built from the CPU half (see [`crate::registry`]). [`GpuOp::prepare`]
+/// sets it up for one input size and format: it compiles the kernels and
+/// allocates every scratch buffer, and gives a [`Prepared`] op, the only
+/// thing that runs, so that running an op that was never prepared cannot be
+/// written.
 pub trait GpuOp: Send {
     fn name(&self) -> &'static str;
 
@@ -356,11 +358,22 @@ pub trait GpuOp: Send {
         format: DevFormat,
     ) -> Result<(usize, usize, DevFormat)>;
 
-    /// Allocates scratch for inputs of this size and format.
-    fn prepare(&mut self, gpu: &Gpu, width: usize, height: usize, format: DevFormat) -> Result<()>;
+    /// The op set up for inputs of this size and format.
+    fn prepare(
+        &self,
+        gpu: &Gpu,
+        width: usize,
+        height: usize,
+        format: DevFormat,
+    ) -> Result<Box<dyn Prepared>>;
+}
 
-    /// Enqueues the work; `output` has the size and format [`GpuOp::output`]
-    /// gave, and every one of its pixels must be written.
+/// A GPU op set up by [`GpuOp::prepare`] for one input size and format. It
+/// keeps what an op carries from frame to frame (fast mode's seams).
+pub trait Prepared: Send {
+    /// Enqueues the work on [`Gpu::stream`], allocating nothing; `output`
+    /// has the size and format [`GpuOp::output`] gave, and every one of its
+    /// pixels must be written.
     fn run(&mut self, gpu: &Gpu, input: &DevFrame, output: &mut DevFrame) -> Result<()>;
 }
 

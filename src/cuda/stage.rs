@@ -1,4 +1,4 @@
-//! The GPU stage: a chain of [`GpuOp`]s run on a ring of slots, so that the
+//! The GPU stage: a chain of [`GpuOp`](super::GpuOp)s run on a ring of slots, so that the
 //! upload of frame *i+1* and the download of frame *i−1* overlap the chain's
 //! work on frame *i* (DESIGN.md §1).
 //!
@@ -18,7 +18,7 @@ use cudarc::driver::{CudaEvent, CudaStream, PinnedHostSlice, sys};
 use cudarc::driver::CudaSlice;
 
 use super::ops::yuv::{rgba_to_yuv420, yuv420_len, yuv420_to_rgba};
-use super::{DevFormat, DevFrame, Gpu, GpuHalves, GpuOp, cuda_err};
+use super::{DevFormat, DevFrame, Gpu, GpuHalves, Prepared, cuda_err};
 use crate::color::Colorimetry;
 use crate::error::{Error, Result};
 use crate::frame::{Frame, Picture, PixelFormat, Plane, Yuv420};
@@ -107,7 +107,8 @@ impl Finished<'_> {
 /// The GPU halves of a chain's operations, prepared for one input size and
 /// format, with the size and format after each.
 pub struct GpuChain {
-    ops: Vec<Box<dyn GpuOp>>,
+    /// Each op's name (for errors) and its prepared half.
+    ops: Vec<(&'static str, Box<dyn Prepared>)>,
     /// `shapes[0]` is the input; `shapes[i + 1]` is op `i`'s output.
     shapes: Vec<(usize, usize, DevFormat)>,
 }
@@ -124,11 +125,10 @@ impl GpuChain {
         let mut shapes = vec![(width, height, format)];
         let halves = chain.gpu_halves()?;
         let mut ops = Vec::with_capacity(halves.len());
-        for mut g in halves {
+        for g in halves {
             let (w, h, f) = *shapes.last().unwrap_or(&(width, height, format));
-            g.prepare(gpu, w, h, f)?;
+            ops.push((g.name(), g.prepare(gpu, w, h, f)?));
             shapes.push(g.output(w, h, f)?);
-            ops.push(g);
         }
         Ok(GpuChain { ops, shapes })
     }
@@ -149,12 +149,12 @@ impl GpuChain {
     /// Enqueues the whole chain on the compute stream; the result is in the
     /// last of `outs`, or in `input` for an empty chain.
     pub fn run(&mut self, gpu: &Gpu, input: &DevFrame, outs: &mut [DevFrame]) -> Result<()> {
-        for (i, op) in self.ops.iter_mut().enumerate() {
+        for (i, (name, op)) in self.ops.iter_mut().enumerate() {
             let (done, rest) = outs.split_at_mut(i);
             let src = done.last().unwrap_or(input);
             op.run(gpu, src, &mut rest[0])
                 .map_err(|e| Error::OpFailed {
-                    op: op.name().into(),
+                    op: (*name).into(),
                     reason: format!("on the GPU: {e}"),
                 })?;
         }

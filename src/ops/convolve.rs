@@ -4,7 +4,7 @@
 //!
 //! * 2-D (`kernel`, n×n, n ≤ 7, row-major): out = Σ over ky ascending, then kx
 //!   ascending, of `k[ky][kx] · src(x + kx − a, y + ky − a)` accumulated in
-//!   f32, then `+ delta`, then [`saturate_u8`](crate::color::saturate_u8).
+//!   f32, then `+ delta`, then [`saturate_u8`].
 //! * Separable (`row`, `col`, 1..=65 taps each): a row pass (taps over x,
 //!   ascending) into an f32 intermediate, then a column pass over it (taps over
 //!   y, ascending), then `+ delta`, then `saturate_u8`. [`gaussian`](super::gaussian)

@@ -478,7 +478,7 @@ fn on_border(labels: &Plane<u32>, x: usize, y: usize) -> bool {
         || (y + 1 < labels.height() && labels.get(x, y + 1) != l)
 }
 
-/// `src` with border pixels ([`on_border`]) in [`BORDER_RGBA`] (gray: 255),
+/// `src` with border pixels (`on_border`) in [`BORDER_RGBA`] (gray: 255),
 /// alpha kept.
 pub fn draw_borders<P: Pixel>(src: &Plane<P>, labels: &Plane<u32>) -> Plane<P> {
     let mut out = src.to_packed();

@@ -43,11 +43,11 @@ pub fn random_frame(w: usize, h: usize, format: DevFormat, seed: u64) -> Frame {
 /// pixel the kernel never wrote fails. Returns the output.
 pub fn run_gpu(gpu: &Gpu, op: &str, frame: &Frame) -> Frame {
     let cpu_op = parse_op(op).unwrap_or_else(|e| panic!("{op}: {e}"));
-    let mut g = gpu_half(cpu_op.as_ref()).unwrap_or_else(|e| panic!("{op}: {e}"));
+    let g = gpu_half(cpu_op.as_ref()).unwrap_or_else(|e| panic!("{op}: {e}"));
     let format = DevFormat::of(frame);
     let (w, h) = (frame.width(), frame.height());
     let (ow, oh, of) = g.output(w, h, format).unwrap();
-    g.prepare(gpu, w, h, format).unwrap();
+    let mut g = g.prepare(gpu, w, h, format).unwrap();
     let input = DevFrame::upload(gpu, frame).unwrap();
     let mut outs = Vec::new();
     for poison in [0xA5u8, 0x5A] {

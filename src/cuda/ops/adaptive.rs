@@ -6,7 +6,7 @@
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 
 use super::integral::{IntegralTables, Luma, table_len};
-use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, blocks, check_frames, cuda_err};
+use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, Prepared, blocks, check_frames, cuda_err};
 use crate::error::{Error, Result};
 use crate::ops::adaptive::{Adaptive, Method};
 
@@ -23,11 +23,17 @@ struct State {
     kernel: CudaFunction,
 }
 
+#[derive(Clone)]
 pub struct GpuAdaptive {
     method: Method,
     window: usize,
     max: u8,
-    state: Option<State>,
+}
+
+/// [`GpuAdaptive`] set up for one input size and format.
+struct Ready {
+    op: GpuAdaptive,
+    state: State,
 }
 
 impl GpuAdaptive {
@@ -36,7 +42,6 @@ impl GpuAdaptive {
             method: op.method,
             window: op.window,
             max: op.max,
-            state: None,
         }
     }
 
@@ -55,7 +60,13 @@ impl GpuOp for GpuAdaptive {
         Ok((w, h, f))
     }
 
-    fn prepare(&mut self, gpu: &Gpu, w: usize, h: usize, format: DevFormat) -> Result<()> {
+    fn prepare(
+        &self,
+        gpu: &Gpu,
+        w: usize,
+        h: usize,
+        format: DevFormat,
+    ) -> Result<Box<dyn Prepared>> {
         let method = match self.method {
             Method::Mean { .. } => "mean",
             Method::Sauvola { .. } => "sauvola",
@@ -67,29 +78,30 @@ impl GpuOp for GpuAdaptive {
         };
         let stream = gpu.stream();
         let sq_len = if self.needs_sq() { table_len(w, h) } else { 1 };
-        self.state = Some(State {
-            width: w,
-            height: h,
-            format,
-            luma: Luma::new(gpu, w, h, format)?,
-            tables: IntegralTables::new(gpu, w, h, self.needs_sq())?,
-            sum: stream
-                .alloc_zeros::<u32>(table_len(w, h))
-                .map_err(|e| cuda_err("adaptive: allocating the table", e))?,
-            sq: stream
-                .alloc_zeros::<u64>(sq_len)
-                .map_err(|e| cuda_err("adaptive: allocating the squared table", e))?,
-            kernel: gpu.function("adaptive.cu", &format!("adaptive_{method}_{pixel}"))?,
-        });
-        Ok(())
+        Ok(Box::new(Ready {
+            op: self.clone(),
+            state: State {
+                width: w,
+                height: h,
+                format,
+                luma: Luma::new(gpu, w, h, format)?,
+                tables: IntegralTables::new(gpu, w, h, self.needs_sq())?,
+                sum: stream
+                    .alloc_zeros::<u32>(table_len(w, h))
+                    .map_err(|e| cuda_err("adaptive: allocating the table", e))?,
+                sq: stream
+                    .alloc_zeros::<u64>(sq_len)
+                    .map_err(|e| cuda_err("adaptive: allocating the squared table", e))?,
+                kernel: gpu.function("adaptive.cu", &format!("adaptive_{method}_{pixel}"))?,
+            },
+        }))
     }
+}
 
+impl Prepared for Ready {
     fn run(&mut self, gpu: &Gpu, input: &DevFrame, output: &mut DevFrame) -> Result<()> {
-        let needs_sq = self.needs_sq();
-        let s = self
-            .state
-            .as_mut()
-            .ok_or_else(|| Error::Device("adaptive: run before prepare".into()))?;
+        let needs_sq = self.op.needs_sq();
+        let s = &mut self.state;
         let (w, h, format) = (s.width, s.height, s.format);
         check_frames("adaptive", (w, h, format), (w, h, format), input, output)?;
         if w == 0 || h == 0 {
@@ -98,7 +110,7 @@ impl GpuOp for GpuAdaptive {
         let luma = Luma::of(&mut s.luma, gpu, input)?;
         let sq = needs_sq.then_some(&mut s.sq);
         s.tables.compute(gpu, luma, &mut s.sum, sq)?;
-        let (a, b) = match self.method {
+        let (a, b) = match self.op.method {
             Method::Mean { c } => (c, 0.0),
             Method::Sauvola { k, r } => (k, r),
             Method::Niblack { k } => (k, 0.0),
@@ -106,8 +118,8 @@ impl GpuOp for GpuAdaptive {
         let side = |n: usize| {
             u32::try_from(n).map_err(|_| Error::BadFrame(format!("adaptive: {n} beyond u32")))
         };
-        let (w32, h32, half) = (side(w)?, side(h)?, side(self.window / 2)?);
-        let max = self.max as u32;
+        let (w32, h32, half) = (side(w)?, side(h)?, side(self.op.window / 2)?);
+        let max = self.op.max as u32;
         let cfg = LaunchConfig {
             grid_dim: (blocks(w, 32), blocks(h, 8), 1),
             block_dim: (32, 8, 1),

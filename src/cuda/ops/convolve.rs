@@ -1,6 +1,6 @@
 //! GPU `convolve` (kernels/convolve.cu). A 2-D kernel runs as one tiled
 //! kernel (`filter2d_*_n{n}`, the taps passed by value). Separable taps run
-//! through [`Separable`], which `gaussian` shares: one fused kernel a tile
+//! through `Separable`, which `gaussian` shares: one fused kernel a tile
 //! (row pass into shared memory, column pass out of it) while each tap list
 //! has at most [`FUSED_MAX_TAPS`] taps, else a row pass into an f32 frame
 //! allocated in `prepare` and a column pass from it. The fused kernel is
@@ -14,7 +14,7 @@
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 
-use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, blocks, cuda_err};
+use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, Prepared, blocks, cuda_err};
 use crate::error::{Error, Result};
 use crate::ops::border::Border;
 use crate::ops::convolve::{Convolve, Kernel, MAX_KERNEL_SIDE, MAX_SEPARABLE_TAPS};
@@ -117,15 +117,15 @@ pub(crate) fn allow_shared(gpu: &Gpu, func: &CudaFunction, bytes: usize, what: &
 /// An error unless `input` has the size and format the op was prepared for.
 pub(crate) fn check_prepared(
     name: &str,
-    prepared: Option<(usize, usize, DevFormat)>,
+    (w, h, f): (usize, usize, DevFormat),
     input: &DevFrame,
 ) -> Result<()> {
-    match prepared {
-        Some(p) if p == (input.width, input.height, input.format) => Ok(()),
-        Some((w, h, f)) => Err(Error::BadFrame(format!(
+    if (w, h, f) == (input.width, input.height, input.format) {
+        Ok(())
+    } else {
+        Err(Error::BadFrame(format!(
             "{name} was prepared for {w}x{h} {f:?} frames and got a {input:?}"
-        ))),
-        None => Err(Error::Device(format!("{name}: run before prepare"))),
+        )))
     }
 }
 
@@ -142,13 +142,19 @@ pub(crate) fn dims(f: &DevFrame) -> Result<(i32, i32)> {
 
 /// Separable correlation as [`crate::ops::convolve::separable`]: row taps,
 /// then column taps, then `+ delta`, then `saturate_u8`.
+#[derive(Clone)]
 pub(crate) struct Separable {
     name: &'static str,
     row: Vec<f32>,
     col: Vec<f32>,
     delta: f32,
     border: Border,
-    plan: Option<Plan>,
+}
+
+/// `Separable` set up for one input size and format.
+struct SeparableRun {
+    op: Separable,
+    plan: Plan,
 }
 
 struct Plan {
@@ -193,7 +199,6 @@ impl Separable {
             col: col.to_vec(),
             delta,
             border,
-            plan: None,
         }
     }
 
@@ -225,7 +230,13 @@ impl GpuOp for Separable {
         Ok((w, h, f))
     }
 
-    fn prepare(&mut self, gpu: &Gpu, w: usize, h: usize, format: DevFormat) -> Result<()> {
+    fn prepare(
+        &self,
+        gpu: &Gpu,
+        w: usize,
+        h: usize,
+        format: DevFormat,
+    ) -> Result<Box<dyn Prepared>> {
         let (nr, nc) = (self.row.len(), self.col.len());
         if nr == 0 || nc == 0 {
             return Err(Error::Device(format!("{}: empty tap list", self.name)));
@@ -282,28 +293,30 @@ impl GpuOp for Separable {
                 mid,
             }
         };
-        self.plan = Some(Plan {
-            shape: (w, h, format),
-            taps,
-            passes,
-        });
-        Ok(())
+        Ok(Box::new(SeparableRun {
+            op: self.clone(),
+            plan: Plan {
+                shape: (w, h, format),
+                taps,
+                passes,
+            },
+        }))
     }
+}
 
+impl Prepared for SeparableRun {
     fn run(&mut self, gpu: &Gpu, input: &DevFrame, output: &mut DevFrame) -> Result<()> {
-        check_prepared(self.name, self.plan.as_ref().map(|p| p.shape), input)?;
-        let Some(plan) = &mut self.plan else {
-            return Ok(());
-        };
+        let (op, plan) = (&self.op, &mut self.plan);
+        check_prepared(op.name, plan.shape, input)?;
         if input.is_empty() {
             return Ok(());
         }
         let (w, h) = dims(input)?;
-        let (nr, nc) = (self.row.len() as i32, self.col.len() as i32);
-        let border = border_code(self.border);
-        let delta = self.delta;
+        let (nr, nc) = (op.row.len() as i32, op.col.len() as i32);
+        let border = border_code(op.border);
+        let delta = op.delta;
         let stream = gpu.stream();
-        let launch = |what: &str, e| cuda_err(&format!("{}: launching {what}", self.name), e);
+        let launch = |what: &str, e| cuda_err(&format!("{}: launching {what}", op.name), e);
         match &mut plan.passes {
             Passes::Fused { kernel, smem } => {
                 let cfg = LaunchConfig {
@@ -417,26 +430,30 @@ impl GpuOp for Separable {
 }
 
 /// A 2-D kernel of side `n`, the taps row-major in the first n² of 49.
+#[derive(Clone)]
 struct Full {
     taps: [f32; MAX_KERNEL_SIDE * MAX_KERNEL_SIDE],
     n: usize,
     delta: f32,
     border: Border,
-    kernel: Option<CudaFunction>,
-    shape: Option<(usize, usize, DevFormat)>,
 }
 
-impl Full {
-    fn run(&self, gpu: &Gpu, input: &DevFrame, output: &mut DevFrame) -> Result<()> {
+/// [`Full`] with the kernel for its side, for one input size and format.
+struct FullRun {
+    op: Full,
+    kernel: CudaFunction,
+    shape: (usize, usize, DevFormat),
+}
+
+impl Prepared for FullRun {
+    fn run(&mut self, gpu: &Gpu, input: &DevFrame, output: &mut DevFrame) -> Result<()> {
         check_prepared("convolve", self.shape, input)?;
-        let Some(kernel) = &self.kernel else {
-            return Ok(());
-        };
+        let kernel = &self.kernel;
         if input.is_empty() {
             return Ok(());
         }
         let (w, h) = dims(input)?;
-        let border = border_code(self.border);
+        let border = border_code(self.op.border);
         let cfg = LaunchConfig {
             grid_dim: (
                 blocks(input.width, tile_width(input.format) as u32),
@@ -451,8 +468,8 @@ impl Full {
             .arg(&mut output.data)
             .arg(&w)
             .arg(&h)
-            .arg(&self.taps)
-            .arg(&self.delta)
+            .arg(&self.op.taps)
+            .arg(&self.op.delta)
             .arg(&border);
         // SAFETY: filter2d_*_n{n} takes (src, dst, w, h, Kernel49 by value,
         // delta, border); [f32; 49] has Kernel49's layout, and src and dst
@@ -483,8 +500,6 @@ impl GpuConvolve {
                     n: *n,
                     delta: op.delta,
                     border: op.border,
-                    kernel: None,
-                    shape: None,
                 })
             }
             Kernel::Separable { row, col } => {
@@ -504,22 +519,23 @@ impl GpuOp for GpuConvolve {
         Ok((w, h, f))
     }
 
-    fn prepare(&mut self, gpu: &Gpu, w: usize, h: usize, format: DevFormat) -> Result<()> {
-        match &mut self.inner {
+    fn prepare(
+        &self,
+        gpu: &Gpu,
+        w: usize,
+        h: usize,
+        format: DevFormat,
+    ) -> Result<Box<dyn Prepared>> {
+        match &self.inner {
             Inner::Full(f) => {
                 let name = format!("filter2d_{}_n{}", suffix(format), f.n);
-                f.kernel = Some(gpu.function("convolve.cu", &name)?);
-                f.shape = Some((w, h, format));
-                Ok(())
+                Ok(Box::new(FullRun {
+                    op: f.clone(),
+                    kernel: gpu.function("convolve.cu", &name)?,
+                    shape: (w, h, format),
+                }))
             }
             Inner::Separable(s) => s.prepare(gpu, w, h, format),
-        }
-    }
-
-    fn run(&mut self, gpu: &Gpu, input: &DevFrame, output: &mut DevFrame) -> Result<()> {
-        match &mut self.inner {
-            Inner::Full(f) => f.run(gpu, input, output),
-            Inner::Separable(s) => s.run(gpu, input, output),
         }
     }
 }

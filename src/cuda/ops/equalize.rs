@@ -7,12 +7,12 @@ use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
 use super::threshold::{
     ONE_BLOCK, histogram_blocks, histogram_kernel, launch_histogram, unit_grid,
 };
-use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, cuda_err};
-use crate::error::{Error, Result};
+use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, Prepared, cuda_err};
+use crate::error::Result;
 use crate::ops::equalize::Equalize;
 
 /// What `prepare` sets up for one input format.
-struct Prepared {
+struct Ready {
     histogram: CudaFunction,
     max_blocks: u32,
     lut: CudaFunction,
@@ -23,13 +23,11 @@ struct Prepared {
 }
 
 #[derive(Default)]
-pub struct GpuEqualize {
-    prepared: Option<Prepared>,
-}
+pub struct GpuEqualize;
 
 impl GpuEqualize {
     pub fn new(_: &Equalize) -> Self {
-        GpuEqualize::default()
+        GpuEqualize
     }
 }
 
@@ -42,9 +40,15 @@ impl GpuOp for GpuEqualize {
         Ok((w, h, f))
     }
 
-    fn prepare(&mut self, gpu: &Gpu, _: usize, _: usize, format: DevFormat) -> Result<()> {
+    fn prepare(
+        &self,
+        gpu: &Gpu,
+        _: usize,
+        _: usize,
+        format: DevFormat,
+    ) -> Result<Box<dyn Prepared>> {
         let stream = gpu.stream();
-        self.prepared = Some(Prepared {
+        Ok(Box::new(Ready {
             histogram: histogram_kernel(gpu, "equalize.cu", format)?,
             max_blocks: histogram_blocks(gpu)?,
             lut: gpu.function("equalize.cu", "equalize_lut")?,
@@ -61,14 +65,13 @@ impl GpuOp for GpuEqualize {
             table: stream
                 .alloc_zeros::<u8>(256)
                 .map_err(|e| cuda_err("equalize: allocating the table", e))?,
-        });
-        Ok(())
+        }))
     }
+}
 
+impl Prepared for Ready {
     fn run(&mut self, gpu: &Gpu, input: &DevFrame, output: &mut DevFrame) -> Result<()> {
-        let Some(p) = &mut self.prepared else {
-            return Err(Error::Device("equalize: run before prepare".into()));
-        };
+        let p = self;
         let stream = gpu.stream();
         launch_histogram(
             gpu,

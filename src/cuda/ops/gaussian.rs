@@ -1,10 +1,10 @@
 //! GPU `gaussian`: the op's taps over x and then over y through convolve's
-//! [`Separable`] (kernels/convolve.cu), as the CPU runs them through
+//! `Separable` (kernels/convolve.cu), as the CPU runs them through
 //! `convolve::separable`, so the two agree bit for bit. Up to 25 taps the
 //! fused kernel compiled for the tap count runs.
 
 use super::convolve::Separable;
-use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp};
+use crate::cuda::{DevFormat, Gpu, GpuOp, Prepared};
 use crate::error::Result;
 use crate::ops::gaussian::Gaussian;
 
@@ -30,11 +30,13 @@ impl GpuOp for GpuGaussian {
         self.sep.output(w, h, f)
     }
 
-    fn prepare(&mut self, gpu: &Gpu, w: usize, h: usize, format: DevFormat) -> Result<()> {
+    fn prepare(
+        &self,
+        gpu: &Gpu,
+        w: usize,
+        h: usize,
+        format: DevFormat,
+    ) -> Result<Box<dyn Prepared>> {
         self.sep.prepare(gpu, w, h, format)
-    }
-
-    fn run(&mut self, gpu: &Gpu, input: &DevFrame, output: &mut DevFrame) -> Result<()> {
-        self.sep.run(gpu, input, output)
     }
 }

@@ -2,13 +2,20 @@
 
 use cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
 
-use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, blocks, cuda_err};
+use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, Prepared, blocks, cuda_err};
 use crate::error::Result;
 use crate::ops::gray::Gray;
 
+#[derive(Clone)]
 pub struct GpuGray {
     weights: (f32, f32, f32),
     as_rgba: bool,
+}
+
+/// [`GpuGray`] for one input format: its kernel, or none for gray to gray
+/// (a copy).
+struct Ready {
+    weights: (f32, f32, f32),
     kernel: Option<CudaFunction>,
 }
 
@@ -17,7 +24,6 @@ impl GpuGray {
         GpuGray {
             weights: op.matrix.weights(),
             as_rgba: op.as_rgba,
-            kernel: None,
         }
     }
 }
@@ -36,20 +42,27 @@ impl GpuOp for GpuGray {
         Ok((w, h, f))
     }
 
-    fn prepare(&mut self, gpu: &Gpu, _: usize, _: usize, format: DevFormat) -> Result<()> {
+    fn prepare(
+        &self,
+        gpu: &Gpu,
+        _: usize,
+        _: usize,
+        format: DevFormat,
+    ) -> Result<Box<dyn Prepared>> {
         let name = match (format, self.as_rgba) {
-            (DevFormat::Rgba, false) => "rgba_to_gray",
-            (DevFormat::Rgba, true) => "rgba_to_gray_rgba",
-            (DevFormat::Gray, true) => "gray_to_rgba",
-            (DevFormat::Gray, false) => {
-                self.kernel = None;
-                return Ok(());
-            }
+            (DevFormat::Rgba, false) => Some("rgba_to_gray"),
+            (DevFormat::Rgba, true) => Some("rgba_to_gray_rgba"),
+            (DevFormat::Gray, true) => Some("gray_to_rgba"),
+            (DevFormat::Gray, false) => None,
         };
-        self.kernel = Some(gpu.function("gray.cu", name)?);
-        Ok(())
+        Ok(Box::new(Ready {
+            weights: self.weights,
+            kernel: name.map(|n| gpu.function("gray.cu", n)).transpose()?,
+        }))
     }
+}
 
+impl Prepared for Ready {
     fn run(&mut self, gpu: &Gpu, input: &DevFrame, output: &mut DevFrame) -> Result<()> {
         let n = input.width * input.height;
         let stream = gpu.stream();

@@ -14,7 +14,7 @@ use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 
 use super::gray::GpuGray;
 use crate::color::Matrix;
-use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, blocks, check_frames, cuda_err};
+use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, Prepared, blocks, check_frames, cuda_err};
 use crate::error::{Error, Result};
 use crate::ops::gray::Gray;
 use crate::ops::integral::IntegralView;
@@ -239,7 +239,7 @@ impl IntegralTables {
 /// RGBA input (the `gray` op's GPU half, as the CPU's `Frame::luma`) into a
 /// plane made in `prepare`; a gray input is its own luma.
 pub(crate) struct Luma {
-    gray: GpuGray,
+    gray: Box<dyn Prepared>,
     pub(crate) plane: DevFrame,
 }
 
@@ -249,13 +249,12 @@ impl Luma {
         Ok(match format {
             DevFormat::Gray => None,
             DevFormat::Rgba => {
-                let mut gray = GpuGray::new(&Gray {
+                let gray = GpuGray::new(&Gray {
                     matrix: Matrix::Bt709,
                     as_rgba: false,
                 });
-                gray.prepare(gpu, w, h, format)?;
                 Some(Luma {
-                    gray,
+                    gray: gray.prepare(gpu, w, h, format)?,
                     plane: DevFrame::alloc(gpu, w, h, DevFormat::Gray)?,
                 })
             }
@@ -297,13 +296,11 @@ struct ViewState {
 
 /// The `integral` op: luma's u32 table, scaled to 0..=255 in a gray frame.
 #[derive(Default)]
-pub struct GpuIntegralView {
-    state: Option<ViewState>,
-}
+pub struct GpuIntegralView;
 
 impl GpuIntegralView {
     pub fn new(_: &IntegralView) -> Self {
-        GpuIntegralView::default()
+        GpuIntegralView
     }
 }
 
@@ -316,8 +313,14 @@ impl GpuOp for GpuIntegralView {
         Ok((w, h, DevFormat::Gray))
     }
 
-    fn prepare(&mut self, gpu: &Gpu, w: usize, h: usize, format: DevFormat) -> Result<()> {
-        self.state = Some(ViewState {
+    fn prepare(
+        &self,
+        gpu: &Gpu,
+        w: usize,
+        h: usize,
+        format: DevFormat,
+    ) -> Result<Box<dyn Prepared>> {
+        Ok(Box::new(ViewState {
             width: w,
             height: h,
             format,
@@ -328,15 +331,13 @@ impl GpuOp for GpuIntegralView {
                 .alloc_zeros::<u32>(table_len(w, h))
                 .map_err(|e| cuda_err("integral: allocating the table", e))?,
             view: gpu.function("integral.cu", "integral_view")?,
-        });
-        Ok(())
+        }))
     }
+}
 
+impl Prepared for ViewState {
     fn run(&mut self, gpu: &Gpu, input: &DevFrame, output: &mut DevFrame) -> Result<()> {
-        let s = self
-            .state
-            .as_mut()
-            .ok_or_else(|| Error::Device("integral: run before prepare".into()))?;
+        let s = self;
         let (w, h) = (s.width, s.height);
         check_frames(
             "integral",

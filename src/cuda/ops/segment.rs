@@ -11,7 +11,7 @@
 use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg};
 
 use super::integral::{IntegralTables, Luma, table_len};
-use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, blocks, check_frames, cuda_err};
+use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, Prepared, blocks, check_frames, cuda_err};
 use crate::error::{Error, Result};
 use crate::ops::segment::{Output, Segment, Settings};
 
@@ -69,10 +69,16 @@ struct State {
     kernels: Kernels,
 }
 
+#[derive(Clone)]
 pub struct GpuSegment {
     settings: Settings,
     output: Output,
-    state: Option<State>,
+}
+
+/// [`GpuSegment`] set up for one input size and format.
+struct Ready {
+    op: GpuSegment,
+    state: State,
 }
 
 impl GpuSegment {
@@ -80,7 +86,6 @@ impl GpuSegment {
         GpuSegment {
             settings: op.settings,
             output: op.output,
-            state: None,
         }
     }
 }
@@ -99,7 +104,13 @@ impl GpuOp for GpuSegment {
         Ok((w, h, f))
     }
 
-    fn prepare(&mut self, gpu: &Gpu, w: usize, h: usize, format: DevFormat) -> Result<()> {
+    fn prepare(
+        &self,
+        gpu: &Gpu,
+        w: usize,
+        h: usize,
+        format: DevFormat,
+    ) -> Result<Box<dyn Prepared>> {
         let n = w * h;
         // Labels are u32 pixel indices.
         side(n)?;
@@ -145,49 +156,50 @@ impl GpuOp for GpuSegment {
         let stream = gpu.stream();
         let alloc = |what: &str, e| cuda_err(&format!("segment: allocating {what}"), e);
         let cells = n.max(1);
-        self.state = Some(State {
-            width: w,
-            height: h,
-            format,
-            luma: Luma::new(gpu, w, h, format)?,
-            tables: IntegralTables::new(gpu, w, h, true)?,
-            sum: stream
-                .alloc_zeros::<u32>(table_len(w, h))
-                .map_err(|e| alloc("the table", e))?,
-            sq: stream
-                .alloc_zeros::<u64>(table_len(w, h))
-                .map_err(|e| alloc("the squared table", e))?,
-            levels,
-            depth,
-            grids,
-            flags: stream
-                .alloc_zeros::<u8>(flags_len.max(1))
-                .map_err(|e| alloc("the split flags", e))?,
-            leaf: stream
-                .alloc_zeros::<u32>(cells)
-                .map_err(|e| alloc("the leaf map", e))?,
-            parent: stream
-                .alloc_zeros::<u32>(cells)
-                .map_err(|e| alloc("the union-find parents", e))?,
-            level: stream
-                .alloc_zeros::<u8>(cells)
-                .map_err(|e| alloc("the leaf levels", e))?,
-            label: stream
-                .alloc_zeros::<u32>(cells)
-                .map_err(|e| alloc("the labels", e))?,
-            sums: stream
-                .alloc_zeros::<u64>(if mean { 4 * cells } else { 1 })
-                .map_err(|e| alloc("the colour sums", e))?,
-            kernels,
-        });
-        Ok(())
+        Ok(Box::new(Ready {
+            op: self.clone(),
+            state: State {
+                width: w,
+                height: h,
+                format,
+                luma: Luma::new(gpu, w, h, format)?,
+                tables: IntegralTables::new(gpu, w, h, true)?,
+                sum: stream
+                    .alloc_zeros::<u32>(table_len(w, h))
+                    .map_err(|e| alloc("the table", e))?,
+                sq: stream
+                    .alloc_zeros::<u64>(table_len(w, h))
+                    .map_err(|e| alloc("the squared table", e))?,
+                levels,
+                depth,
+                grids,
+                flags: stream
+                    .alloc_zeros::<u8>(flags_len.max(1))
+                    .map_err(|e| alloc("the split flags", e))?,
+                leaf: stream
+                    .alloc_zeros::<u32>(cells)
+                    .map_err(|e| alloc("the leaf map", e))?,
+                parent: stream
+                    .alloc_zeros::<u32>(cells)
+                    .map_err(|e| alloc("the union-find parents", e))?,
+                level: stream
+                    .alloc_zeros::<u8>(cells)
+                    .map_err(|e| alloc("the leaf levels", e))?,
+                label: stream
+                    .alloc_zeros::<u32>(cells)
+                    .map_err(|e| alloc("the labels", e))?,
+                sums: stream
+                    .alloc_zeros::<u64>(if mean { 4 * cells } else { 1 })
+                    .map_err(|e| alloc("the colour sums", e))?,
+                kernels,
+            },
+        }))
     }
+}
 
+impl Prepared for Ready {
     fn run(&mut self, gpu: &Gpu, input: &DevFrame, output: &mut DevFrame) -> Result<()> {
-        let st = self
-            .state
-            .as_mut()
-            .ok_or_else(|| Error::Device("segment: run before prepare".into()))?;
+        let st = &mut self.state;
         let (w, h, format) = (st.width, st.height, st.format);
         check_frames("segment", (w, h, format), (w, h, format), input, output)?;
         if w == 0 || h == 0 {
@@ -199,7 +211,7 @@ impl GpuOp for GpuSegment {
         let stream = gpu.stream();
         let launched = |what: &str, e| cuda_err(&format!("segment: launching {what}"), e);
         let (w32, h32) = (side(w)?, side(h)?);
-        let (threshold, alpha) = (self.settings.threshold, self.settings.alpha);
+        let (threshold, alpha) = (self.op.settings.threshold, self.op.settings.alpha);
         for (l, &(nx, ny)) in st.grids.iter().enumerate() {
             let cfg = LaunchConfig {
                 grid_dim: (blocks(nx as usize, 32), blocks(ny as usize, 8), 1),
@@ -222,7 +234,7 @@ impl GpuOp for GpuSegment {
             block_dim: (32, 8, 1),
             shared_mem_bytes: 0,
         };
-        let mean = self.output == Output::Mean;
+        let mean = self.op.output == Output::Mean;
         let with_sums = u32::from(mean);
         let mut b = stream.launch_builder(&st.kernels.leaves);
         b.arg(&st.flags)
@@ -237,7 +249,7 @@ impl GpuOp for GpuSegment {
         // (repr(C)), flags covers every level below depth, leaf, parent and
         // level hold w·h cells, and sums 4·w·h where with_sums is set.
         unsafe { b.launch(pixels) }.map_err(|e| launched("the leaves", e))?;
-        let tile = side(self.settings.tile)?;
+        let tile = side(self.op.settings.tile)?;
         let mut b = stream.launch_builder(&st.kernels.merge);
         b.arg(&st.sum).arg(&st.sq).arg(&st.level).arg(&st.leaf);
         b.arg(&mut st.parent)

@@ -5,7 +5,7 @@ use cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
 
 use super::convolve::{border_code, check_prepared, dims, suffix};
 use crate::color::Matrix;
-use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, blocks, cuda_err};
+use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, Prepared, blocks, cuda_err};
 use crate::error::Result;
 use crate::ops::border::Border;
 use crate::ops::sobel::{Sobel, SobelOutput};
@@ -15,12 +15,18 @@ const TILE: u32 = 32;
 const THREADS: u32 = 256;
 
 /// The GPU half of [`Sobel`].
+#[derive(Clone)]
 pub struct GpuSobel {
     ksize: usize,
     output: SobelOutput,
     border: Border,
-    kernel: Option<CudaFunction>,
-    shape: Option<(usize, usize, DevFormat)>,
+}
+
+/// [`GpuSobel`] with its kernel, for one input size and format.
+struct Ready {
+    op: GpuSobel,
+    kernel: CudaFunction,
+    shape: (usize, usize, DevFormat),
 }
 
 impl GpuSobel {
@@ -29,8 +35,6 @@ impl GpuSobel {
             ksize: op.ksize,
             output: op.output,
             border: op.border,
-            kernel: None,
-            shape: None,
         }
     }
 }
@@ -44,28 +48,36 @@ impl GpuOp for GpuSobel {
         Ok((w, h, f))
     }
 
-    fn prepare(&mut self, gpu: &Gpu, w: usize, h: usize, format: DevFormat) -> Result<()> {
+    fn prepare(
+        &self,
+        gpu: &Gpu,
+        w: usize,
+        h: usize,
+        format: DevFormat,
+    ) -> Result<Box<dyn Prepared>> {
         let name = format!("sobel{}_{}", self.ksize, suffix(format));
-        self.kernel = Some(gpu.function("sobel.cu", &name)?);
-        self.shape = Some((w, h, format));
-        Ok(())
+        Ok(Box::new(Ready {
+            op: self.clone(),
+            kernel: gpu.function("sobel.cu", &name)?,
+            shape: (w, h, format),
+        }))
     }
+}
 
+impl Prepared for Ready {
     fn run(&mut self, gpu: &Gpu, input: &DevFrame, output: &mut DevFrame) -> Result<()> {
         check_prepared("sobel", self.shape, input)?;
-        let Some(kernel) = &self.kernel else {
-            return Ok(());
-        };
+        let kernel = &self.kernel;
         if input.is_empty() {
             return Ok(());
         }
         let (w, h) = dims(input)?;
-        let out: i32 = match self.output {
+        let out: i32 = match self.op.output {
             SobelOutput::Magnitude => 0,
             SobelOutput::Dx => 1,
             SobelOutput::Dy => 2,
         };
-        let border = border_code(self.border);
+        let border = border_code(self.op.border);
         // Pixel::luma of RGBA is BT.709.
         let (kr, kg, kb) = Matrix::Bt709.weights();
         let cfg = LaunchConfig {

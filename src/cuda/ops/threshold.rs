@@ -5,8 +5,8 @@
 
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 
-use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, blocks, cuda_err};
-use crate::error::{Error, Result};
+use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, Prepared, blocks, cuda_err};
+use crate::error::Result;
 use crate::ops::threshold::{Level, Threshold, ThresholdType};
 
 /// Threads a block of the histogram kernels (`HIST_THREADS` in
@@ -85,7 +85,7 @@ fn type_code(kind: ThresholdType) -> u32 {
 }
 
 /// What `prepare` sets up for one input format.
-struct Prepared {
+struct Setup {
     apply: CudaFunction,
     /// The level, a u32 the apply kernel reads.
     level: CudaSlice<u32>,
@@ -101,11 +101,17 @@ struct Otsu {
     otsu_level: CudaFunction,
 }
 
+#[derive(Clone)]
 pub struct GpuThreshold {
     level: Level,
     max: u32,
     kind: u32,
-    prepared: Option<Prepared>,
+}
+
+/// [`GpuThreshold`] set up for one input format.
+struct Ready {
+    op: GpuThreshold,
+    prepared: Setup,
 }
 
 impl GpuThreshold {
@@ -114,7 +120,6 @@ impl GpuThreshold {
             level: op.level,
             max: op.max as u32,
             kind: type_code(op.kind),
-            prepared: None,
         }
     }
 }
@@ -128,7 +133,13 @@ impl GpuOp for GpuThreshold {
         Ok((w, h, f))
     }
 
-    fn prepare(&mut self, gpu: &Gpu, _: usize, _: usize, format: DevFormat) -> Result<()> {
+    fn prepare(
+        &self,
+        gpu: &Gpu,
+        _: usize,
+        _: usize,
+        format: DevFormat,
+    ) -> Result<Box<dyn Prepared>> {
         let stream = gpu.stream();
         let apply = gpu.function(
             "threshold.cu",
@@ -156,14 +167,16 @@ impl GpuOp for GpuThreshold {
                 otsu_level: gpu.function("threshold.cu", "otsu_level")?,
             }),
         };
-        self.prepared = Some(Prepared { apply, level, otsu });
-        Ok(())
+        Ok(Box::new(Ready {
+            op: self.clone(),
+            prepared: Setup { apply, level, otsu },
+        }))
     }
+}
 
+impl Prepared for Ready {
     fn run(&mut self, gpu: &Gpu, input: &DevFrame, output: &mut DevFrame) -> Result<()> {
-        let Some(p) = &mut self.prepared else {
-            return Err(Error::Device("threshold: run before prepare".into()));
-        };
+        let (op, p) = (&self.op, &mut self.prepared);
         let stream = gpu.stream();
         if let Some(o) = &mut p.otsu {
             launch_histogram(
@@ -187,8 +200,8 @@ impl GpuOp for GpuThreshold {
             .arg(&mut output.data)
             .arg(&n)
             .arg(&p.level)
-            .arg(&self.max)
-            .arg(&self.kind);
+            .arg(&op.max)
+            .arg(&op.kind);
         // SAFETY: threshold_{gray,rgba} take (in, out, n, level, max, type)
         // as pushed; in and out hold n pixels of the kernel's format, level
         // one u32; the grid is the one-thread-a-unit grid they expect.

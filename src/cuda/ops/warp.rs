@@ -7,18 +7,24 @@
 
 use cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
 
-use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, blocks, check_frames, cuda_err};
+use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, Prepared, blocks, check_frames, cuda_err};
 use crate::error::{Error, Result};
 use crate::frame::Rgba;
 use crate::ops::warp::{Interpolation, Transform, Warp, WarpBorder};
 
+#[derive(Clone)]
 pub struct GpuWarp {
     transform: Transform,
     size: Option<(usize, usize)>,
     interpolation: Interpolation,
     border: WarpBorder,
-    /// The kernel and the format it was chosen for, set by `prepare`.
-    kernel: Option<(CudaFunction, DevFormat)>,
+}
+
+/// [`GpuWarp`] with the kernel for one pixel format.
+struct Ready {
+    op: GpuWarp,
+    kernel: CudaFunction,
+    format: DevFormat,
 }
 
 impl GpuWarp {
@@ -28,7 +34,6 @@ impl GpuWarp {
             size: op.size,
             interpolation: op.interpolation,
             border: op.border,
-            kernel: None,
         }
     }
 }
@@ -43,7 +48,13 @@ impl GpuOp for GpuWarp {
         Ok((w, h, f))
     }
 
-    fn prepare(&mut self, gpu: &Gpu, _: usize, _: usize, format: DevFormat) -> Result<()> {
+    fn prepare(
+        &self,
+        gpu: &Gpu,
+        _: usize,
+        _: usize,
+        format: DevFormat,
+    ) -> Result<Box<dyn Prepared>> {
         let kind = match self.transform {
             Transform::Affine(_) => "affine",
             Transform::Perspective(_) => "perspective",
@@ -58,22 +69,25 @@ impl GpuOp for GpuWarp {
             DevFormat::Gray => "gray",
         };
         let name = format!("warp_{kind}_{interp}_{pixel}");
-        self.kernel = Some((gpu.function("warp.cu", &name)?, format));
-        Ok(())
+        Ok(Box::new(Ready {
+            op: self.clone(),
+            kernel: gpu.function("warp.cu", &name)?,
+            format,
+        }))
     }
+}
 
+impl Prepared for Ready {
     fn run(&mut self, gpu: &Gpu, input: &DevFrame, output: &mut DevFrame) -> Result<()> {
-        let (kernel, format) = self
-            .kernel
-            .as_ref()
-            .ok_or_else(|| Error::Device("warp: run before prepare".into()))?;
-        let (dw, dh, _) = self.output(input.width, input.height, *format)?;
+        let (kernel, format) = (&self.kernel, &self.format);
+        let op = &self.op;
+        let (dw, dh, _) = op.output(input.width, input.height, *format)?;
         let want_in = (input.width, input.height, *format);
         check_frames("warp", want_in, (dw, dh, *format), input, output)?;
         if dw == 0 || dh == 0 {
             return Ok(());
         }
-        let bilinear = self.interpolation == Interpolation::Bilinear;
+        let bilinear = op.interpolation == Interpolation::Bilinear;
         if bilinear && u32::try_from(input.width * input.height).is_err() {
             return Err(Error::BadFrame(format!(
                 "warp: bilinear indexes the source with u32, {input:?} has 2^32 pixels or more"
@@ -83,16 +97,16 @@ impl GpuOp for GpuWarp {
             i32::try_from(n).map_err(|_| Error::BadFrame(format!("warp: side {n} beyond i32")))
         };
         let (sw, sh, dw32, dh32) = (int(input.width)?, int(input.height)?, int(dw)?, int(dh)?);
-        let m: [f32; 9] = match self.transform {
+        let m: [f32; 9] = match op.transform {
             Transform::Affine(a) => std::array::from_fn(|i| if i < 6 { a[i] } else { 0.0 }),
             Transform::Perspective(p) => p,
         };
         // The CPU's fill pixel, channel c in bits 8c..8c+8.
         let fill = match format {
-            DevFormat::Rgba => u32::from_le_bytes(self.border.fill::<Rgba>()),
-            DevFormat::Gray => self.border.fill::<u8>() as u32,
+            DevFormat::Rgba => u32::from_le_bytes(op.border.fill::<Rgba>()),
+            DevFormat::Gray => op.border.fill::<u8>() as u32,
         };
-        let replicate = (self.border == WarpBorder::Replicate) as i32;
+        let replicate = (op.border == WarpBorder::Replicate) as i32;
         let rows = if bilinear { 2 } else { 1 };
         let cfg = LaunchConfig {
             grid_dim: (blocks(dw, 32), blocks(dh.div_ceil(rows), 8), 1),

@@ -10,7 +10,7 @@
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 
 use crate::color::{Colorimetry, Range};
-use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, blocks, cuda_err};
+use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, Prepared, blocks, cuda_err};
 use crate::error::{Error, Result};
 use crate::frame::{PixelFormat, Yuv420};
 use crate::ops::yuv::YuvRoundTrip;
@@ -142,14 +142,18 @@ pub fn rgba_to_yuv420(
 /// scratch. NV12 and I420 store the same values, so the layout is moot.
 pub struct GpuYuv {
     coefficients: [f32; 6],
-    kernel: Option<CudaFunction>,
+}
+
+/// [`GpuYuv`] with the kernel for one pixel format.
+struct Ready {
+    coefficients: [f32; 6],
+    kernel: CudaFunction,
 }
 
 impl GpuYuv {
     pub fn new(op: &YuvRoundTrip) -> Self {
         GpuYuv {
             coefficients: coefficients(op.colorimetry),
-            kernel: None,
         }
     }
 }
@@ -163,19 +167,27 @@ impl GpuOp for GpuYuv {
         Ok((w, h, f))
     }
 
-    fn prepare(&mut self, gpu: &Gpu, _: usize, _: usize, format: DevFormat) -> Result<()> {
+    fn prepare(
+        &self,
+        gpu: &Gpu,
+        _: usize,
+        _: usize,
+        format: DevFormat,
+    ) -> Result<Box<dyn Prepared>> {
         let name = match format {
             DevFormat::Rgba => "yuv_round_trip_rgba",
             DevFormat::Gray => "yuv_round_trip_gray",
         };
-        self.kernel = Some(gpu.function("yuv.cu", name)?);
-        Ok(())
+        Ok(Box::new(Ready {
+            coefficients: self.coefficients,
+            kernel: gpu.function("yuv.cu", name)?,
+        }))
     }
+}
 
+impl Prepared for Ready {
     fn run(&mut self, gpu: &Gpu, input: &DevFrame, output: &mut DevFrame) -> Result<()> {
-        let Some(kernel) = &self.kernel else {
-            return Err(Error::Device("yuv: run before prepare".into()));
-        };
+        let kernel = &self.kernel;
         let (w, h) = (input.width as u32, input.height as u32);
         let mut b = gpu.stream().launch_builder(kernel);
         b.arg(&input.data).arg(&mut output.data).arg(&w).arg(&h);

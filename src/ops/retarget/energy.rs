@@ -8,7 +8,7 @@
 //!   border, computed with integer square roots.
 //! - `forward` = forward energy (Rubinstein et al. 2008): no energy per pixel;
 //!   each DP step costs the new edges the removal would create
-//!   ([`forward_steps`]).
+//!   (`forward_steps`).
 
 use rayon::prelude::*;
 

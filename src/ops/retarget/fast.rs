@@ -138,7 +138,7 @@ impl FastState {
 }
 
 /// Whether `cur` starts a new shot after `last`: the mean |cur − last moved
-/// by `shift`| on a grid of every [`CUT_GRID`]-th pixel (points the shift
+/// by `shift`| on a grid of every `CUT_GRID`-th pixel (points the shift
 /// brings in from outside left out) is above `cut` levels.
 pub fn is_cut(last: &Plane<u8>, cur: &Plane<u8>, shift: Shift, cut: u32) -> bool {
     let (w, h) = (cur.width() as i64, cur.height() as i64);

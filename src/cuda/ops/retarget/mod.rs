@@ -1,13 +1,13 @@
 //! GPU `retarget` (kernels/retarget.cu): the op, [`GpuRetarget`], for both
 //! modes, and what the modes share: the kernels of one pixel format
-//! ([`Kernels`]) and the helpers that launch them and allocate their
+//! (`Kernels`) and the helpers that launch them and allocate their
 //! buffers. src/ops/retarget/ defines the rules; the GPU reproduces every
 //! frame:
 //!
-//! - [`dp`]: the seam DP ([`SeamDp`]), which both modes sweep;
-//! - [`exact`]: exact mode's state, one seam at a time, every seam the
+//! - `dp`: the seam DP (`SeamDp`), which both modes sweep;
+//! - `exact`: exact mode's state, one seam at a time, every seam the
 //!   CPU's;
-//! - [`fast`]: fast mode's state (kernels/retarget_fast.cu), on the same DP
+//! - `fast`: fast mode's state (kernels/retarget_fast.cu), on the same DP
 //!   and layout kernels.
 //!
 //! Test-only: `tests.rs` checks the DP's schedule and the GPU's DP against
@@ -28,8 +28,8 @@ use cudarc::driver::{
 };
 
 use crate::color::Matrix;
-use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, blocks, check_frames, cuda_err};
-use crate::error::{Error, Result};
+use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, Prepared, blocks, check_frames, cuda_err};
+use crate::error::Result;
 use crate::frame::Plane;
 use crate::ops::params::SizeSpec;
 use crate::ops::retarget::fast::FastParams;
@@ -332,8 +332,10 @@ pub struct GpuRetarget {
     pub(crate) fast: Option<FastParams>,
     pub(crate) protect: Option<Plane<u8>>,
     pub(crate) remove: Option<Plane<u8>>,
-    state: Option<Box<dyn Carve>>,
 }
+
+/// [`GpuRetarget`] set up for one input size and format: either mode's state.
+struct Ready(Box<dyn Carve>);
 
 impl GpuRetarget {
     pub fn new(op: &Retarget) -> Self {
@@ -344,7 +346,6 @@ impl GpuRetarget {
             fast: (op.mode == Some(Mode::Fast)).then_some(op.fast),
             protect: op.protect.clone(),
             remove: op.remove.clone(),
-            state: None,
         }
     }
 
@@ -364,20 +365,24 @@ impl GpuOp for GpuRetarget {
         Ok((tw, th, format))
     }
 
-    fn prepare(&mut self, gpu: &Gpu, w: usize, h: usize, format: DevFormat) -> Result<()> {
-        self.state = None;
-        self.state = Some(match self.fast {
+    fn prepare(
+        &self,
+        gpu: &Gpu,
+        w: usize,
+        h: usize,
+        format: DevFormat,
+    ) -> Result<Box<dyn Prepared>> {
+        let state: Box<dyn Carve> = match self.fast {
             Some(params) => Box::new(fast::State::new(gpu, self, params, (w, h), format)?),
             None => Box::new(exact::State::new(gpu, self, (w, h), format)?),
-        });
-        Ok(())
+        };
+        Ok(Box::new(Ready(state)))
     }
+}
 
+impl Prepared for Ready {
     fn run(&mut self, gpu: &Gpu, input: &DevFrame, output: &mut DevFrame) -> Result<()> {
-        let s = self
-            .state
-            .as_mut()
-            .ok_or_else(|| Error::Device("retarget: run before prepare".into()))?;
+        let s = &mut self.0;
         let ((w, h, format), (tw, th)) = s.shape();
         check_frames("retarget", (w, h, format), (tw, th, format), input, output)?;
         s.carve(gpu, input, output)
