@@ -350,13 +350,15 @@ pub trait GpuOp: Send {
     fn name(&self) -> &'static str;
 
     /// Size and format of the output for an input of this size and format;
-    /// an error if the operation cannot take it.
+    /// an error if the operation cannot take it. By default the input's.
     fn output(
         &self,
         width: usize,
         height: usize,
         format: DevFormat,
-    ) -> Result<(usize, usize, DevFormat)>;
+    ) -> Result<(usize, usize, DevFormat)> {
+        Ok((width, height, format))
+    }
 
     /// The op set up for inputs of this size and format.
     fn prepare(

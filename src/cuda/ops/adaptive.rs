@@ -56,10 +56,6 @@ impl GpuOp for GpuAdaptive {
         "adaptive"
     }
 
-    fn output(&self, w: usize, h: usize, f: DevFormat) -> Result<(usize, usize, DevFormat)> {
-        Ok((w, h, f))
-    }
-
     fn prepare(
         &self,
         gpu: &Gpu,

@@ -97,10 +97,6 @@ impl GpuOp for GpuBox {
         "box"
     }
 
-    fn output(&self, w: usize, h: usize, f: DevFormat) -> Result<(usize, usize, DevFormat)> {
-        Ok((w, h, f))
-    }
-
     fn prepare(
         &self,
         gpu: &Gpu,

@@ -226,10 +226,6 @@ impl GpuOp for Separable {
         self.name
     }
 
-    fn output(&self, w: usize, h: usize, f: DevFormat) -> Result<(usize, usize, DevFormat)> {
-        Ok((w, h, f))
-    }
-
     fn prepare(
         &self,
         gpu: &Gpu,
@@ -513,10 +509,6 @@ impl GpuConvolve {
 impl GpuOp for GpuConvolve {
     fn name(&self) -> &'static str {
         "convolve"
-    }
-
-    fn output(&self, w: usize, h: usize, f: DevFormat) -> Result<(usize, usize, DevFormat)> {
-        Ok((w, h, f))
     }
 
     fn prepare(

@@ -44,10 +44,6 @@ impl GpuOp for GpuSobel {
         "sobel"
     }
 
-    fn output(&self, w: usize, h: usize, f: DevFormat) -> Result<(usize, usize, DevFormat)> {
-        Ok((w, h, f))
-    }
-
     fn prepare(
         &self,
         gpu: &Gpu,

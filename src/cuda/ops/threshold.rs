@@ -129,10 +129,6 @@ impl GpuOp for GpuThreshold {
         "threshold"
     }
 
-    fn output(&self, w: usize, h: usize, f: DevFormat) -> Result<(usize, usize, DevFormat)> {
-        Ok((w, h, f))
-    }
-
     fn prepare(
         &self,
         gpu: &Gpu,
