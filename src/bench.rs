@@ -6,15 +6,17 @@
 //! are random frames. Without a GPU the same operations are timed on the CPU
 //! with the wall clock, so the table still means something there.
 
+use std::cell::Cell;
 use std::time::Instant;
 
 use cudarc::driver::sys;
 
-use crate::cuda::stage::{GpuChain, Stage};
+use crate::cuda::stage::{Finished, GpuChain, Stage};
 use crate::cuda::{DevFormat, DevFrame, Gpu, cuda_err};
 use crate::error::{Error, Result};
-use crate::frame::{Frame, Plane};
+use crate::frame::{Frame, PixelFormat, Plane};
 use crate::ops::Chain;
+use crate::planes::{read_packed, write_packed};
 
 /// One operation case: a label, the chain text, and the input format.
 #[derive(Clone, Debug)]
@@ -406,21 +408,45 @@ pub fn time_stage(
         .collect();
     let wall = |serial: bool| -> Result<f64> {
         let mut stage: Stage<usize> = Stage::new(gpu, &chain, w, h, DevFormat::Rgba, slots)?;
-        stage.set_serial(serial);
+        // The outputs stay in the slots' pinned buffers (a consumer reading
+        // them in place): only their count matters.
+        let taken = Cell::new(0);
+        let mut count = |_: Finished<'_>, _| {
+            taken.set(taken.get() + 1);
+            Ok(())
+        };
         // The source's frames are in pinned memory already (a decoder
-        // writing into the slots); the host copy is timed on its own below.
-        stage.prefill(&sources[0])?;
+        // writing into the slots): each slot is written once, here; the host
+        // copy is timed on its own below.
+        for i in 0..stage.slots() {
+            let fill = |host: &mut [u8]| {
+                write_packed(&sources[0], host);
+                Ok(())
+            };
+            stage.push((w, h, PixelFormat::Rgba8), i, fill, &mut count)?;
+        }
+        stage.finish(&mut count)?;
+        // Then frames go in from the pinned input as it stands; serial ones
+        // run to the end before the next starts (no overlap).
+        let as_it_stands = |_: &mut [u8]| Ok(());
         // Warm-up: the first frames load kernels.
         for i in 0..slots * 2 {
-            stage.push_prefilled(i)?;
+            stage.push((w, h, PixelFormat::Rgba8), i, as_it_stands, &mut count)?;
+            if serial {
+                stage.finish(&mut count)?;
+            }
         }
-        stage.finish_in_place()?;
+        stage.finish(&mut count)?;
         let start = Instant::now();
-        let mut out = 0;
+        taken.set(0);
         for i in 0..frames {
-            out += stage.push_prefilled(i)?.len();
+            stage.push((w, h, PixelFormat::Rgba8), i, as_it_stands, &mut count)?;
+            if serial {
+                stage.finish(&mut count)?;
+            }
         }
-        out += stage.finish_in_place()?.len();
+        stage.finish(&mut count)?;
+        let out = taken.get();
         if out != frames {
             return Err(Error::Device(format!(
                 "the stage gave {out} frames for {frames}"
@@ -441,13 +467,8 @@ pub fn time_stage(
     let mut pinned = vec![0u8; w * h * 4];
     let start = Instant::now();
     for i in 0..20 {
-        crate::cuda::stage::write_packed(&sources[i % 4], &mut pinned);
-        std::hint::black_box(crate::cuda::stage::read_packed(
-            &pinned,
-            w,
-            h,
-            DevFormat::Rgba,
-        )?);
+        write_packed(&sources[i % 4], &mut pinned);
+        std::hint::black_box(read_packed(&pinned, w, h, PixelFormat::Rgba8)?);
     }
     let host_copy_ms = start.elapsed().as_secs_f64() * 1e3 / 20.0;
     Ok(StageTime {

@@ -3,7 +3,8 @@
 //! the results back.
 //!
 //! The CPU reference of every operation lives in [`ops`]; [`frame`] holds the
-//! host frame types; [`io`] reads and writes still images.
+//! host frame types and [`planes`] lays them out as packed bytes; [`io`]
+//! reads and writes still images.
 
 pub mod args;
 pub mod bench;
@@ -15,6 +16,7 @@ pub mod gst;
 pub mod io;
 pub mod ops;
 pub mod pipeline;
+pub mod planes;
 pub mod quality;
 
 pub use error::{Error, Result};

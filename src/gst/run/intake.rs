@@ -480,8 +480,9 @@ pub(crate) fn running_time(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cuda::stage::{Layout, pack_planes, write_packed, write_yuv};
-    use crate::gst::run::noise;
+    use crate::cuda::stage::Layout;
+    use crate::planes::tests::noise;
+    use crate::planes::{pack_planes, write_packed, write_yuv};
 
     const FORMATS: [(gst_video::VideoFormat, PixelFormat); 3] = [
         (gst_video::VideoFormat::Nv12, PixelFormat::Nv12),

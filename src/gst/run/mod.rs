@@ -358,17 +358,3 @@ fn deliver(
     progress.finish();
     result
 }
-
-/// Bytes from a seeded generator (xorshift), for the tests.
-#[cfg(test)]
-fn noise(n: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 24) as u8
-        })
-        .collect()
-}

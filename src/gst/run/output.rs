@@ -15,13 +15,13 @@ use gstreamer_video as gst_video;
 
 use super::intake::yuv_colorimetry;
 use super::{Pixels, RunOptions, Shared, Summary, Timed, gst_err, poll_bus};
-use crate::cuda::stage::unpack_planes;
 use crate::error::{Error, Result};
 use crate::frame::{Frame, Picture};
 use crate::gst::audio::Bridge;
 use crate::gst::encode::{Encoder, EncoderChoice};
 use crate::gst::outfile::OutFile;
 use crate::gst::{Container, Output};
+use crate::planes::unpack_planes;
 
 /// The encoder a file output uses; an error where encoder options were
 /// given for another output.
@@ -527,10 +527,11 @@ fn explain_output_error(e: Error, summary: &Summary, output: &Output) -> Error {
 mod tests {
     use super::*;
     use crate::cuda::DevFormat;
-    use crate::cuda::stage::{Layout, write_yuv};
+    use crate::cuda::stage::Layout;
     use crate::frame::{PixelFormat, Plane, Yuv420};
-    use crate::gst::run::noise;
     use crate::ops::yuv::Colorimetry;
+    use crate::planes::tests::noise;
+    use crate::planes::write_yuv;
 
     /// Output buffers from the pool, the first one dirtied and given back
     /// so that the next reuses it: a finished frame's packed planes written

@@ -16,11 +16,12 @@ use super::intake::{planes, yuv_colorimetry};
 use super::output::{OutBuffers, output_info};
 use super::{Backend, Msg, Pixels, RunOptions, Shared, Timed, gst_err};
 use crate::cuda::DevFormat;
-use crate::cuda::stage::{Finished, Layout, Mapped, Stage};
+use crate::cuda::stage::{Finished, Layout, Stage};
 use crate::error::{Error, Result};
 use crate::frame::{Picture, PixelFormat};
 use crate::gst::{Container, Output};
 use crate::ops::Chain;
+use crate::planes::{pack_planes, plane_shapes};
 
 /// What travels with a frame through the GPU stage.
 type Meta = (
@@ -138,13 +139,19 @@ struct Work {
     /// Whether the output takes 4:2:0 YUV (an encoder or a null sink), so
     /// the GPU converts before the download.
     yuv_out: bool,
-    stage: Option<Stage<Meta>>,
-    /// Buffers for the GPU's finished frames.
-    out: Option<OutBuffers>,
-    /// Frames the GPU stage has given back and the worker not yet sent on.
-    done: Vec<Timed>,
+    /// The GPU stage, set up on the first frame, and where its finished
+    /// frames go.
+    ring: Option<(Stage<Meta>, Taken)>,
     /// The stage's copy-in time already counted.
     copied_in: Duration,
+}
+
+/// The GPU stage's finished frames, copied out of their slots.
+struct Taken {
+    /// Buffers for the GPU's finished frames.
+    out: OutBuffers,
+    /// Frames the GPU stage has given back and the worker not yet sent on.
+    done: Vec<Timed>,
     /// Time spent copying frames out of pinned memory since last counted.
     copy_out: Duration,
 }
@@ -156,16 +163,13 @@ impl Work {
             backend,
             slots,
             yuv_out,
-            stage: None,
-            out: None,
-            done: Vec::new(),
+            ring: None,
             copied_in: Duration::ZERO,
-            copy_out: Duration::ZERO,
         }
     }
 
     fn busy(&self) -> bool {
-        self.stage.as_ref().is_some_and(|s| s.in_flight() > 0)
+        self.ring.as_ref().is_some_and(|(s, _)| s.in_flight() > 0)
     }
 
     fn push(&mut self, t: Timed) -> Result<Vec<Timed>> {
@@ -189,7 +193,7 @@ impl Work {
             _ => PixelFormat::Rgba8,
         };
         let (w, h) = (info.width() as usize, info.height() as usize);
-        if self.stage.is_none() {
+        if self.ring.is_none() {
             // Set up on the first frame, which tells the size and format.
             let (c, _) = yuv_colorimetry(info);
             let (ow, oh) = self.chain.output_size(w, h)?;
@@ -208,31 +212,24 @@ impl Work {
             )?;
             let (ow, oh, layout) = stage.output();
             let yuv = matches!(layout, Layout::Yuv(..));
-            self.out = Some(OutBuffers::new(output_info(&t.info, ow, oh, yuv)?)?);
-            self.stage = Some(stage);
+            let taken = Taken {
+                out: OutBuffers::new(output_info(&t.info, ow, oh, yuv)?)?,
+                done: Vec::new(),
+                copy_out: Duration::ZERO,
+            };
+            self.ring = Some((stage, taken));
         }
         let vf = gst_video::VideoFrameRef::from_buffer_ref_readable(buffer.as_ref(), info)
             .map_err(|e| gst_err("cannot map an input buffer", e))?;
-        let mapped = Mapped {
-            format,
-            width: w,
-            height: h,
-            planes: planes(&vf)?,
-        };
+        let mapped = planes(&vf)?;
+        // Copied from the mapped planes straight into pinned memory.
+        let fill = |host: &mut [u8]| pack_planes(&mapped, plane_shapes(format, w, h), host);
         let meta = (t.pts, t.duration, t.info.clone());
-        if let Work {
-            stage: Some(stage),
-            out: Some(out),
-            done,
-            copy_out,
-            ..
-        } = self
-        {
-            stage.push_mapped(&mapped, meta, &mut |f, m| {
-                Self::take(out, done, copy_out, f, m)
-            })?;
-        }
-        Ok(std::mem::take(&mut self.done))
+        let Some((stage, taken)) = &mut self.ring else {
+            return Ok(Vec::new());
+        };
+        stage.push((w, h, format), meta, fill, &mut |f, m| taken.take(f, m))?;
+        Ok(std::mem::take(&mut taken.done))
     }
 
     fn poll(&mut self) -> Result<Vec<Timed>> {
@@ -248,61 +245,51 @@ impl Work {
     /// The frames the GPU stage has finished (all of them, waiting, when
     /// `wait`), copied out of their slots.
     fn collect(&mut self, wait: bool) -> Result<Vec<Timed>> {
-        if let Work {
-            stage: Some(stage),
-            out: Some(out),
-            done,
-            copy_out,
-            ..
-        } = self
-        {
-            let mut take = |f: Finished<'_>, m| Self::take(out, done, copy_out, f, m);
-            if wait {
-                stage.finish_with(&mut take)?;
-            } else {
-                stage.poll_with(&mut take)?;
-            }
+        let Some((stage, taken)) = &mut self.ring else {
+            return Ok(Vec::new());
+        };
+        let mut take = |f: Finished<'_>, m| taken.take(f, m);
+        if wait {
+            stage.finish(&mut take)?;
+        } else {
+            stage.poll(&mut take)?;
         }
-        Ok(std::mem::take(&mut self.done))
+        Ok(std::mem::take(&mut taken.done))
     }
 
+    /// Host copy time since the last call: into pinned memory, and out of it.
+    fn copy_times(&mut self) -> (Duration, Duration) {
+        let Some((stage, taken)) = &mut self.ring else {
+            return (Duration::ZERO, Duration::ZERO);
+        };
+        let copied_in = stage.copy_in_time();
+        let since = copied_in.saturating_sub(self.copied_in);
+        self.copied_in = copied_in;
+        (since, std::mem::take(&mut taken.copy_out))
+    }
+}
+
+impl Taken {
     /// Copies a finished frame out of its pinned buffer into an output
     /// buffer; a gray one into a picture, which the output thread makes RGBA
     /// as it does the CPU's.
-    fn take(
-        out: &OutBuffers,
-        done: &mut Vec<Timed>,
-        copy_out: &mut Duration,
-        f: Finished<'_>,
-        (pts, duration, info): Meta,
-    ) -> Result<()> {
+    fn take(&mut self, f: Finished<'_>, (pts, duration, info): Meta) -> Result<()> {
         let start = Instant::now();
         let frame = match f.layout {
             Layout::Frame(DevFormat::Gray) => Pixels::Picture(f.to_picture()?),
             _ => {
                 let shape = f.layout.planes(f.width, f.height);
-                let buffer = out.packed(f.bytes, shape, pts, duration)?;
-                Pixels::Buffer(buffer, out.info.clone())
+                let buffer = self.out.packed(f.bytes, shape, pts, duration)?;
+                Pixels::Buffer(buffer, self.out.info.clone())
             }
         };
-        *copy_out += start.elapsed();
-        done.push(Timed {
+        self.copy_out += start.elapsed();
+        self.done.push(Timed {
             frame,
             pts,
             duration,
             info,
         });
         Ok(())
-    }
-
-    /// Host copy time since the last call: into pinned memory, and out of it.
-    fn copy_times(&mut self) -> (Duration, Duration) {
-        let copied_in = self
-            .stage
-            .as_ref()
-            .map_or(Duration::ZERO, |s| s.copy_in_time());
-        let since = copied_in.saturating_sub(self.copied_in);
-        self.copied_in = copied_in;
-        (since, std::mem::take(&mut self.copy_out))
     }
 }
