@@ -7,8 +7,6 @@
 //! reads and writes still images.
 
 pub mod args;
-pub mod bench;
-pub mod bench_retarget;
 pub mod cuda;
 pub mod error;
 pub mod frame;

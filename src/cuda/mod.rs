@@ -9,6 +9,7 @@
 pub mod module;
 pub mod ops;
 pub mod stage;
+pub mod timing;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -19,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::frame::{Frame, Plane};
 
 /// A CUDA result as our error, naming what was being done.
-pub(crate) fn cuda_err(doing: &str, e: impl std::fmt::Display) -> Error {
+pub fn cuda_err(doing: &str, e: impl std::fmt::Display) -> Error {
     Error::Device(format!("CUDA: {doing}: {e}"))
 }
 

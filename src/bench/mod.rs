@@ -5,18 +5,23 @@
 //! warm-up, as the median (and 10th/90th percentiles) of many runs. Inputs
 //! are random frames. Without a GPU the same operations are timed on the CPU
 //! with the wall clock, so the table still means something there.
+//!
+//! Part of the binary, not of the library: `cli` reads the subcommand's
+//! arguments and prints the tables, `retarget` times seam carving.
+
+pub mod cli;
+pub mod retarget;
 
 use std::cell::Cell;
 use std::time::Instant;
 
-use cudarc::driver::sys;
-
-use crate::cuda::stage::{Finished, GpuChain, Stage};
-use crate::cuda::{DevFormat, DevFrame, Gpu, cuda_err};
-use crate::error::{Error, Result};
-use crate::frame::{Frame, PixelFormat, Plane};
-use crate::ops::Chain;
-use crate::planes::{read_packed, write_packed};
+use seamstream::cuda::stage::{Finished, GpuChain, Stage};
+use seamstream::cuda::timing::time_gpu;
+use seamstream::cuda::{DevFormat, DevFrame, Gpu, cuda_err};
+use seamstream::error::{Error, Result};
+use seamstream::frame::{Frame, PixelFormat, Plane};
+use seamstream::ops::Chain;
+use seamstream::planes::{read_packed, write_packed};
 
 /// One operation case: a label, the chain text, and the input format.
 #[derive(Clone, Debug)]
@@ -191,72 +196,10 @@ pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[i]
 }
 
-fn event(gpu: &Gpu) -> Result<cudarc::driver::CudaEvent> {
-    gpu.ctx()
-        .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
-        .map_err(|e| cuda_err("creating a timing event", e))
-}
-
-/// Runs per timed batch; a batch rotates over [`SETS`] input/output sets.
-const BATCH: usize = 8;
-/// Input/output sets a batch rotates over, so that at 1080p the data do not
-/// all sit in the 50 MB L2 from one run to the next.
+/// Input/output sets the runs of a timed batch rotate over (run `i` on set
+/// `i % SETS`, see [`time_gpu`]), so that at 1080p the data do not all sit
+/// in the 50 MB L2 from one run to the next.
 pub const SETS: usize = 4;
-
-/// Times `f(i)` (which enqueues one run on set `i % SETS` on the compute
-/// stream), in µs per run, sorted: `warmup` runs first, then `runs` batches
-/// of [`BATCH`] runs, each batch captured once into a CUDA graph and replayed
-/// between two events, so that the host's launch cost between kernels is
-/// not counted as the kernels' time. If the work cannot be captured (an op
-/// that waits on the host), batches are enqueued directly instead.
-pub fn time_gpu(
-    gpu: &Gpu,
-    warmup: usize,
-    runs: usize,
-    mut f: impl FnMut(usize) -> Result<()>,
-) -> Result<Vec<f64>> {
-    for i in 0..warmup {
-        f(i)?;
-    }
-    gpu.sync()?;
-    let stream = gpu.stream();
-    let batch = |f: &mut dyn FnMut(usize) -> Result<()>| -> Result<()> {
-        for i in 0..BATCH {
-            f(i)?;
-        }
-        Ok(())
-    };
-    let graph = stream
-        .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED)
-        .ok()
-        .and_then(|()| {
-            let ran = batch(&mut f);
-            let g = stream.end_capture(sys::CUgraphInstantiate_flags(0));
-            match (ran, g) {
-                (Ok(()), Ok(Some(g))) => Some(g),
-                _ => None,
-            }
-        });
-    gpu.sync()?;
-    let (start, stop) = (event(gpu)?, event(gpu)?);
-    let mut times = Vec::with_capacity(runs);
-    for _ in 0..runs {
-        start.record(stream).map_err(|e| cuda_err("recording", e))?;
-        match &graph {
-            Some(g) => g.launch().map_err(|e| cuda_err("replaying a graph", e))?,
-            None => batch(&mut f)?,
-        }
-        stop.record(stream).map_err(|e| cuda_err("recording", e))?;
-        stop.synchronize()
-            .map_err(|e| cuda_err("waiting for a timed run", e))?;
-        let ms = start
-            .elapsed_ms(&stop)
-            .map_err(|e| cuda_err("reading a timer", e))?;
-        times.push(ms as f64 * 1e3 / BATCH as f64);
-    }
-    times.sort_by(f64::total_cmp);
-    Ok(times)
-}
 
 /// Times one case on the GPU at `w`×`h`.
 pub fn time_case_gpu(gpu: &Gpu, c: &Case, w: usize, h: usize, runs: usize) -> Result<OpTime> {
@@ -294,7 +237,7 @@ fn integral_tables_gpu(
     squared: bool,
     runs: usize,
 ) -> Result<Vec<f64>> {
-    use crate::cuda::ops::integral::{IntegralTables, table_len};
+    use seamstream::cuda::ops::integral::{IntegralTables, table_len};
     let (w, h) = (inputs[0].width, inputs[0].height);
     let mut tables = IntegralTables::new(gpu, w, h, squared)?;
     let n = table_len(w, h);
@@ -339,9 +282,9 @@ pub fn time_case_cpu(c: &Case, w: usize, h: usize, runs: usize) -> Result<OpTime
             None => {
                 let luma = input.luma();
                 if c.op.ends_with("+sq") {
-                    std::hint::black_box(crate::ops::integral::integrals(&luma));
+                    std::hint::black_box(seamstream::ops::integral::integrals(&luma));
                 } else {
-                    std::hint::black_box(crate::ops::integral::integral(&luma));
+                    std::hint::black_box(seamstream::ops::integral::integral(&luma));
                 }
             }
         }
@@ -437,8 +380,8 @@ pub fn time_stage(
             }
         }
         stage.finish(&mut count)?;
-        let start = Instant::now();
         taken.set(0);
+        let start = Instant::now();
         for i in 0..frames {
             stage.push((w, h, PixelFormat::Rgba8), i, as_it_stands, &mut count)?;
             if serial {
