@@ -3,11 +3,10 @@
 //! the results back.
 //!
 //! The CPU reference of every operation lives in [`ops`]; [`frame`] holds the
-//! host frame types; [`io`] reads and writes still images.
+//! host frame types and [`planes`] lays them out as packed bytes; [`io`]
+//! reads and writes still images.
 
 pub mod args;
-pub mod bench;
-pub mod bench_retarget;
 pub mod color;
 pub mod cuda;
 pub mod error;
@@ -17,6 +16,7 @@ pub mod io;
 pub mod noise;
 pub mod ops;
 pub mod pipeline;
+pub mod planes;
 pub mod quality;
 pub mod registry;
 

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-mod bench_cli;
+mod bench;
 mod quality_cli;
 
 use anyhow::{Context, bail};
@@ -163,7 +163,7 @@ Examples:
     /// NVRTC (which compiles the kernels) was found.
     Devices,
     /// Measure kernel times per operation, transfers, and the GPU stage.
-    Bench(bench_cli::BenchArgs),
+    Bench(bench::cli::BenchArgs),
     /// Judge a retargeted clip against its original: similarity and flicker,
     /// each as a ratio to plain scaling.
     Quality(quality_cli::QualityArgs),
@@ -691,8 +691,8 @@ fn main() -> ExitCode {
             list_ops();
             Ok(ExitCode::SUCCESS)
         }
-        Command::Devices => bench_cli::devices(),
-        Command::Bench(args) => bench_cli::run_bench(args),
+        Command::Devices => bench::cli::devices(),
+        Command::Bench(args) => bench::cli::run_bench(args),
         Command::Quality(args) => quality_cli::run_quality(args),
     };
     match result {

@@ -53,7 +53,7 @@ fn warp_affine_is_identical_to_the_cpu() {
             rotation(w, h, 0.3, 1.3),
             rotation(w, h, -2.1, 0.45),
             "affine=[0.8,0.15,2.5,-0.1,0.9,1.25],inverse=true".to_string(),
-            // The bench's matrix (src/bench.rs).
+            // The bench's matrix (src/bench/mod.rs).
             "affine=[0.96,-0.17,40,0.17,0.96,-60]".to_string(),
         ];
         warp_matches(&gpu, i as u64 + 1, w, h, &matrices);
@@ -77,7 +77,7 @@ fn warp_perspective_is_identical_to_the_cpu() {
                 -1.0 / zero_at as f64
             ),
             "perspective=[1,0,-7,0,1,4,0,0,1]".to_string(),
-            // The bench's matrix (src/bench.rs).
+            // The bench's matrix (src/bench/mod.rs).
             "perspective=[0.9,-0.1,30,0.05,0.95,-20,0.00002,0.00001,1]".to_string(),
         ];
         warp_matches(&gpu, i as u64 + 100, w, h, &matrices);

@@ -5,16 +5,40 @@ mod common;
 
 use common::*;
 use seamstream::color::Colorimetry;
-use seamstream::cuda::stage::{Layout, Mapped, Stage};
+use seamstream::cuda::stage::{Finished, Layout, Stage};
 use seamstream::cuda::{DevFormat, DevFrame};
 use seamstream::frame::{Frame, Picture, PixelFormat};
 use seamstream::ops::yuv::{rgba_to_yuv420, yuv420_to_rgba};
+use seamstream::planes::{pack_planes, plane_shapes, write_packed, write_yuv};
 
 fn frame(p: Picture) -> Frame {
     match p {
         Picture::Frame(f) => f,
         Picture::Yuv(_) => panic!("the stage gave YUV where frames were asked for"),
     }
+}
+
+/// Pushes a picture into the ring, written packed into the slot's pinned
+/// buffer.
+fn push_picture<T>(
+    stage: &mut Stage<T>,
+    picture: &Picture,
+    tag: T,
+    out: &mut impl FnMut(Finished<'_>, T) -> seamstream::Result<()>,
+) -> seamstream::Result<()> {
+    let format = match picture {
+        Picture::Frame(f) => f.format(),
+        Picture::Yuv(y) => y.format,
+    };
+    let fill = |host: &mut [u8]| {
+        match picture {
+            Picture::Frame(f) => write_packed(f, host),
+            Picture::Yuv(y) => write_yuv(y, host),
+        }
+        Ok(())
+    };
+    let shape = (picture.width(), picture.height(), format);
+    stage.push(shape, tag, fill, out)
 }
 
 const CHAIN: &[&str] = &[
@@ -41,13 +65,18 @@ fn five_hundred_frames_come_out_in_order_equal_to_the_cpu_chain() {
         .map(|f| cpu.apply(f.clone()).unwrap())
         .collect();
     let mut out = Vec::new();
+    let mut take = |f: Finished<'_>, i| {
+        out.push((f.to_picture()?, i));
+        Ok(())
+    };
     for i in 0..500 {
-        out.extend(stage.push(&inputs[i % 8], i).unwrap());
+        let input = Picture::Frame(inputs[i % 8].clone());
+        push_picture(&mut stage, &input, i, &mut take).unwrap();
         if i % 7 == 0 {
-            out.extend(stage.poll().unwrap());
+            stage.poll(&mut take).unwrap();
         }
     }
-    out.extend(stage.finish().unwrap());
+    stage.finish(&mut take).unwrap();
     assert_eq!(out.len(), 500, "frames lost or added");
     for (k, (picture, i)) in out.into_iter().enumerate() {
         assert_eq!(i, k, "frame {i} came out at place {k}");
@@ -55,36 +84,35 @@ fn five_hundred_frames_come_out_in_order_equal_to_the_cpu_chain() {
     }
 }
 
-/// The serial mode (`--no-overlap` in the bench) gives the same frames.
+/// Serial use (each frame finished before the next goes in, the bench's
+/// serial figure) gives the same frames as the pipelined ring.
 #[test]
 fn serial_and_pipelined_rings_agree() {
     let Some(gpu) = gpu() else { return };
     let chain = seamstream::registry::parse_chain(CHAIN).unwrap();
-    let inputs: Vec<Frame> = (0..5)
-        .map(|i| random_frame(64, 48, DevFormat::Rgba, 50 + i))
+    let inputs: Vec<Picture> = (0..5)
+        .map(|i| Picture::Frame(random_frame(64, 48, DevFormat::Rgba, 50 + i)))
         .collect();
     let mut runs = Vec::new();
     for serial in [false, true] {
         let mut stage: Stage<()> = Stage::new(&gpu, &chain, 64, 48, DevFormat::Rgba, 2).unwrap();
-        stage.set_serial(serial);
         let mut out = Vec::new();
+        let mut take = |f: Finished<'_>, i| {
+            out.push((f.to_picture()?, i));
+            Ok(())
+        };
         for f in &inputs {
-            out.extend(
-                stage
-                    .push(f, ())
-                    .unwrap()
-                    .into_iter()
-                    .map(|(p, _)| bytes(&frame(p))),
-            );
+            push_picture(&mut stage, f, (), &mut take).unwrap();
+            if serial {
+                stage.finish(&mut take).unwrap();
+            }
         }
-        out.extend(
-            stage
-                .finish()
-                .unwrap()
-                .into_iter()
-                .map(|(p, _)| bytes(&frame(p))),
+        stage.finish(&mut take).unwrap();
+        runs.push(
+            out.into_iter()
+                .map(|(p, _)| bytes(&frame(p)))
+                .collect::<Vec<_>>(),
         );
-        runs.push(out);
     }
     assert_eq!(runs[0], runs[1]);
 }
@@ -95,8 +123,8 @@ fn a_frame_of_another_size_is_refused() {
     let Some(gpu) = gpu() else { return };
     let chain = seamstream::registry::parse_chain(&["gray"]).unwrap();
     let mut stage: Stage<()> = Stage::new(&gpu, &chain, 64, 48, DevFormat::Rgba, 2).unwrap();
-    let e = stage
-        .push(&random_frame(65, 48, DevFormat::Rgba, 1), ())
+    let other = Picture::Frame(random_frame(65, 48, DevFormat::Rgba, 1));
+    let e = push_picture(&mut stage, &other, (), &mut |_, _| Ok(()))
         .unwrap_err()
         .to_string();
     assert!(e.contains("64x48") && e.contains("65x48"), "{e}");
@@ -157,15 +185,19 @@ fn yuv_in_and_out_equal_the_cpu_conversions_around_the_chain() {
         .unwrap();
         let mut inputs = Vec::new();
         let mut out = Vec::new();
+        let mut take = |f: Finished<'_>, i| {
+            out.push((f.to_picture()?, i));
+            Ok(())
+        };
         for i in 0..10 {
             let Frame::Rgba(rgba) = random_frame(w, h, DevFormat::Rgba, 100 + i as u64) else {
                 unreachable!()
             };
             let yuv = rgba_to_yuv420(&rgba, PixelFormat::Nv12, c).unwrap();
-            out.extend(stage.push_picture(&Picture::Yuv(yuv.clone()), i).unwrap());
+            push_picture(&mut stage, &Picture::Yuv(yuv.clone()), i, &mut take).unwrap();
             inputs.push(yuv);
         }
-        out.extend(stage.finish().unwrap());
+        stage.finish(&mut take).unwrap();
         assert_eq!(out.len(), 10);
         for (picture, i) in out {
             let Picture::Yuv(got) = picture else {
@@ -182,10 +214,10 @@ fn yuv_in_and_out_equal_the_cpu_conversions_around_the_chain() {
     }
 }
 
-/// Frames pushed from mapped planes with padded strides and taken in place
-/// (as `run` drives the ring) equal those of the picture methods, frame for
-/// frame and in order (exact: the same bytes cross PCIe), for NV12 and I420
-/// in at an odd and an even size, and RGBA in.
+/// Frames pushed from mapped planes with padded strides, packed into the
+/// slots in one copy (as `run` drives the ring), equal those pushed from
+/// pictures, frame for frame and in order (exact: the same bytes cross
+/// PCIe), for NV12 and I420 in at an odd and an even size, and RGBA in.
 #[test]
 fn mapped_planes_in_and_frames_taken_in_place_equal_the_picture_path() {
     let Some(gpu) = gpu() else { return };
@@ -200,7 +232,11 @@ fn mapped_planes_in_and_frames_taken_in_place_equal_the_picture_path() {
             };
             let (mut old, mut new) = (ring(), ring());
             let (mut want, mut got) = (Vec::new(), Vec::new());
-            let mut take = |f: seamstream::cuda::stage::Finished<'_>, i: usize| {
+            let mut take_old = |f: Finished<'_>, i| {
+                want.push((f.to_picture()?, i));
+                Ok(())
+            };
+            let mut take_new = |f: Finished<'_>, i| {
                 got.push((f.to_picture()?, i));
                 Ok(())
             };
@@ -239,17 +275,12 @@ fn mapped_planes_in_and_frames_taken_in_place_equal_the_picture_path() {
                 for (p, (b, stride)) in planes.iter_mut().zip(&strided) {
                     *p = (b.as_slice(), *stride);
                 }
-                let mapped = Mapped {
-                    format,
-                    width: w,
-                    height: h,
-                    planes,
-                };
-                new.push_mapped(&mapped, i, &mut take).unwrap();
-                want.extend(old.push_picture(&picture, i).unwrap());
+                let fill = |host: &mut [u8]| pack_planes(&planes, plane_shapes(format, w, h), host);
+                new.push((w, h, format), i, fill, &mut take_new).unwrap();
+                push_picture(&mut old, &picture, i, &mut take_old).unwrap();
             }
-            new.finish_with(&mut take).unwrap();
-            want.extend(old.finish().unwrap());
+            new.finish(&mut take_new).unwrap();
+            old.finish(&mut take_old).unwrap();
             assert_eq!(got.len(), 7, "{format} {w}x{h}: frames lost or added");
             for (k, ((g, i), (o, j))) in got.iter().zip(&want).enumerate() {
                 assert_eq!((*i, *j), (k, k), "{format} {w}x{h}: out of order");

@@ -12,6 +12,7 @@ pub mod ops;
 pub mod stage;
 #[doc(hidden)]
 pub mod testing;
+pub mod timing;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -22,7 +23,7 @@ use crate::error::{Error, Result};
 use crate::frame::{Frame, Plane};
 
 /// A CUDA result as our error, naming what was being done.
-pub(crate) fn cuda_err(doing: &str, e: impl std::fmt::Display) -> Error {
+pub fn cuda_err(doing: &str, e: impl std::fmt::Display) -> Error {
     Error::Device(format!("CUDA: {doing}: {e}"))
 }
 

@@ -21,7 +21,8 @@ use super::ops::yuv::{rgba_to_yuv420, yuv420_len, yuv420_to_rgba};
 use super::{DevFormat, DevFrame, Gpu, GpuHalves, Prepared, cuda_err};
 use crate::color::Colorimetry;
 use crate::error::{Error, Result};
-use crate::frame::{Frame, Picture, PixelFormat, Plane, Yuv420};
+use crate::frame::{Frame, Picture, PixelFormat};
+use crate::planes::{plane_shapes, read_packed, read_yuv};
 
 /// How frames cross PCIe: as the chain's pixels, or as 4:2:0 YUV converted
 /// to RGBA on the device after the upload (or from it before the download).
@@ -57,34 +58,27 @@ impl Layout {
         }
     }
 
-    /// Each plane's bytes a row and rows, in the order [`Layout::bytes`]
-    /// counts them (a frame: one plane; NV12: Y, UV; I420: Y, U, V); planes
-    /// the layout lacks are `(0, 0)`.
-    pub fn planes(&self, w: usize, h: usize) -> [(usize, usize); 3] {
-        let (cw, ch) = Yuv420::chroma_size(w, h);
+    /// The pixel format of frames in this layout (the inverse of
+    /// [`Layout::of_format`]).
+    pub fn format(&self) -> PixelFormat {
         match *self {
-            Layout::Frame(f) => [(w * f.bytes_per_pixel(), h), (0, 0), (0, 0)],
-            Layout::Yuv(PixelFormat::Nv12, _) => [(w, h), (2 * cw, ch), (0, 0)],
-            Layout::Yuv(..) => [(w, h), (cw, ch), (cw, ch)],
+            Layout::Frame(DevFormat::Rgba) => PixelFormat::Rgba8,
+            Layout::Frame(DevFormat::Gray) => PixelFormat::Gray8,
+            Layout::Yuv(f, _) => f,
         }
+    }
+
+    /// Each plane's bytes a row and rows, in the order [`Layout::bytes`]
+    /// counts them ([`plane_shapes`]).
+    pub fn planes(&self, w: usize, h: usize) -> [(usize, usize); 3] {
+        plane_shapes(self.format(), w, h)
     }
 }
 
-/// A frame as a mapped GStreamer buffer holds it: each plane's bytes with
-/// its row stride in bytes, in [`Layout::planes`]' order (unused planes
-/// empty). [`Stage::push_mapped`] copies it straight into pinned memory.
-#[derive(Clone, Copy, Debug)]
-pub struct Mapped<'a> {
-    /// RGBA, gray, NV12 or I420.
-    pub format: PixelFormat,
-    pub width: usize,
-    pub height: usize,
-    pub planes: [(&'a [u8], usize); 3],
-}
-
 /// A finished frame in its slot's pinned output buffer, for the consumer of
-/// [`Stage::poll_with`] to copy out before the slot is used again: rows
-/// packed, planes one after another as [`Layout::planes`] lists them.
+/// [`Stage::push`], [`Stage::poll`] and [`Stage::finish`] to copy out before
+/// the slot is used again: rows packed, planes one after another as
+/// [`Layout::planes`] lists them.
 #[derive(Clone, Copy, Debug)]
 pub struct Finished<'a> {
     pub bytes: &'a [u8],
@@ -98,7 +92,9 @@ impl Finished<'_> {
     pub fn to_picture(&self) -> Result<Picture> {
         let (w, h) = (self.width, self.height);
         Ok(match self.layout {
-            Layout::Frame(f) => Picture::Frame(read_packed(self.bytes, w, h, f)?),
+            Layout::Frame(_) => {
+                Picture::Frame(read_packed(self.bytes, w, h, self.layout.format())?)
+            }
             Layout::Yuv(f, _) => Picture::Yuv(read_yuv(self.bytes, f, w, h)?),
         })
     }
@@ -195,8 +191,9 @@ struct Slot {
     downloaded: CudaEvent,
 }
 
-/// The ring: frames go in with [`Stage::push`] and come out, in order, from
-/// `push`, [`Stage::poll`] and [`Stage::finish`].
+/// The ring: frames go in with [`Stage::push`] and come out, in order, to
+/// the consumer given to `push`, [`Stage::poll`] and [`Stage::finish`], in
+/// their slots' pinned buffers.
 pub struct Stage<T> {
     gpu: Gpu,
     chain: GpuChain,
@@ -208,11 +205,7 @@ pub struct Stage<T> {
     slots: Vec<Slot>,
     /// Slots in flight, oldest first, with what came with each frame.
     in_flight: VecDeque<(usize, T)>,
-    /// Frames taken out of the ring and not yet returned.
-    ready: VecDeque<(Picture, T)>,
     next: usize,
-    /// Run each frame to the end before taking the next (`--no-overlap`).
-    serial: bool,
     /// Frames started so far, and the count at which to fail as if the GPU
     /// had (`SEAMSTREAM_INJECT_GPU_FAULT_AFTER`, for tests of what a run
     /// does when the GPU fails mid-file).
@@ -334,21 +327,13 @@ impl<T> Stage<T> {
             down,
             slots,
             in_flight: VecDeque::new(),
-            ready: VecDeque::new(),
             next: 0,
-            serial: false,
             started: 0,
             fault_after: std::env::var("SEAMSTREAM_INJECT_GPU_FAULT_AFTER")
                 .ok()
                 .and_then(|v| v.parse().ok()),
             copy_in: Duration::ZERO,
         })
-    }
-
-    /// Runs each frame to the end before the next starts (no overlap), for
-    /// measuring what the overlap gains.
-    pub fn set_serial(&mut self, serial: bool) {
-        self.serial = serial;
     }
 
     pub fn slots(&self) -> usize {
@@ -372,129 +357,32 @@ impl<T> Stage<T> {
         self.copy_in
     }
 
-    /// Starts `frame` through the ring (with `tag`, returned with its output).
-    /// When every slot is busy, first waits for the oldest and returns it.
-    pub fn push(&mut self, frame: &Frame, tag: T) -> Result<Vec<(Picture, T)>> {
-        self.push_input(Input::Frame(frame), tag)
-    }
-
-    /// [`Stage::push`] for a picture in the stage's input layout.
-    pub fn push_picture(&mut self, picture: &Picture, tag: T) -> Result<Vec<(Picture, T)>> {
-        match picture {
-            Picture::Frame(f) => self.push_input(Input::Frame(f), tag),
-            Picture::Yuv(y) => self.push_input(Input::Yuv(y), tag),
-        }
-    }
-
-    /// [`Stage::push`] for a frame in a mapped buffer, copied from its planes
-    /// straight into pinned memory. Finished frames go to `out` from their
-    /// slots' pinned buffers, oldest first (also those taken to make room
-    /// when every slot is busy), instead of coming back as pictures: a ring
-    /// is driven either this way, with [`Stage::poll_with`] and
-    /// [`Stage::finish_with`], or with the picture methods, not both.
-    pub fn push_mapped(
+    /// Starts a `width`×`height` frame in `format` through the ring, with
+    /// `tag` (given back with its output): `fill` writes it into the slot's
+    /// pinned input buffer, in the stage's input layout ([`Layout::planes`];
+    /// [`crate::planes`] has the writers). When every slot is busy, first
+    /// waits for the oldest frame. Finished frames go to `out` in their
+    /// slots' pinned buffers, oldest first.
+    pub fn push(
         &mut self,
-        frame: &Mapped<'_>,
+        (width, height, format): (usize, usize, PixelFormat),
         tag: T,
+        fill: impl FnOnce(&mut [u8]) -> Result<()>,
         out: &mut impl FnMut(Finished<'_>, T) -> Result<()>,
     ) -> Result<()> {
-        debug_assert!(self.ready.is_empty(), "a ring driven both ways");
         if self.in_flight.len() == self.slots.len() {
-            self.take_oldest_with(out)?;
+            self.take_oldest(out)?;
         }
         let s = self.next;
-        self.start(s, Input::Mapped(frame))?;
+        self.start(s, (width, height, format), fill)?;
         self.next = (self.next + 1) % self.slots.len();
         self.in_flight.push_back((s, tag));
-        if self.serial {
-            self.take_oldest_with(out)?;
-        }
-        self.poll_with(out)
+        self.poll(out)
     }
 
-    /// Writes `frame` into every slot's pinned input buffer, for
-    /// [`Stage::push_prefilled`].
-    pub fn prefill(&mut self, frame: &Frame) -> Result<()> {
-        for slot in &mut self.slots {
-            let host = slot
-                .host_in
-                .as_mut_slice()
-                .map_err(|e| cuda_err("waiting for an input buffer", e))?;
-            write_packed(frame, host);
-        }
-        Ok(())
-    }
-
-    /// Sends the next slot's pinned input as it stands (see
-    /// [`Stage::prefill`]): the stage alone, with a source that has its
-    /// frames in pinned memory already, as `seamstream bench` measures it.
-    /// Its outputs stay in the slots' pinned buffers (a consumer reading
-    /// them in place): only the tags of finished frames come back.
-    pub fn push_prefilled(&mut self, tag: T) -> Result<Vec<T>> {
-        let mut done = Vec::new();
-        if self.in_flight.len() == self.slots.len() {
-            done.push(self.wait_oldest()?.1);
-        }
-        let s = self.next;
-        self.start(s, Input::Prefilled)?;
-        self.next = (self.next + 1) % self.slots.len();
-        self.in_flight.push_back((s, tag));
-        if self.serial {
-            done.push(self.wait_oldest()?.1);
-        }
-        Ok(done)
-    }
-
-    /// Waits for every frame in the ring, leaving the outputs in place.
-    pub fn finish_in_place(&mut self) -> Result<Vec<T>> {
-        let mut done = Vec::new();
-        while !self.in_flight.is_empty() {
-            done.push(self.wait_oldest()?.1);
-        }
-        Ok(done)
-    }
-
-    fn push_input(&mut self, frame: Input, tag: T) -> Result<Vec<(Picture, T)>> {
-        // Finished frames wait in `ready` until returned, so that an error
-        // below loses none of them: `finish` still gives them back.
-        if self.in_flight.len() == self.slots.len() {
-            let oldest = self.take_oldest()?;
-            self.ready.push_back(oldest);
-        }
-        let s = self.next;
-        self.start(s, frame)?;
-        self.next = (self.next + 1) % self.slots.len();
-        self.in_flight.push_back((s, tag));
-        if self.serial {
-            let oldest = self.take_oldest()?;
-            self.ready.push_back(oldest);
-        }
-        self.poll()
-    }
-
-    /// The frames that have finished, oldest first, without waiting.
-    pub fn poll(&mut self) -> Result<Vec<(Picture, T)>> {
-        let mut done: Vec<_> = self.ready.drain(..).collect();
-        self.poll_with(&mut |f, tag| {
-            done.push((f.to_picture()?, tag));
-            Ok(())
-        })?;
-        Ok(done)
-    }
-
-    /// Waits for every frame in the ring and returns them in order.
-    pub fn finish(&mut self) -> Result<Vec<(Picture, T)>> {
-        let mut done: Vec<_> = self.ready.drain(..).collect();
-        self.finish_with(&mut |f, tag| {
-            done.push((f.to_picture()?, tag));
-            Ok(())
-        })?;
-        Ok(done)
-    }
-
-    /// [`Stage::poll`] giving the finished frames to `out` in place.
-    pub fn poll_with(&mut self, out: &mut impl FnMut(Finished<'_>, T) -> Result<()>) -> Result<()> {
-        debug_assert!(self.ready.is_empty(), "a ring driven both ways");
+    /// Gives the frames that have finished to `out`, oldest first, without
+    /// waiting.
+    pub fn poll(&mut self, out: &mut impl FnMut(Finished<'_>, T) -> Result<()>) -> Result<()> {
         while let Some(&(s, _)) = self.in_flight.front() {
             let ready = self.slots[s]
                 .downloaded
@@ -503,26 +391,28 @@ impl<T> Stage<T> {
             if !ready {
                 break;
             }
-            self.take_oldest_with(out)?;
+            self.take_oldest(out)?;
         }
         Ok(())
     }
 
-    /// [`Stage::finish`] giving the frames to `out` in place.
-    pub fn finish_with(
-        &mut self,
-        out: &mut impl FnMut(Finished<'_>, T) -> Result<()>,
-    ) -> Result<()> {
-        debug_assert!(self.ready.is_empty(), "a ring driven both ways");
+    /// Waits for every frame in the ring and gives them to `out` in order.
+    pub fn finish(&mut self, out: &mut impl FnMut(Finished<'_>, T) -> Result<()>) -> Result<()> {
         while !self.in_flight.is_empty() {
-            self.take_oldest_with(out)?;
+            self.take_oldest(out)?;
         }
         Ok(())
     }
 
-    /// Copies `frame` into slot `s`'s pinned buffer and enqueues its upload,
-    /// the chain and the download, ordered by the slot's events.
-    fn start(&mut self, s: usize, frame: Input) -> Result<()> {
+    /// Has `fill` write a `width`×`height` frame in `format` into slot `s`'s
+    /// pinned buffer and enqueues its upload, the chain and the download,
+    /// ordered by the slot's events.
+    fn start(
+        &mut self,
+        s: usize,
+        (width, height, format): (usize, usize, PixelFormat),
+        fill: impl FnOnce(&mut [u8]) -> Result<()>,
+    ) -> Result<()> {
         if self.fault_after == Some(self.started) {
             return Err(Error::Device(format!(
                 "CUDA: the GPU failed after {} frames (injected by SEAMSTREAM_INJECT_GPU_FAULT_AFTER)",
@@ -532,24 +422,11 @@ impl<T> Stage<T> {
         self.started += 1;
         let gpu = self.gpu.clone();
         let (w, h) = self.size;
-        let given = match frame {
-            Input::Frame(f) => (f.width(), f.height(), Layout::Frame(DevFormat::of(f))),
-            Input::Yuv(y) => (
-                y.width(),
-                y.height(),
-                Layout::Yuv(y.format, self.colorimetry_in()),
-            ),
-            Input::Mapped(m) => (
-                m.width,
-                m.height,
-                Layout::of_format(m.format, self.colorimetry_in()),
-            ),
-            Input::Prefilled => (w, h, self.input),
-        };
-        if given != (w, h, self.input) {
+        let given = Layout::of_format(format, self.colorimetry_in());
+        if (width, height, given) != (w, h, self.input) {
             return Err(Error::BadFrame(format!(
-                "the GPU stage was set up for {w}x{h} {:?} frames and got a {}x{} {:?} one; seamstream needs one size and format per run",
-                self.input, given.0, given.1, given.2
+                "the GPU stage was set up for {w}x{h} {:?} frames and got a {width}x{height} {given:?} one; seamstream needs one size and format per run",
+                self.input
             )));
         }
         let slot = &mut self.slots[s];
@@ -560,12 +437,7 @@ impl<T> Stage<T> {
             .as_mut_slice()
             .map_err(|e| cuda_err("waiting for an input buffer", e))?;
         let copy = Instant::now();
-        match frame {
-            Input::Frame(f) => write_packed(f, host),
-            Input::Yuv(y) => write_yuv(y, host),
-            Input::Mapped(m) => pack_planes(&m.planes, self.input.planes(w, h), host)?,
-            Input::Prefilled => {}
-        }
+        fill(host)?;
         self.copy_in += copy.elapsed();
         let n = self.input.bytes(w, h)?;
         if n > 0 {
@@ -632,22 +504,9 @@ impl<T> Stage<T> {
         Ok((s, tag))
     }
 
-    /// Waits for the oldest frame's download and copies it out.
-    fn take_oldest(&mut self) -> Result<(Picture, T)> {
-        let mut taken = None;
-        self.take_oldest_with(&mut |f, tag| {
-            taken = Some((f.to_picture()?, tag));
-            Ok(())
-        })?;
-        taken.ok_or_else(|| Error::Device("the GPU stage gave no frame".into()))
-    }
-
     /// Waits for the oldest frame's download and gives it to `out` in its
     /// slot's pinned buffer.
-    fn take_oldest_with(
-        &mut self,
-        out: &mut impl FnMut(Finished<'_>, T) -> Result<()>,
-    ) -> Result<()> {
+    fn take_oldest(&mut self, out: &mut impl FnMut(Finished<'_>, T) -> Result<()>) -> Result<()> {
         let (s, tag) = self.wait_oldest()?;
         let (width, height, layout) = self.output();
         let bytes = self.slots[s]
@@ -662,337 +521,5 @@ impl<T> Stage<T> {
             layout,
         };
         out(finished, tag)
-    }
-}
-
-/// What [`Stage::start`] copies in.
-#[derive(Clone, Copy)]
-enum Input<'a> {
-    Frame(&'a Frame),
-    Yuv(&'a Yuv420),
-    Mapped(&'a Mapped<'a>),
-    /// What the slot's pinned buffer already holds.
-    Prefilled,
-}
-
-/// A YUV frame's planes one after another, rows packed (the layout of
-/// [`crate::cuda::ops::yuv`]): Y, then U and V (I420) or UV (NV12).
-pub fn write_yuv(y: &Yuv420, out: &mut [u8]) {
-    let mut at = 0;
-    for p in [&y.y, &y.u, &y.v] {
-        for r in 0..p.height() {
-            let row = p.row(r);
-            out[at..at + row.len()].copy_from_slice(row);
-            at += row.len();
-        }
-    }
-}
-
-/// Rows this many at a time to a rayon task, for the plane copies: one
-/// thread alone does not fill the memory bus.
-const ROWS_A_TASK: usize = 16;
-
-/// Bytes a plane of `rows` rows of `row` bytes, `stride` bytes apart, spans
-/// (the last row without its padding); `None` if that overflows or the
-/// stride is shorter than a row.
-fn plane_span(row: usize, rows: usize, stride: usize) -> Option<usize> {
-    if rows == 0 || row == 0 {
-        return Some(0);
-    }
-    (stride >= row).then_some(())?;
-    stride.checked_mul(rows - 1)?.checked_add(row)
-}
-
-/// Copies strided planes (as a mapped buffer holds them) into `out`, rows
-/// packed, planes one after another: `shape` gives each plane's bytes a row
-/// and rows ([`Layout::planes`]). The bytes of [`write_yuv`] or
-/// [`write_packed`] for the same pixels, in one copy.
-pub fn pack_planes(
-    planes: &[(&[u8], usize); 3],
-    shape: [(usize, usize); 3],
-    out: &mut [u8],
-) -> Result<()> {
-    use rayon::prelude::*;
-    let mut at = 0;
-    for (&(data, stride), (row, rows)) in planes.iter().zip(shape) {
-        let n = row * rows;
-        if n == 0 {
-            continue;
-        }
-        let span = plane_span(row, rows, stride).filter(|&s| s <= data.len());
-        let (Some(_), Some(dst)) = (span, out.get_mut(at..at + n)) else {
-            return Err(Error::BadFrame(format!(
-                "a plane of {rows} rows of {row} bytes, {stride} bytes apart, does not fit \
-                 the {} bytes mapped or the {} bytes of the slot",
-                data.len(),
-                out.len()
-            )));
-        };
-        dst.par_chunks_mut(row * ROWS_A_TASK)
-            .enumerate()
-            .for_each(|(c, chunk)| {
-                for (i, o) in chunk.chunks_exact_mut(row).enumerate() {
-                    let src = (c * ROWS_A_TASK + i) * stride;
-                    o.copy_from_slice(&data[src..src + row]);
-                }
-            });
-        at += n;
-    }
-    Ok(())
-}
-
-/// The inverse of [`pack_planes`]: packed planes of `shape` into `dst`, plane
-/// `i` starting at `offsets[i]` with rows `strides[i]` bytes apart (a video
-/// buffer's layout), the padding after each row zeroed.
-pub fn unpack_planes(
-    packed: &[u8],
-    shape: [(usize, usize); 3],
-    dst: &mut [u8],
-    offsets: &[usize],
-    strides: &[usize],
-) -> Result<()> {
-    use rayon::prelude::*;
-    let mut at = 0;
-    for (i, (row, rows)) in shape.into_iter().enumerate() {
-        let n = row * rows;
-        if n == 0 {
-            continue;
-        }
-        let (off, stride) = match (offsets.get(i), strides.get(i)) {
-            (Some(&o), Some(&s)) => (o, s),
-            _ => (usize::MAX, 0),
-        };
-        let span = plane_span(row, rows, stride).and_then(|s| off.checked_add(s));
-        let (Some(end), Some(src)) = (span, packed.get(at..at + n)) else {
-            return Err(Error::BadFrame(format!(
-                "plane {i} ({rows} rows of {row} bytes) has no room in the output layout"
-            )));
-        };
-        // The last row's padding too, where the buffer holds it.
-        let padded = off.saturating_add(stride.saturating_mul(rows));
-        let Some(plane) = dst.get_mut(off..padded.min(dst.len()).max(end)) else {
-            return Err(Error::BadFrame(format!(
-                "plane {i} ({rows} rows of {row} bytes, {stride} apart, at {off}) does not fit \
-                 a buffer of {} bytes",
-                dst.len()
-            )));
-        };
-        plane
-            .par_chunks_mut(stride * ROWS_A_TASK)
-            .zip(src.par_chunks(row * ROWS_A_TASK))
-            .for_each(|(d, s)| {
-                for (o, r) in d.chunks_mut(stride).zip(s.chunks_exact(row)) {
-                    let (pixels, padding) = o.split_at_mut(row);
-                    pixels.copy_from_slice(r);
-                    padding.fill(0);
-                }
-            });
-        at += n;
-    }
-    Ok(())
-}
-
-/// The inverse of [`write_yuv`].
-pub fn read_yuv(bytes: &[u8], format: PixelFormat, w: usize, h: usize) -> Result<Yuv420> {
-    let mut y = Yuv420::new(format, w, h)?;
-    let mut at = 0;
-    for p in [&mut y.y, &mut y.u, &mut y.v] {
-        for row in p.rows_mut() {
-            let n = row.len();
-            row.copy_from_slice(&bytes[at..at + n]);
-            at += n;
-        }
-    }
-    Ok(y)
-}
-
-/// Writes a frame's pixels into `out`, rows packed; rows are copied in
-/// parallel (one thread alone does not fill the memory bus).
-pub fn write_packed(frame: &Frame, out: &mut [u8]) {
-    use rayon::prelude::*;
-    fn rows<T: Copy + Sync>(
-        p: &Plane<T>,
-        bpp: usize,
-        out: &mut [u8],
-        bytes: impl Fn(&[T]) -> &[u8] + Sync,
-    ) {
-        let row = (bpp * p.width()).max(1);
-        out.par_chunks_mut(row * 16)
-            .enumerate()
-            .for_each(|(c, chunk)| {
-                for (i, o) in chunk.chunks_exact_mut(row).enumerate() {
-                    let y = c * 16 + i;
-                    if y < p.height() {
-                        o.copy_from_slice(bytes(p.row(y)));
-                    }
-                }
-            });
-    }
-    match frame {
-        Frame::Rgba(p) => rows(p, 4, out, |r| r.as_flattened()),
-        Frame::Gray(p) => rows(p, 1, out, |r| r),
-    }
-}
-
-/// A frame from packed rows.
-pub fn read_packed(bytes: &[u8], w: usize, h: usize, f: DevFormat) -> Result<Frame> {
-    use rayon::prelude::*;
-    const CHUNK: usize = 1 << 16;
-    Ok(match f {
-        DevFormat::Gray => Frame::Gray(Plane::from_vec(w, h, bytes.to_vec())?),
-        DevFormat::Rgba => {
-            let mut px = vec![[0u8; 4]; w * h];
-            px.as_flattened_mut()
-                .par_chunks_mut(CHUNK)
-                .zip(bytes.par_chunks(CHUNK))
-                .for_each(|(d, s)| d.copy_from_slice(s));
-            Frame::Rgba(Plane::from_vec(w, h, px)?)
-        }
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    const SIZES: [(usize, usize); 5] = [(1, 1), (5, 3), (17, 3), (64, 48), (321, 241)];
-
-    /// Bytes from a seeded generator (xorshift).
-    fn noise(n: usize, seed: u64) -> Vec<u8> {
-        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        (0..n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                (x >> 24) as u8
-            })
-            .collect()
-    }
-
-    fn random_yuv(format: PixelFormat, w: usize, h: usize, seed: u64) -> Yuv420 {
-        let mut y = Yuv420::new(format, w, h).unwrap();
-        for (k, p) in [&mut y.y, &mut y.u, &mut y.v].into_iter().enumerate() {
-            let bytes = noise(p.width() * p.height(), seed + k as u64);
-            *p = Plane::from_vec(p.width(), p.height(), bytes).unwrap();
-        }
-        y
-    }
-
-    /// Rows of `row` bytes from `packed`, `stride` bytes apart, the padding
-    /// filled with junk: a plane as a mapped buffer may hold it.
-    fn strided(packed: &[u8], row: usize, rows: usize, stride: usize) -> Vec<u8> {
-        let mut out = vec![0xEE; stride * rows];
-        for y in 0..rows {
-            out[y * stride..y * stride + row].copy_from_slice(&packed[y * row..(y + 1) * row]);
-        }
-        out
-    }
-
-    /// Pictures laid out packed the old way (a picture, then `write_yuv` or
-    /// `write_packed`), for every input format at odd and even sizes.
-    fn cases() -> Vec<(PixelFormat, usize, usize, Vec<u8>)> {
-        let mut cases = Vec::new();
-        for (i, &(w, h)) in SIZES.iter().enumerate() {
-            for format in [PixelFormat::Nv12, PixelFormat::I420] {
-                let yuv = random_yuv(format, w, h, 10 * i as u64);
-                let mut old = vec![0u8; yuv420_len(format, w, h).unwrap()];
-                write_yuv(&yuv, &mut old);
-                cases.push((format, w, h, old));
-            }
-            let px = noise(4 * w * h, 7 + i as u64);
-            let rgba = Plane::from_vec(
-                w,
-                h,
-                px.chunks_exact(4)
-                    .map(|c| [c[0], c[1], c[2], c[3]])
-                    .collect(),
-            )
-            .unwrap();
-            let mut old = vec![0u8; 4 * w * h];
-            write_packed(&Frame::Rgba(rgba), &mut old);
-            cases.push((PixelFormat::Rgba8, w, h, old));
-        }
-        cases
-    }
-
-    /// Packing mapped planes whose strides exceed their rows gives the bytes
-    /// of the old two copies (mapped buffer → picture → pinned buffer).
-    #[test]
-    fn packing_strided_planes_gives_the_old_paths_bytes() {
-        for (format, w, h, old) in cases() {
-            let shape = Layout::of_format(format, Colorimetry::default()).planes(w, h);
-            let mut at = 0;
-            let planes: Vec<(Vec<u8>, usize)> = shape
-                .iter()
-                .enumerate()
-                .map(|(i, &(row, rows))| {
-                    let stride = row + 1 + 2 * i;
-                    let p = strided(&old[at..at + row * rows], row, rows, stride);
-                    at += row * rows;
-                    (p, stride)
-                })
-                .collect();
-            let mapped = [0, 1, 2].map(|i| (planes[i].0.as_slice(), planes[i].1));
-            let mut out = vec![0x55; old.len()];
-            pack_planes(&mapped, shape, &mut out).unwrap();
-            assert!(out == old, "{format} {w}x{h}: packed bytes differ");
-        }
-    }
-
-    /// A plane shorter than its rows and stride say is an error, not a panic.
-    #[test]
-    fn a_short_mapped_plane_is_an_error() {
-        let shape = Layout::Frame(DevFormat::Rgba).planes(4, 3);
-        let data = vec![0u8; 16 * 3 - 1];
-        let mut out = vec![0u8; 48];
-        let planes = [(data.as_slice(), 16), (&[][..], 0), (&[][..], 0)];
-        assert!(pack_planes(&planes, shape, &mut out).is_err());
-        // A stride shorter than a row.
-        let long = vec![0u8; 48];
-        let planes = [(long.as_slice(), 15), (&[][..], 0), (&[][..], 0)];
-        assert!(pack_planes(&planes, shape, &mut out).is_err());
-    }
-
-    /// Unpacking into a dirty buffer at a video layout's offsets and strides
-    /// gives the old path's bytes (a zeroed buffer with the rows written at
-    /// the same places): every row's padding is zeroed.
-    #[test]
-    fn unpacking_into_a_strided_layout_gives_the_old_paths_bytes() {
-        for (format, w, h, packed) in cases() {
-            let shape = Layout::of_format(format, Colorimetry::default()).planes(w, h);
-            // GStreamer's strides: rows rounded up to 4 bytes.
-            let strides: Vec<usize> = shape
-                .iter()
-                .map(|&(row, _)| row.next_multiple_of(4))
-                .collect();
-            let mut offsets = vec![0];
-            for (i, &(_, rows)) in shape.iter().enumerate().take(2) {
-                offsets.push(offsets[i] + strides[i] * rows);
-            }
-            let size = offsets[2] + strides[2] * shape[2].1;
-            let mut old = vec![0u8; size];
-            let mut at = 0;
-            for (i, &(row, rows)) in shape.iter().enumerate() {
-                for y in 0..rows {
-                    let o = offsets[i] + y * strides[i];
-                    old[o..o + row].copy_from_slice(&packed[at..at + row]);
-                    at += row;
-                }
-            }
-            let mut dst = vec![0xAB; size];
-            unpack_planes(&packed, shape, &mut dst, &offsets, &strides).unwrap();
-            assert!(dst == old, "{format} {w}x{h}: unpacked bytes differ");
-            // The round trip through a packing gives the packed bytes back.
-            let planes = [0, 1, 2].map(|i| (&dst[offsets[i]..], strides[i]));
-            let mut back = vec![0u8; packed.len()];
-            pack_planes(&planes, shape, &mut back).unwrap();
-            assert!(back == packed, "{format} {w}x{h}: round trip differs");
-            // One byte short of the last row is an error, not a panic.
-            let mut short = vec![0u8; size - (strides[2] - shape[2].0) - 1];
-            if shape[2].0 > 0 {
-                assert!(unpack_planes(&packed, shape, &mut short, &offsets, &strides).is_err());
-            }
-        }
     }
 }

@@ -198,13 +198,13 @@ fn profile_the_dp_on_the_gpu() {
         }
         let planes = (None, None, &l);
         let prep = median(
-            crate::bench::time_gpu(&gpu, 3, 50, |_| {
+            crate::cuda::timing::time_gpu(&gpu, 3, 50, |_| {
                 dp.prep(&st, planes, (w, h, pitch), &mut scratch)
             })
             .unwrap(),
         );
         let both = median(
-            crate::bench::time_gpu(&gpu, 3, 50, |_| {
+            crate::cuda::timing::time_gpu(&gpu, 3, 50, |_| {
                 dp.dp(&st, planes, (w, h, pitch), &mut scratch, &mut seam, 1, None)
             })
             .unwrap(),
@@ -213,7 +213,7 @@ fn profile_the_dp_on_the_gpu() {
         for (wide, t) in [false, true].into_iter().zip(&mut sweeps) {
             dp.prep(&st, planes, (w, h, pitch), &mut scratch).unwrap();
             *t = median(
-                crate::bench::time_gpu(&gpu, 3, 50, |_| {
+                crate::cuda::timing::time_gpu(&gpu, 3, 50, |_| {
                     dp.sweep(
                         &st,
                         wide,
@@ -284,7 +284,7 @@ fn profile_the_dp_on_the_gpu() {
             Ok(())
         };
         let timed = median(
-            crate::bench::time_gpu(&gpu, 3, 50, |_| run(&mut scratch, &mut seam, &mut prof))
+            crate::cuda::timing::time_gpu(&gpu, 3, 50, |_| run(&mut scratch, &mut seam, &mut prof))
                 .unwrap(),
         );
         st.memset_zeros(&mut prof).unwrap();

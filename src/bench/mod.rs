@@ -5,15 +5,22 @@
 //! warm-up, as the median (and 10th/90th percentiles) of many runs. Inputs
 //! are random frames. Without a GPU the same operations are timed on the CPU
 //! with the wall clock, so the table still means something there.
+//!
+//! Part of the binary, not of the library: `cli` reads the subcommand's
+//! arguments and prints the tables, `retarget` times seam carving.
 
+pub mod cli;
+pub mod retarget;
+
+use std::cell::Cell;
 use std::time::Instant;
 
-use cudarc::driver::sys;
-
-use crate::cuda::stage::{GpuChain, Stage};
-use crate::cuda::{DevFormat, DevFrame, Gpu, cuda_err};
-use crate::error::{Error, Result};
-use crate::frame::{Frame, Plane};
+use seamstream::cuda::stage::{Finished, GpuChain, Stage};
+use seamstream::cuda::timing::time_gpu;
+use seamstream::cuda::{DevFormat, DevFrame, Gpu, cuda_err};
+use seamstream::error::{Error, Result};
+use seamstream::frame::{Frame, PixelFormat, Plane};
+use seamstream::planes::{read_packed, write_packed};
 
 /// One operation case: a label, the chain text, and the input format.
 #[derive(Clone, Debug)]
@@ -188,72 +195,10 @@ pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[i]
 }
 
-fn event(gpu: &Gpu) -> Result<cudarc::driver::CudaEvent> {
-    gpu.ctx()
-        .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
-        .map_err(|e| cuda_err("creating a timing event", e))
-}
-
-/// Runs per timed batch; a batch rotates over [`SETS`] input/output sets.
-const BATCH: usize = 8;
-/// Input/output sets a batch rotates over, so that at 1080p the data do not
-/// all sit in the 50 MB L2 from one run to the next.
+/// Input/output sets the runs of a timed batch rotate over (run `i` on set
+/// `i % SETS`, see [`time_gpu`]), so that at 1080p the data do not all sit
+/// in the 50 MB L2 from one run to the next.
 pub const SETS: usize = 4;
-
-/// Times `f(i)` (which enqueues one run on set `i % SETS` on the compute
-/// stream), in µs per run, sorted: `warmup` runs first, then `runs` batches
-/// of [`BATCH`] runs, each batch captured once into a CUDA graph and replayed
-/// between two events, so that the host's launch cost between kernels is
-/// not counted as the kernels' time. If the work cannot be captured (an op
-/// that waits on the host), batches are enqueued directly instead.
-pub fn time_gpu(
-    gpu: &Gpu,
-    warmup: usize,
-    runs: usize,
-    mut f: impl FnMut(usize) -> Result<()>,
-) -> Result<Vec<f64>> {
-    for i in 0..warmup {
-        f(i)?;
-    }
-    gpu.sync()?;
-    let stream = gpu.stream();
-    let batch = |f: &mut dyn FnMut(usize) -> Result<()>| -> Result<()> {
-        for i in 0..BATCH {
-            f(i)?;
-        }
-        Ok(())
-    };
-    let graph = stream
-        .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED)
-        .ok()
-        .and_then(|()| {
-            let ran = batch(&mut f);
-            let g = stream.end_capture(sys::CUgraphInstantiate_flags(0));
-            match (ran, g) {
-                (Ok(()), Ok(Some(g))) => Some(g),
-                _ => None,
-            }
-        });
-    gpu.sync()?;
-    let (start, stop) = (event(gpu)?, event(gpu)?);
-    let mut times = Vec::with_capacity(runs);
-    for _ in 0..runs {
-        start.record(stream).map_err(|e| cuda_err("recording", e))?;
-        match &graph {
-            Some(g) => g.launch().map_err(|e| cuda_err("replaying a graph", e))?,
-            None => batch(&mut f)?,
-        }
-        stop.record(stream).map_err(|e| cuda_err("recording", e))?;
-        stop.synchronize()
-            .map_err(|e| cuda_err("waiting for a timed run", e))?;
-        let ms = start
-            .elapsed_ms(&stop)
-            .map_err(|e| cuda_err("reading a timer", e))?;
-        times.push(ms as f64 * 1e3 / BATCH as f64);
-    }
-    times.sort_by(f64::total_cmp);
-    Ok(times)
-}
 
 /// Times one case on the GPU at `w`×`h`.
 pub fn time_case_gpu(gpu: &Gpu, c: &Case, w: usize, h: usize, runs: usize) -> Result<OpTime> {
@@ -263,7 +208,7 @@ pub fn time_case_gpu(gpu: &Gpu, c: &Case, w: usize, h: usize, runs: usize) -> Re
     let times = if let Some(kind) = c.op.strip_prefix('@') {
         integral_tables_gpu(gpu, &inputs, kind.ends_with("+sq"), runs)?
     } else {
-        let chain = crate::registry::parse_chain(&[c.op])?;
+        let chain = seamstream::registry::parse_chain(&[c.op])?;
         let mut g = GpuChain::new(gpu, &chain, w, h, c.format)?;
         let mut outs = (0..SETS)
             .map(|_| g.alloc_outputs(gpu))
@@ -291,7 +236,7 @@ fn integral_tables_gpu(
     squared: bool,
     runs: usize,
 ) -> Result<Vec<f64>> {
-    use crate::cuda::ops::integral::{IntegralTables, table_len};
+    use seamstream::cuda::ops::integral::{IntegralTables, table_len};
     let (w, h) = (inputs[0].width, inputs[0].height);
     let mut tables = IntegralTables::new(gpu, w, h, squared)?;
     let n = table_len(w, h);
@@ -324,7 +269,7 @@ pub fn time_case_cpu(c: &Case, w: usize, h: usize, runs: usize) -> Result<OpTime
     let mut chain = if c.op.starts_with('@') {
         None
     } else {
-        Some(crate::registry::parse_chain(&[c.op])?)
+        Some(seamstream::registry::parse_chain(&[c.op])?)
     };
     let mut run = || -> Result<f64> {
         let input = frame.clone();
@@ -336,9 +281,9 @@ pub fn time_case_cpu(c: &Case, w: usize, h: usize, runs: usize) -> Result<OpTime
             None => {
                 let luma = input.luma();
                 if c.op.ends_with("+sq") {
-                    std::hint::black_box(crate::ops::integral::integrals(&luma));
+                    std::hint::black_box(seamstream::ops::integral::integrals(&luma));
                 } else {
-                    std::hint::black_box(crate::ops::integral::integral(&luma));
+                    std::hint::black_box(seamstream::ops::integral::integral(&luma));
                 }
             }
         }
@@ -399,27 +344,51 @@ pub fn time_stage(
     frames: usize,
     slots: usize,
 ) -> Result<StageTime> {
-    let chain = crate::registry::parse_chain(ops)?;
+    let chain = seamstream::registry::parse_chain(ops)?;
     let sources: Vec<Frame> = (0..4)
         .map(|i| random_frame(w, h, DevFormat::Rgba, i + 1))
         .collect();
     let wall = |serial: bool| -> Result<f64> {
         let mut stage: Stage<usize> = Stage::new(gpu, &chain, w, h, DevFormat::Rgba, slots)?;
-        stage.set_serial(serial);
+        // The outputs stay in the slots' pinned buffers (a consumer reading
+        // them in place): only their count matters.
+        let taken = Cell::new(0);
+        let mut count = |_: Finished<'_>, _| {
+            taken.set(taken.get() + 1);
+            Ok(())
+        };
         // The source's frames are in pinned memory already (a decoder
-        // writing into the slots); the host copy is timed on its own below.
-        stage.prefill(&sources[0])?;
+        // writing into the slots): each slot is written once, here; the host
+        // copy is timed on its own below.
+        for i in 0..stage.slots() {
+            let fill = |host: &mut [u8]| {
+                write_packed(&sources[0], host);
+                Ok(())
+            };
+            stage.push((w, h, PixelFormat::Rgba8), i, fill, &mut count)?;
+        }
+        stage.finish(&mut count)?;
+        // Then frames go in from the pinned input as it stands; serial ones
+        // run to the end before the next starts (no overlap).
+        let as_it_stands = |_: &mut [u8]| Ok(());
         // Warm-up: the first frames load kernels.
         for i in 0..slots * 2 {
-            stage.push_prefilled(i)?;
+            stage.push((w, h, PixelFormat::Rgba8), i, as_it_stands, &mut count)?;
+            if serial {
+                stage.finish(&mut count)?;
+            }
         }
-        stage.finish_in_place()?;
+        stage.finish(&mut count)?;
+        taken.set(0);
         let start = Instant::now();
-        let mut out = 0;
         for i in 0..frames {
-            out += stage.push_prefilled(i)?.len();
+            stage.push((w, h, PixelFormat::Rgba8), i, as_it_stands, &mut count)?;
+            if serial {
+                stage.finish(&mut count)?;
+            }
         }
-        out += stage.finish_in_place()?.len();
+        stage.finish(&mut count)?;
+        let out = taken.get();
         if out != frames {
             return Err(Error::Device(format!(
                 "the stage gave {out} frames for {frames}"
@@ -440,13 +409,8 @@ pub fn time_stage(
     let mut pinned = vec![0u8; w * h * 4];
     let start = Instant::now();
     for i in 0..20 {
-        crate::cuda::stage::write_packed(&sources[i % 4], &mut pinned);
-        std::hint::black_box(crate::cuda::stage::read_packed(
-            &pinned,
-            w,
-            h,
-            DevFormat::Rgba,
-        )?);
+        write_packed(&sources[i % 4], &mut pinned);
+        std::hint::black_box(read_packed(&pinned, w, h, PixelFormat::Rgba8)?);
     }
     let host_copy_ms = start.elapsed().as_secs_f64() * 1e3 / 20.0;
     Ok(StageTime {

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use clap::Args;
 
-use seamstream::bench::{self, CASES, OpTime, StageTime, TransferTime};
+use crate::bench::{self, CASES, OpTime, StageTime, TransferTime};
 use seamstream::cuda::{self, Gpu};
 
 /// `seamstream devices`: every GPU, and whether kernels can be compiled.
@@ -355,7 +355,7 @@ fn retarget_bench(
     sizes: &[(usize, usize)],
     gpu: Option<&Gpu>,
 ) -> anyhow::Result<ExitCode> {
-    use seamstream::bench_retarget as br;
+    use crate::bench::retarget as br;
     use seamstream::ops::{params, retarget};
     let text = a.ops.first().map_or("retarget", String::as_str);
     let (name, pairs) = params::split_op(text)?;

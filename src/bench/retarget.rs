@@ -2,12 +2,12 @@
 
 use std::time::Instant;
 
-use crate::bench::{SETS, percentile, random_frame, time_gpu};
-use crate::cuda::stage::GpuChain;
-use crate::cuda::{DevFormat, DevFrame, Gpu};
-use crate::error::Result;
-use crate::frame::Frame;
-use crate::ops::retarget::Energy;
+use super::{SETS, percentile, random_frame};
+use seamstream::cuda::stage::GpuChain;
+use seamstream::cuda::timing::{time_gpu, time_seam_dp};
+use seamstream::cuda::{DevFormat, DevFrame, Gpu};
+use seamstream::error::Result;
+use seamstream::frame::Frame;
 
 /// The median time (ms) of `op` on RGBA frames of `w`×`h`, on the GPU when
 /// one is given (CUDA events, as the other operations) or else on the CPU
@@ -16,7 +16,7 @@ pub fn time_op(gpu: Option<&Gpu>, op: &str, w: usize, h: usize, runs: usize) -> 
     let frames: Vec<Frame> = (0..SETS)
         .map(|i| random_frame(w, h, DevFormat::Rgba, 11 + i as u64))
         .collect();
-    let mut chain = crate::registry::parse_chain(&[op])?;
+    let mut chain = seamstream::registry::parse_chain(&[op])?;
     let times = match gpu {
         Some(gpu) => {
             let inputs = frames
@@ -73,33 +73,11 @@ pub fn time_exact_seam(gpu: Option<&Gpu>, w: usize, h: usize, runs: usize) -> Re
 /// w×h luma plane, in ms: the part of an exact seam that is one sweep over
 /// the frame.
 pub fn time_dp(gpu: &Gpu, w: usize, h: usize, runs: usize) -> Result<f64> {
-    use crate::cuda::ops::retarget::{DpScratch, SeamDp};
-    let st = gpu.stream();
     let luma = match random_frame(w, h, DevFormat::Gray, 5) {
         Frame::Gray(p) => p.into_packed_vec(),
         rgba => rgba.luma().into_packed_vec(),
     };
-    let mut dev = st
-        .alloc_zeros::<u8>(w * h)
-        .map_err(|e| crate::cuda::cuda_err("bench: allocating the luma", e))?;
-    st.memcpy_htod(&luma, &mut dev)
-        .map_err(|e| crate::cuda::cuda_err("bench: uploading the luma", e))?;
-    let dp = SeamDp::load(gpu, Energy::Forward)?;
-    let mut scratch = DpScratch::new(st, &[(w, h)], 1)?;
-    let mut seam = st
-        .alloc_zeros::<u32>(h)
-        .map_err(|e| crate::cuda::cuda_err("bench: allocating a seam", e))?;
-    let times = time_gpu(gpu, 3, runs, |_| {
-        dp.dp(
-            st,
-            (None, None, &dev),
-            (w, h, w),
-            &mut scratch,
-            &mut seam,
-            0,
-            None,
-        )
-    })?;
+    let times = time_seam_dp(gpu, &luma, (w, h), runs)?;
     Ok(percentile(&times, 0.5) / 1e3)
 }
 
@@ -116,7 +94,7 @@ pub fn time_fast(
     h: usize,
     frames: usize,
 ) -> Result<(f64, f64)> {
-    let photo = crate::io::sample_image()?.to_rgba();
+    let photo = seamstream::io::sample_image()?.to_rgba();
     let span = 16usize;
     let scale =
         ((w + span * 2) as f64 / photo.width() as f64).max(h as f64 / photo.height() as f64);
@@ -124,14 +102,14 @@ pub fn time_fast(
         // Ping-pong, so that consecutive frames always differ by one step.
         let k = t % (2 * span);
         let off = if k < span { k } else { 2 * span - k } as f64 * 2.0;
-        Frame::Rgba(crate::frame::Plane::from_fn(w, h, |x, y| {
+        Frame::Rgba(seamstream::frame::Plane::from_fn(w, h, |x, y| {
             let sx = ((x as f64 + off) / scale) as usize;
             let sy = (y as f64 / scale) as usize;
             photo.get(sx.min(photo.width() - 1), sy.min(photo.height() - 1))
         }))
     };
     let inputs: Vec<Frame> = (0..=frames).map(frame_at).collect();
-    let mut chain = crate::registry::parse_chain(&[op])?;
+    let mut chain = seamstream::registry::parse_chain(&[op])?;
     chain.streaming();
     let mut times = Vec::with_capacity(frames + 1);
     match gpu {

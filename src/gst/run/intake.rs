@@ -1,0 +1,548 @@
+//! The input side of a run: the input pipeline, and its appsink's callback,
+//! which takes each frame out of GStreamer on the streaming thread and hands
+//! it to the worker's channel; and the explanations of inputs that give no
+//! video.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender};
+use gst::prelude::*;
+use gst_video::prelude::*;
+use gstreamer as gst;
+use gstreamer_app as gst_app;
+use gstreamer_video as gst_video;
+
+use super::{Backend, Msg, Pixels, RunOptions, Shared, Timed, gst_err, poll_bus};
+use crate::color::{Colorimetry, Matrix, Range};
+use crate::error::{Error, Result};
+use crate::frame::{Frame, Picture, PixelFormat, Plane, Yuv420};
+use crate::gst::Input;
+use crate::gst::audio::Bridge;
+
+/// How long a file input may take to give its first frame before the run
+/// is called stuck (a damaged file can leave the demuxer waiting forever).
+const FIRST_FRAME_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The input pipeline, its appsink handing frames to the worker.
+pub(super) struct Intake<'a> {
+    pub opts: &'a RunOptions,
+    pub pipe: gst::Pipeline,
+    pub live: bool,
+    pub shared: Arc<Shared>,
+    /// Caps of every stream the input's elements have shown.
+    streams: Arc<Mutex<Vec<String>>>,
+    /// Set once the decoder has shown every stream: with none of them
+    /// video, the run ends there (an audio file's sound would otherwise
+    /// flow on).
+    all_streams_known: Arc<AtomicBool>,
+    /// When the input was started.
+    started: Instant,
+}
+
+impl<'a> Intake<'a> {
+    /// Builds the input pipeline, its audio going to `bridge`, and connects
+    /// its appsink to the worker's channel (`frames`: its two ends; the
+    /// receiver drops the oldest frame of a live input).
+    pub fn open(
+        opts: &'a RunOptions,
+        bridge: &Bridge,
+        frames: (&Sender<Msg>, &Receiver<Msg>),
+        shared: Arc<Shared>,
+    ) -> Result<Self> {
+        let live = opts.input.is_live(&opts.test);
+        let pipe = launch_input(opts)?;
+        let all_streams_known = Arc::new(AtomicBool::new(false));
+        if let Some(decoder) = pipe.by_name(crate::gst::DECODER) {
+            bridge.attach(&pipe, &decoder);
+            let known = all_streams_known.clone();
+            decoder.connect_no_more_pads(move |_| known.store(true, Ordering::Relaxed));
+        }
+        let streams = watch_streams(&pipe);
+        let appsink = pipe
+            .by_name("seamstream_in")
+            .and_then(|e| e.downcast::<gst_app::AppSink>().ok())
+            .ok_or_else(|| Error::Pipeline("the input pipeline has no appsink".into()))?;
+        appsink.set_property("sync", live);
+        appsink.set_max_buffers(1);
+        // The CPU chain takes frames copied out; the GPU stage copies from
+        // GStreamer's buffer itself, straight into pinned memory.
+        let copy_frames = matches!(opts.backend, Backend::Cpu);
+        connect(&appsink, live, copy_frames, frames, shared.clone());
+        Ok(Intake {
+            opts,
+            pipe,
+            live,
+            shared,
+            streams,
+            all_streams_known,
+            started: Instant::now(),
+        })
+    }
+
+    /// Starts the input.
+    pub fn play(&mut self) -> Result<()> {
+        self.started = Instant::now();
+        self.pipe
+            .set_state(gst::State::Playing)
+            .map_err(|_| match poll_bus(&self.pipe) {
+                Some(Err(e)) => e,
+                _ => Error::Pipeline(format!(
+                    "the input `{}` would not start",
+                    self.opts.input.launch(&self.opts.test)
+                )),
+            })?;
+        Ok(())
+    }
+
+    /// When [`Intake::play`] started the input.
+    pub fn started(&self) -> Instant {
+        self.started
+    }
+
+    /// Takes no more frames (a stop request).
+    pub fn close(&self) {
+        self.shared.closing.store(true, Ordering::Relaxed);
+    }
+
+    /// Why the run cannot go on, as the input tells it: an error on its
+    /// bus, streams of which none is video, or no first frame in time.
+    pub fn check(&self) -> Result<()> {
+        let no_frame_yet = || self.shared.frames_in.load(Ordering::Relaxed) == 0;
+        if let Some(Err(e)) = poll_bus(&self.pipe) {
+            let input = &self.opts.input;
+            return Err(explain_input_error(e, input, &self.streams, no_frame_yet()));
+        }
+        if self.all_streams_known.load(Ordering::Relaxed) && no_frame_yet() {
+            let seen = self.streams.lock().map(|s| s.clone()).unwrap_or_default();
+            if !seen.iter().any(|c| c.starts_with("video/x-raw")) {
+                return Err(not_video(&self.opts.input, &seen));
+            }
+        }
+        if !self.live && no_frame_yet() && self.started.elapsed() > FIRST_FRAME_TIMEOUT {
+            return Err(Error::Pipeline(format!(
+                "the input gave no frame in {} s; is it a complete, playable video?",
+                FIRST_FRAME_TIMEOUT.as_secs()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Stops the input.
+    pub fn stop(&self) {
+        let _ = self.pipe.set_state(gst::State::Null);
+    }
+}
+
+/// Sets the appsink's callbacks: each sample goes to `tx` as a [`Timed`]
+/// frame (copied out into a picture when `copy_frames`), then the end of the
+/// stream as [`Msg::Eos`].
+fn connect(
+    appsink: &gst_app::AppSink,
+    live: bool,
+    copy_frames: bool,
+    (tx, rx_oldest): (&Sender<Msg>, &Receiver<Msg>),
+    shared: Arc<Shared>,
+) {
+    let (tx, rx_oldest, eos_tx) = (tx.clone(), rx_oldest.clone(), tx.clone());
+    let eos_shared = shared.clone();
+    appsink.set_callbacks(
+        gst_app::AppSinkCallbacks::builder()
+            .new_sample(move |sink| {
+                let sample = sink.pull_sample().map_err(|_| gst::FlowError::Eos)?;
+                if shared.closing.load(Ordering::Relaxed) {
+                    return Err(gst::FlowError::Eos);
+                }
+                let start = Instant::now();
+                let msg = take_sample(&sample, copy_frames);
+                Shared::add(&shared.copy_in_ns, start.elapsed());
+                shared.frames_in.fetch_add(1, Ordering::Relaxed);
+                let msg = match msg {
+                    Ok(t) => Msg::Frame(Box::new(t)),
+                    Err(e) => Msg::Failed(e),
+                };
+                if live {
+                    hand_over_newest(&tx, &rx_oldest, msg, &shared)
+                } else {
+                    hand_over_waiting(&tx, msg, &shared)
+                }
+            })
+            .eos(move |_| {
+                // Never block the streaming thread past the end of the run.
+                let mut msg = Msg::Eos;
+                while let Err(crossbeam_channel::SendTimeoutError::Timeout(m)) =
+                    eos_tx.send_timeout(msg, Duration::from_millis(50))
+                {
+                    if eos_shared.abort.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    msg = m;
+                }
+            })
+            .build(),
+    );
+}
+
+/// A sample as a frame for the worker: copied into a picture when
+/// `copy_frames`, else its buffer itself.
+fn take_sample(sample: &gst::Sample, copy_frames: bool) -> Result<Timed> {
+    let caps = sample
+        .caps()
+        .ok_or_else(|| Error::Pipeline("an input sample has no caps".into()))?;
+    let info =
+        gst_video::VideoInfo::from_caps(caps).map_err(|e| gst_err("unusable input caps", e))?;
+    let buffer = sample
+        .buffer()
+        .ok_or_else(|| Error::Pipeline("an input sample has no buffer".into()))?;
+    let frame = if copy_frames {
+        Pixels::Picture(picture_from_buffer(buffer, &info)?)
+    } else {
+        let owned = sample
+            .buffer_owned()
+            .ok_or_else(|| Error::Pipeline("an input sample has no buffer".into()))?;
+        Pixels::Buffer(owned, info.clone())
+    };
+    Ok(Timed {
+        frame,
+        pts: running_time(sample, buffer.pts()),
+        duration: buffer.duration(),
+        info,
+    })
+}
+
+/// A live source's frame into the channel: newest frames win, so a full
+/// channel makes room by dropping its oldest frame (counted).
+fn hand_over_newest(
+    tx: &Sender<Msg>,
+    rx_oldest: &Receiver<Msg>,
+    mut msg: Msg,
+    shared: &Shared,
+) -> std::result::Result<gst::FlowSuccess, gst::FlowError> {
+    loop {
+        match tx.try_send(msg) {
+            Ok(()) => return Ok(gst::FlowSuccess::Ok),
+            Err(crossbeam_channel::TrySendError::Full(m)) => {
+                if rx_oldest.try_recv().is_ok() {
+                    shared.dropped.fetch_add(1, Ordering::Relaxed);
+                }
+                msg = m;
+            }
+            Err(crossbeam_channel::TrySendError::Disconnected(_)) => {
+                return Err(gst::FlowError::Flushing);
+            }
+        }
+    }
+}
+
+/// A file's frame into the channel: waits for room (nothing is lost),
+/// unless the run is over.
+fn hand_over_waiting(
+    tx: &Sender<Msg>,
+    mut msg: Msg,
+    shared: &Shared,
+) -> std::result::Result<gst::FlowSuccess, gst::FlowError> {
+    loop {
+        match tx.send_timeout(msg, Duration::from_millis(50)) {
+            Ok(()) => return Ok(gst::FlowSuccess::Ok),
+            Err(crossbeam_channel::SendTimeoutError::Timeout(m))
+                if !shared.abort.load(Ordering::Relaxed) =>
+            {
+                msg = m
+            }
+            Err(_) => return Err(gst::FlowError::Flushing),
+        }
+    }
+}
+
+/// Builds the input pipeline, explaining a source that cannot link to video
+/// conversion, and sets up the sample clip's appsrc.
+fn launch_input(opts: &RunOptions) -> Result<gst::Pipeline> {
+    let formats = match opts.backend {
+        Backend::Cpu => "RGBA",
+        Backend::Cuda(_) => "{ I420, NV12, RGBA }",
+    };
+    let description = opts.input.launch_as(&opts.test, formats);
+    let pipe = gst::parse::launch(&description).map_err(|e| {
+        let message = e.to_string();
+        match &opts.input {
+            Input::Fragment(f) if message.contains("could not link") => not_video(
+                &opts.input,
+                &fragment_caps(f).into_iter().collect::<Vec<_>>(),
+            ),
+            _ => gst_err(&format!("cannot build `{description}`"), e),
+        }
+    })?;
+    let pipe = pipe
+        .downcast::<gst::Pipeline>()
+        .map_err(|_| Error::Pipeline(format!("`{description}` is not a pipeline")))?;
+    if opts.input == Input::Sample {
+        crate::gst::sample::feed(&pipe, &opts.test)?;
+    }
+    Ok(pipe)
+}
+
+/// What a gst-launch source fragment gives, as caps text, found by building
+/// it alone; `None` if that fails too.
+fn fragment_caps(fragment: &str) -> Option<String> {
+    let bin = gst::parse::bin_from_description(fragment, true).ok()?;
+    let pad = bin.static_pad("src")?;
+    Some(pad.query_caps(None).to_string())
+}
+
+/// Records the caps of every pad the input's elements add as streams turn
+/// up (uridecodebin, decodebin, demuxers), so that an input with no video
+/// stream can be told apart from a broken one.
+fn watch_streams(pipe: &gst::Pipeline) -> Arc<Mutex<Vec<String>>> {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    for element in pipe.iterate_elements().into_iter().flatten() {
+        let seen = seen.clone();
+        element.connect_pad_added(move |_, pad| {
+            if pad.direction() != gst::PadDirection::Src {
+                return;
+            }
+            let caps = pad.current_caps().unwrap_or_else(|| pad.query_caps(None));
+            if let Ok(mut seen) = seen.lock() {
+                seen.push(caps.to_string());
+            }
+        });
+    }
+    seen
+}
+
+/// An input error that came before the first frame, restated when the
+/// input turned out to have no raw video to give.
+fn explain_input_error(
+    e: Error,
+    input: &Input,
+    streams: &Mutex<Vec<String>>,
+    before_first: bool,
+) -> Error {
+    if !before_first {
+        return e;
+    }
+    let streams = streams.lock().map(|s| s.clone()).unwrap_or_default();
+    let any_raw_video = streams.iter().any(|c| c.starts_with("video/x-raw"));
+    if !streams.is_empty() && !any_raw_video {
+        return not_video(input, &streams);
+    }
+    if e.to_string().contains("Could not determine type of stream") {
+        return Error::Pipeline(format!(
+            "the input `{input}` is not a video file GStreamer recognises (its type could not \
+             be determined); is it a complete video file?"
+        ));
+    }
+    if streams.is_empty() && e.to_string().contains("not-linked") {
+        return Error::Pipeline(format!(
+            "the input `{input}` gave no stream that could be turned into video frames; \
+             does it have a video stream? ({e})"
+        ));
+    }
+    e
+}
+
+/// The error for an input whose streams (`caps`, as text) hold no raw video.
+fn not_video(input: &Input, caps: &[String]) -> Error {
+    // Caps of raw audio list every format and rate; the head says enough.
+    let short = |c: &String| {
+        let head: String = c.chars().take(80).collect();
+        if head.len() < c.len() {
+            format!("{head}…")
+        } else {
+            head
+        }
+    };
+    let gives = if caps.is_empty() {
+        "something other than video".to_string()
+    } else {
+        caps.iter().map(short).collect::<Vec<_>>().join("; ")
+    };
+    let hint = if !caps.is_empty() && caps.iter().all(|c| c.starts_with("audio/")) {
+        "it is audio only: there is no video stream to process"
+    } else if caps.iter().any(|c| c.starts_with("video/")) {
+        match input {
+            Input::Fragment(_) => {
+                "that is encoded video; decode it in the fragment (`... ! decodebin`)"
+            }
+            _ => {
+                "no decoder for that video is installed (gstreamer1.0-libav and \
+                 gstreamer1.0-plugins-bad/-ugly hold most)"
+            }
+        }
+    } else {
+        "give an input with a video stream"
+    };
+    Error::Pipeline(format!(
+        "the input `{input}` has no video stream seamstream can take: it gives `{gives}`, \
+         which cannot be turned into video frames; {hint}"
+    ))
+}
+
+/// The YUV colorimetry for frames described by `info`: the input's own when
+/// it is YUV, else BT.709 limited range (what encoders expect), as our type
+/// and as GStreamer's, so that converted bytes and caps agree.
+pub(super) fn yuv_colorimetry(
+    info: &gst_video::VideoInfo,
+) -> (Colorimetry, gst_video::VideoColorimetry) {
+    let c = info.colorimetry();
+    if info.format_info().is_yuv() {
+        let matrix = match c.matrix() {
+            gst_video::VideoColorMatrix::Bt601 => Matrix::Bt601,
+            _ => Matrix::Bt709,
+        };
+        let range = match c.range() {
+            gst_video::VideoColorRange::Range0_255 => Range::Full,
+            _ => Range::Limited,
+        };
+        (Colorimetry { matrix, range }, c)
+    } else {
+        let bt709 = "bt709".parse().unwrap_or_else(|_| info.colorimetry());
+        (Colorimetry::default(), bt709)
+    }
+}
+
+/// A mapped frame's planes with their strides in bytes, for the GPU stage
+/// to copy from.
+pub(super) fn planes<'a>(
+    vf: &'a gst_video::VideoFrameRef<&gst::BufferRef>,
+) -> Result<[(&'a [u8], usize); 3]> {
+    let mut planes: [(&[u8], usize); 3] = [(&[], 0); 3];
+    for (i, p) in planes.iter_mut().enumerate().take(vf.n_planes() as usize) {
+        let data = vf
+            .plane_data(i as u32)
+            .map_err(|e| gst_err("cannot read an input buffer", e))?;
+        *p = (data, vf.plane_stride()[i] as usize);
+    }
+    Ok(planes)
+}
+
+/// Copies a buffer into a picture (the one copy on the streaming thread):
+/// RGBA for the CPU backend; RGBA, I420 or NV12 for the GPU, which converts
+/// YUV itself.
+fn picture_from_buffer(buffer: &gst::BufferRef, info: &gst_video::VideoInfo) -> Result<Picture> {
+    let vf = gst_video::VideoFrameRef::from_buffer_ref_readable(buffer, info)
+        .map_err(|e| gst_err("cannot map an input buffer", e))?;
+    let (w, h) = (info.width() as usize, info.height() as usize);
+    let plane = |i: u32| -> Result<(&[u8], usize)> {
+        let data = vf
+            .plane_data(i)
+            .map_err(|e| gst_err("cannot read an input buffer", e))?;
+        Ok((data, vf.plane_stride()[i as usize] as usize))
+    };
+    let copy_rows = |dst: &mut Plane<u8>, (data, stride): (&[u8], usize)| {
+        let n = dst.width();
+        for (y, row) in dst.rows_mut().enumerate() {
+            row.copy_from_slice(&data[y * stride..y * stride + n]);
+        }
+    };
+    let format = match info.format() {
+        gst_video::VideoFormat::I420 => PixelFormat::I420,
+        gst_video::VideoFormat::Nv12 => PixelFormat::Nv12,
+        _ => {
+            // One allocation per frame on the CPU path: the chain owns its frames.
+            let (data, stride) = plane(0)?;
+            let mut p = Plane::new(w, h, [0u8; 4]);
+            for (y, row) in p.rows_mut().enumerate() {
+                row.as_flattened_mut()
+                    .copy_from_slice(&data[y * stride..y * stride + 4 * w]);
+            }
+            return Ok(Picture::Frame(Frame::Rgba(p)));
+        }
+    };
+    let mut yuv = Yuv420::new(format, w, h)?;
+    copy_rows(&mut yuv.y, plane(0)?);
+    copy_rows(&mut yuv.u, plane(1)?);
+    if format == PixelFormat::I420 {
+        copy_rows(&mut yuv.v, plane(2)?);
+    }
+    Ok(Picture::Yuv(yuv))
+}
+
+/// A timestamp of `sample`'s segment as running time, the clock both
+/// output pipelines share: a demuxer that starts its segment past zero
+/// (an MP4 edit list) shifts video and audio alike, and the output keeps
+/// them in step from zero.
+pub(crate) fn running_time(
+    sample: &gst::Sample,
+    ts: Option<gst::ClockTime>,
+) -> Option<gst::ClockTime> {
+    let ts = ts?;
+    match sample
+        .segment()
+        .and_then(|s| s.downcast_ref::<gst::ClockTime>())
+    {
+        Some(segment) => segment.to_running_time(ts).or(Some(ts)),
+        None => Some(ts),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cuda::stage::Layout;
+    use crate::planes::tests::noise;
+    use crate::planes::{pack_planes, write_packed, write_yuv};
+
+    const FORMATS: [(gst_video::VideoFormat, PixelFormat); 3] = [
+        (gst_video::VideoFormat::Nv12, PixelFormat::Nv12),
+        (gst_video::VideoFormat::I420, PixelFormat::I420),
+        (gst_video::VideoFormat::Rgba, PixelFormat::Rgba8),
+    ];
+
+    /// Input buffers of noise, with GStreamer's own layout and with a video
+    /// meta giving wider strides (as decoders do), at odd and even sizes:
+    /// the GPU path's one copy (mapped planes into the pinned buffer) gives
+    /// the bytes of the old two (into a picture, then into the buffer).
+    #[test]
+    fn mapped_input_planes_pack_to_the_old_paths_bytes() {
+        gst::init().unwrap();
+        for (w, h) in [(1usize, 1usize), (5, 3), (321, 241), (64, 48)] {
+            for (gf, pf) in FORMATS {
+                let info = gst_video::VideoInfo::builder(gf, w as u32, h as u32)
+                    .build()
+                    .unwrap();
+                for padded in [false, true] {
+                    let n = info.n_planes() as usize;
+                    let mut strides: Vec<i32> = info.stride()[..n].to_vec();
+                    let mut offsets: Vec<usize> = info.offset()[..n].to_vec();
+                    let mut size = info.size();
+                    if padded {
+                        size = 0;
+                        for i in 0..n {
+                            strides[i] += 8 * (i as i32 + 1);
+                            offsets[i] = size;
+                            let rows = if i == 0 { h } else { h.div_ceil(2) };
+                            size += strides[i] as usize * rows;
+                        }
+                    }
+                    let mut buffer = gst::Buffer::from_mut_slice(noise(size, (w * h) as u64));
+                    if padded {
+                        let b = buffer.get_mut().unwrap();
+                        gst_video::VideoMeta::add_full(
+                            b,
+                            gst_video::VideoFrameFlags::empty(),
+                            gf,
+                            w as u32,
+                            h as u32,
+                            &offsets,
+                            &strides,
+                        )
+                        .unwrap();
+                    }
+                    let layout = Layout::of_format(pf, Colorimetry::default());
+                    let mut old = vec![0u8; layout.bytes(w, h).unwrap()];
+                    match picture_from_buffer(buffer.as_ref(), &info).unwrap() {
+                        Picture::Frame(f) => write_packed(&f, &mut old),
+                        Picture::Yuv(y) => write_yuv(&y, &mut old),
+                    }
+                    let vf =
+                        gst_video::VideoFrameRef::from_buffer_ref_readable(buffer.as_ref(), &info)
+                            .unwrap();
+                    let mut new = vec![0x55u8; old.len()];
+                    pack_planes(&planes(&vf).unwrap(), layout.planes(w, h), &mut new).unwrap();
+                    assert!(new == old, "{gf:?} {w}x{h} padded {padded}: bytes differ");
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,360 @@
+//! The run loop: appsink → chain → appsrc, on three threads joined by bounded
+//! channels (DESIGN.md §1).
+//!
+//! - GStreamer's streaming thread (the appsink callback) copies each frame
+//!   out of its buffer (for the GPU it hands over the buffer itself) and
+//!   hands it to a bounded channel; for a file it waits when the channel is
+//!   full (backpressure, nothing lost), for a live source it drops the oldest
+//!   queued frame instead and counts it.
+//! - A worker thread runs the chain. The GPU stage copies each input buffer
+//!   straight into pinned memory and each result straight out of it into an
+//!   output buffer: one host copy each way.
+//! - The calling thread pushes results into the appsrc, builds the output
+//!   pipeline when the first frame tells the output size, and watches both
+//!   buses. A stop request (Ctrl-C) closes the intake, lets the frames
+//!   already taken run through, then sends EOS so files are finalised. The
+//!   stop does not rely on GStreamer passing an EOS event through the input,
+//!   which is lost when it comes before the source has started.
+//!
+//! `intake` holds the input pipeline and the appsink callback, `worker` the
+//! chain's thread, `output` the output pipeline and `progress` the bar;
+//! [`run`] puts them together.
+
+mod intake;
+mod output;
+mod progress;
+mod worker;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use crossbeam_channel::{Receiver, Sender, bounded};
+use gst::prelude::*;
+use gstreamer as gst;
+use gstreamer_video as gst_video;
+
+use super::audio::{Bridge, StreamReport};
+use super::encode::EncoderChoice;
+use super::outfile::{Ending, Kept};
+use super::{Input, Output, TestSettings};
+use crate::cuda::Gpu;
+use crate::error::{Error, Result};
+use crate::frame::Picture;
+use crate::ops::Chain;
+use intake::Intake;
+use output::Outlet;
+use progress::{Progress, expected_frames};
+
+pub(crate) use intake::running_time;
+
+/// Where the chain runs.
+#[derive(Clone, Debug, Default)]
+pub enum Backend {
+    #[default]
+    Cpu,
+    /// The GPU stage, with its ring of slots.
+    Cuda(Gpu),
+}
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    pub input: Input,
+    pub output: Output,
+    pub test: TestSettings,
+    /// Frames that may wait between the stages.
+    pub queue: usize,
+    pub backend: Backend,
+    /// Slots in the GPU stage's ring.
+    pub slots: usize,
+    /// The encoder of a file output.
+    pub encoder: EncoderChoice,
+    /// Carry the input's audio to a file output (`--no-audio` clears it).
+    pub audio: bool,
+}
+
+/// What happened, for the summary line and `--json`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Summary {
+    pub frames_in: u64,
+    /// Frames the output took (for a file, frames the encoder gave out).
+    pub frames_out: u64,
+    pub dropped: u64,
+    pub seconds: f64,
+    /// Milliseconds per frame in each stage: the host copy in (out of
+    /// GStreamer's buffer; for the GPU, into pinned memory), the chain, and
+    /// the host copy out (into the output buffer).
+    pub ms_copy_in: f64,
+    pub ms_chain: f64,
+    pub ms_copy_out: f64,
+    pub width_in: usize,
+    pub height_in: usize,
+    pub width_out: usize,
+    pub height_out: usize,
+    pub interrupted: bool,
+    /// Every input stream, and what happened to it.
+    pub streams: Vec<StreamReport>,
+    /// Where a file output's frames are.
+    pub kept: Option<Kept>,
+}
+
+impl Summary {
+    pub fn fps(&self) -> f64 {
+        if self.seconds > 0.0 {
+            self.frames_out as f64 / self.seconds
+        } else {
+            0.0
+        }
+    }
+}
+
+/// A frame's pixels between the threads.
+enum Pixels {
+    /// Copied out of GStreamer (the CPU backend), or made by the chain.
+    Picture(Picture),
+    /// A GStreamer buffer laid out as the info says: an input frame for the
+    /// GPU stage to copy from, or a finished one to push as it is.
+    Buffer(gst::Buffer, gst_video::VideoInfo),
+}
+
+impl Pixels {
+    fn width(&self) -> usize {
+        match self {
+            Pixels::Picture(p) => p.width(),
+            Pixels::Buffer(_, info) => info.width() as usize,
+        }
+    }
+
+    fn height(&self) -> usize {
+        match self {
+            Pixels::Picture(p) => p.height(),
+            Pixels::Buffer(_, info) => info.height() as usize,
+        }
+    }
+}
+
+/// A frame with its timing and the caps it arrived with.
+struct Timed {
+    frame: Pixels,
+    pts: Option<gst::ClockTime>,
+    duration: Option<gst::ClockTime>,
+    info: gst_video::VideoInfo,
+}
+
+enum Msg {
+    /// Boxed: a YUV picture's planes make `Timed` several times the others.
+    Frame(Box<Timed>),
+    Eos,
+    Failed(Error),
+}
+
+/// What the three threads share: the counts for the summary, and the flags
+/// that end the intake and the run.
+#[derive(Default)]
+struct Shared {
+    /// Frames the appsink callback handed on (or failed to).
+    frames_in: AtomicU64,
+    /// Frames a live intake dropped to make room.
+    dropped: AtomicU64,
+    /// Frames the worker took; with the dropped ones, the frames that came
+    /// in (a frame that slips in behind a stop's end mark is not counted).
+    taken: AtomicU64,
+    /// Nanoseconds spent in each stage, as [`Summary`] reports them.
+    copy_in_ns: AtomicU64,
+    chain_ns: AtomicU64,
+    copy_out_ns: AtomicU64,
+    /// Set when the run ends, so that neither the appsink callback nor the
+    /// worker waits on a channel nobody will serve again (the callback keeps
+    /// its sender alive until the pipeline is gone).
+    abort: AtomicBool,
+    /// Set on a stop request: the callback takes no more frames.
+    closing: AtomicBool,
+}
+
+impl Shared {
+    fn add(counter: &AtomicU64, time: Duration) {
+        counter.fetch_add(time.as_nanos() as u64, Ordering::Relaxed);
+    }
+
+    /// The counts and the milliseconds per frame of each stage, into
+    /// `summary`; `pushed` frames went into the output.
+    fn report(&self, summary: &mut Summary, pushed: u64) {
+        let load = |n: &AtomicU64| n.load(Ordering::Relaxed);
+        let per = |ns: u64, n: u64| {
+            if n > 0 {
+                ns as f64 / n as f64 / 1e6
+            } else {
+                0.0
+            }
+        };
+        summary.dropped = load(&self.dropped);
+        summary.frames_in = load(&self.taken) + summary.dropped;
+        summary.ms_copy_in = per(load(&self.copy_in_ns), load(&self.frames_in));
+        summary.ms_chain = per(load(&self.chain_ns), load(&self.taken));
+        summary.ms_copy_out = per(load(&self.copy_out_ns), pushed);
+    }
+}
+
+fn gst_err(context: &str, e: impl std::fmt::Display) -> Error {
+    Error::Pipeline(format!("{context}: {e}"))
+}
+
+/// The first error or EOS on a bus, without waiting.
+fn poll_bus(pipeline: &gst::Pipeline) -> Option<std::result::Result<(), Error>> {
+    let bus = pipeline.bus()?;
+    while let Some(msg) = bus.pop_filtered(&[gst::MessageType::Error, gst::MessageType::Eos]) {
+        match msg.view() {
+            gst::MessageView::Error(err) => {
+                let who = err
+                    .src()
+                    .map(|s| s.path_string().to_string())
+                    .unwrap_or_else(|| "pipeline".into());
+                let debug = err.debug().map(|d| format!(" ({d})")).unwrap_or_default();
+                return Some(Err(Error::Pipeline(format!(
+                    "{who}: {}{debug}",
+                    err.error()
+                ))));
+            }
+            gst::MessageView::Eos(_) => return Some(Ok(())),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Runs the input through `chain` to the output until EOS, an error, or
+/// `stop` (then EOS is sent, so a file output is still finalised).
+pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Summary> {
+    gst::init().map_err(|e| gst_err("GStreamer did not start", e))?;
+    let encoder = output::encoder(opts)?;
+    opts.output.check_display()?;
+    opts.input.check_available()?;
+    // Claimed before the input starts: refused at once if it is the input
+    // or another run is writing it; nothing existing is touched.
+    let file = output::claim_file(opts)?;
+    let bridge = Bridge::new(output::audio_dropped(opts));
+    let chain_names = match chain.names() {
+        names if names.is_empty() => "no operations".to_string(),
+        names => names.join(" -> "),
+    };
+    let shared = Arc::new(Shared::default());
+    let (frames_tx, frames_rx) = bounded(opts.queue.max(1));
+    let (done_tx, done_rx) = bounded(opts.queue.max(1));
+    let mut intake = Intake::open(opts, &bridge, (&frames_tx, &frames_rx), shared.clone())?;
+    let worker = worker::spawn(opts, chain, frames_rx, done_tx, shared.clone())?;
+    intake.play()?;
+
+    let mut summary = Summary::default();
+    let location = file.as_ref().map(|f| f.location().to_path_buf());
+    let mut out = Outlet::new(opts, location, encoder.as_ref(), &bridge, shared.clone());
+    let result = deliver(&intake, &frames_tx, &done_rx, &stop, &mut out, &mut summary);
+    // Finish the output file whatever happened, so frames already written
+    // stay playable; an output that failed itself cannot finish.
+    if result.is_err() || summary.interrupted {
+        bridge.close();
+    }
+    let finish = out.finish(&summary);
+    shared.abort.store(true, Ordering::Relaxed);
+    drop(done_rx);
+    drop(frames_tx);
+    // A panic in the chain is the run's failure, whatever the loop saw.
+    let result = worker::join(worker).and(result);
+    intake.stop();
+    summary.frames_out = out.stop();
+    summary.seconds = intake.started().elapsed().as_secs_f64();
+    shared.report(&mut summary, out.pushed);
+    let result = result.and(finish);
+    let ending = match &result {
+        _ if summary.frames_out == 0 => Ending::Empty,
+        Ok(()) if summary.interrupted => Ending::Interrupted,
+        Ok(()) => Ending::Complete,
+        Err(_) => Ending::Failed,
+    };
+    summary.kept = file.map(|f| f.close(ending)).transpose()?;
+    if let Err(e) = result {
+        return Err(match &summary.kept {
+            Some(Kept::Partial(p)) => Error::Pipeline(format!(
+                "{e}\nThe {} frames written before the failure are in `{}`; the output was not replaced.",
+                summary.frames_out,
+                p.display()
+            )),
+            _ => e,
+        });
+    }
+    summary.streams.push(StreamReport {
+        kind: "video".into(),
+        what: format!("{}x{}", summary.width_in, summary.height_in),
+        action: format!(
+            "{chain_names} -> {}",
+            output::describe(opts, encoder.as_ref())
+        ),
+    });
+    summary.streams.extend(bridge.reports());
+    Ok(summary)
+}
+
+/// The calling thread's part: takes the worker's frames into the output
+/// until the end of the stream, an error, or `stop` (then the intake closes
+/// and an end mark goes in behind the frames already queued), watching both
+/// pipelines meanwhile.
+fn deliver(
+    intake: &Intake,
+    frames_tx: &Sender<Msg>,
+    done_rx: &Receiver<Msg>,
+    stop: &AtomicBool,
+    out: &mut Outlet,
+    summary: &mut Summary,
+) -> Result<()> {
+    let progress = Progress::new(intake.live);
+    let mut marker = None;
+    let result = loop {
+        if stop.load(Ordering::Relaxed) && !summary.interrupted {
+            summary.interrupted = true;
+            intake.close();
+            marker = Some(Msg::Eos);
+        }
+        // The mark goes in as soon as there is room; the worker drains the
+        // frames ahead of it meanwhile.
+        if let Some(m) = marker.take()
+            && let Err(crossbeam_channel::TrySendError::Full(m)) = frames_tx.try_send(m)
+        {
+            marker = Some(m);
+        }
+        if let Err(e) = intake.check() {
+            break Err(e);
+        }
+        if let Err(e) = out.check(summary) {
+            break Err(e);
+        }
+        let msg = match done_rx.recv_timeout(Duration::from_millis(50)) {
+            Ok(m) => m,
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => continue,
+            // The worker always ends with an end mark or an error; a closed
+            // channel without one means it died (see the join in `run`).
+            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => {
+                break Err(Error::Pipeline(
+                    "the chain thread stopped without finishing".into(),
+                ));
+            }
+        };
+        match msg {
+            Msg::Frame(t) => {
+                if !out.is_open() {
+                    if let Err(e) = out.open(&t, summary) {
+                        break Err(e);
+                    }
+                    progress.start(expected_frames(intake.opts, &intake.pipe, &t.info));
+                }
+                if let Err(e) = out.send(*t, summary) {
+                    break Err(e);
+                }
+                progress.frame(intake.shared.dropped.load(Ordering::Relaxed));
+            }
+            Msg::Eos => break Ok(()),
+            Msg::Failed(e) => break Err(e),
+        }
+    };
+    progress.finish();
+    result
+}

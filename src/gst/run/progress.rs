@@ -1,0 +1,80 @@
+//! The progress of a run on stderr: a bar for file jobs (frames, fps, ETA)
+//! and a rolling rate for live ones.
+
+use gst::prelude::*;
+use gstreamer as gst;
+use gstreamer_video as gst_video;
+
+use super::RunOptions;
+use crate::gst::Input;
+
+/// Frames a file job should give, for the progress bar: the test source's
+/// count, or the duration times the frame rate; `None` if unknown.
+pub(super) fn expected_frames(
+    opts: &RunOptions,
+    pipe: &gst::Pipeline,
+    info: &gst_video::VideoInfo,
+) -> Option<u64> {
+    match opts.input {
+        Input::Test { .. } => return opts.test.frames,
+        Input::Sample => {
+            return Some(
+                opts.test
+                    .frames
+                    .unwrap_or(crate::gst::sample::DEFAULT_FRAMES),
+            );
+        }
+        _ => {}
+    }
+    let duration = pipe.query_duration::<gst::ClockTime>()?;
+    let fps = info.fps();
+    if fps.numer() <= 0 || fps.denom() <= 0 {
+        return None;
+    }
+    Some(duration.nseconds() * fps.numer() as u64 / fps.denom() as u64 / 1_000_000_000)
+}
+
+/// A progress bar for file jobs (frames, fps, ETA) and a rolling rate for
+/// live ones; drawn on stderr only when it is a terminal.
+pub(super) struct Progress {
+    bar: indicatif::ProgressBar,
+    live: bool,
+}
+
+impl Progress {
+    pub fn new(live: bool) -> Self {
+        Self {
+            bar: indicatif::ProgressBar::hidden(),
+            live,
+        }
+    }
+
+    pub fn start(&self, total: Option<u64>) {
+        let (template, len) = match (self.live, total) {
+            (false, Some(n)) => ("{bar:40} {pos}/{len} frames, {fps}, ETA {eta}", Some(n)),
+            _ => ("{spinner} {pos} frames, {fps} {msg}", None),
+        };
+        if let Some(n) = len {
+            self.bar.set_length(n);
+        }
+        if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
+            let fps = |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = write!(w, "{:.1} fps", s.per_sec());
+            };
+            self.bar.set_style(style.with_key("fps", fps));
+        }
+        self.bar
+            .set_draw_target(indicatif::ProgressDrawTarget::stderr());
+    }
+
+    pub fn frame(&self, dropped: u64) {
+        self.bar.inc(1);
+        if self.live && dropped > 0 {
+            self.bar.set_message(format!("({dropped} dropped)"));
+        }
+    }
+
+    pub fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}
