@@ -146,14 +146,14 @@ impl Bridge {
     }
 
     /// A sample from the input, its timestamps made running time (see
-    /// [`super::run::running_time`]): on to the output, or kept until it
+    /// [`super::running_time`]): on to the output, or kept until it
     /// exists.
     fn take(&self, index: usize, sample: gst::Sample) {
         let sample = match sample.buffer() {
             Some(b) => {
                 let mut b = b.copy();
                 let buffer = b.make_mut();
-                let pts = super::run::running_time(&sample, buffer.pts());
+                let pts = super::running_time(&sample, buffer.pts());
                 let dts = buffer.dts().and_then(|t| {
                     sample
                         .segment()

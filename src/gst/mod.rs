@@ -417,6 +417,24 @@ impl Output {
     }
 }
 
+/// A timestamp of `sample`'s segment as running time, the clock both
+/// output pipelines share: a demuxer that starts its segment past zero
+/// (an MP4 edit list) shifts video and audio alike, and the output keeps
+/// them in step from zero.
+pub(crate) fn running_time(
+    sample: &gst::Sample,
+    ts: Option<gst::ClockTime>,
+) -> Option<gst::ClockTime> {
+    let ts = ts?;
+    match sample
+        .segment()
+        .and_then(|s| s.downcast_ref::<gst::ClockTime>())
+    {
+        Some(segment) => segment.to_running_time(ts).or(Some(ts)),
+        None => Some(ts),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,8 +18,8 @@ use super::{Backend, Msg, Pixels, RunOptions, Shared, Timed, gst_err, poll_bus};
 use crate::color::{Colorimetry, Matrix, Range};
 use crate::error::{Error, Result};
 use crate::frame::{Frame, Picture, PixelFormat, Plane, Yuv420};
-use crate::gst::Input;
 use crate::gst::audio::Bridge;
+use crate::gst::{Input, running_time};
 
 /// How long a file input may take to give its first frame before the run
 /// is called stuck (a damaged file can leave the demuxer waiting forever).
@@ -456,24 +456,6 @@ fn picture_from_buffer(buffer: &gst::BufferRef, info: &gst_video::VideoInfo) -> 
         copy_rows(&mut yuv.v, plane(2)?);
     }
     Ok(Picture::Yuv(yuv))
-}
-
-/// A timestamp of `sample`'s segment as running time, the clock both
-/// output pipelines share: a demuxer that starts its segment past zero
-/// (an MP4 edit list) shifts video and audio alike, and the output keeps
-/// them in step from zero.
-pub(crate) fn running_time(
-    sample: &gst::Sample,
-    ts: Option<gst::ClockTime>,
-) -> Option<gst::ClockTime> {
-    let ts = ts?;
-    match sample
-        .segment()
-        .and_then(|s| s.downcast_ref::<gst::ClockTime>())
-    {
-        Some(segment) => segment.to_running_time(ts).or(Some(ts)),
-        None => Some(ts),
-    }
 }
 
 #[cfg(test)]

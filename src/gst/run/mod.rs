@@ -46,8 +46,6 @@ use intake::Intake;
 use output::Outlet;
 use progress::{Progress, expected_frames};
 
-pub(crate) use intake::running_time;
-
 /// Where the chain runs.
 #[derive(Clone, Debug, Default)]
 pub enum Backend {
