@@ -380,7 +380,7 @@ fn retarget_bench(
             println!("| {what} | {w}x{h} | {on} | {ms:.3} | {target} |");
         };
         for &(w, h) in sizes {
-            // DESIGN.md's targets: the GPU's at 1080p and 4K, the CPU's
+            // docs/DESIGN.md's targets: the GPU's at 1080p and 4K, the CPU's
             // (30 fps, 33.3 ms) at 720p.
             let target = |gpu_target: &'static str, cpu_720p: &'static str| match (gpu, w, h) {
                 (Some(_), 1920, 1080) => gpu_target,

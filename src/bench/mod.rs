@@ -34,7 +34,7 @@ const fn case(label: &'static str, op: &'static str, format: DevFormat) -> Case 
     Case { label, op, format }
 }
 
-/// The cases DESIGN.md §5 sets targets for, then the other operations.
+/// The cases docs/DESIGN.md §5 sets targets for, then the other operations.
 pub static CASES: &[Case] = &[
     case(
         "gaussian 17 taps RGBA",
@@ -87,7 +87,7 @@ pub static CASES: &[Case] = &[
     case("segment gray", "segment", DevFormat::Gray),
 ];
 
-/// DESIGN.md §5's targets in µs at (1080p, 4K), by case label.
+/// docs/DESIGN.md §5's targets in µs at (1080p, 4K), by case label.
 pub fn target_us(label: &str) -> Option<(f64, f64)> {
     Some(match label {
         "gaussian 17 taps RGBA" => (20.0, 60.0),

@@ -1,6 +1,6 @@
 //! The GPU stage: a chain of [`GpuOp`](super::GpuOp)s run on a ring of slots, so that the
 //! upload of frame *i+1* and the download of frame *i−1* overlap the chain's
-//! work on frame *i* (DESIGN.md §1).
+//! work on frame *i* (docs/DESIGN.md §1).
 //!
 //! Each slot owns a pinned, write-combined input buffer, a pinned output
 //! buffer, the device input frame, one device frame per operation's output,

@@ -1,5 +1,5 @@
 //! The run loop: appsink → chain → appsrc, on three threads joined by bounded
-//! channels (DESIGN.md §1).
+//! channels (docs/DESIGN.md §1).
 //!
 //! - GStreamer's streaming thread (the appsink callback) copies each frame
 //!   out of its buffer (for the GPU it hands over the buffer itself) and
