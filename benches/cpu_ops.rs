@@ -54,6 +54,14 @@ fn cpu_ops(c: &mut Criterion) {
             ))
         })
     });
+    let colorimetry = seamstream::color::Colorimetry::default();
+    let i420 = yuv::rgba_to_yuv420(&rgba, PixelFormat::I420, colorimetry).unwrap();
+    c.bench_function("yuv rgba->i420", |b| {
+        b.iter(|| black_box(yuv::rgba_to_yuv420(&rgba, PixelFormat::I420, colorimetry).unwrap()))
+    });
+    c.bench_function("yuv i420->rgba", |b| {
+        b.iter(|| black_box(yuv::yuv420_to_rgba(&i420, colorimetry)))
+    });
     bench_op(c, "gaussian s2.5 17tap rgba", "gaussian:sigma=2.5", &color);
     bench_op(c, "gaussian s2.5 17tap gray", "gaussian:sigma=2.5", &gray);
     bench_op(c, "box r8 gray", "box:radius=8", &gray);

@@ -392,3 +392,65 @@ fn a_gpu_failure_mid_file_fails_clearly_and_keeps_the_frames_written() {
     assert_eq!(n, 40, "the file holds {n} frames: {err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// One data path for both devices: a real clip, decoded once by GStreamer
+/// into 4:2:0, converted to RGBA by the `yuv` op's arithmetic, run through
+/// the chain and converted back to I420 the same way, gives the same bytes
+/// with `--device cpu` as with `--device cuda` (raw .y4m, so that no encoder
+/// stands between the two).
+#[test]
+fn a_real_clip_gives_the_same_bytes_on_either_device() {
+    let Some(_) = gpu() else { return };
+    let dir = std::env::var_os("SEAMSTREAM_CLIPS")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/video")
+        });
+    let clip = dir.join("dog-walk-720p.mp4");
+    if !clip.is_file() {
+        seamstream::cuda::testing::skip("the two-device run", "no shared clip dog-walk-720p.mp4");
+        return;
+    }
+    let out = std::env::temp_dir().join(format!("seamstream-devices-{}", std::process::id()));
+    std::fs::create_dir_all(&out).unwrap();
+    for ops in [
+        &["gaussian:sigma=2", "sobel:output=dx"][..],
+        &["retarget:width=75%"][..],
+        &[
+            "warp:affine=[0.9,-0.1,12,0.1,0.9,-5],interpolation=bicubic",
+            "gray",
+        ][..],
+    ] {
+        let outputs: Vec<Vec<u8>> = ["cpu", "cuda"]
+            .iter()
+            .map(|device| {
+                let file = out.join(format!("{device}.y4m"));
+                let mut args = vec!["run", clip.to_str().unwrap(), file.to_str().unwrap()];
+                for op in ops {
+                    args.extend(["--op", op]);
+                }
+                args.extend(["--device", device]);
+                let o = std::process::Command::new(seamstream_bin())
+                    .args(&args)
+                    .output()
+                    .unwrap();
+                assert!(
+                    o.status.success(),
+                    "{ops:?} on {device}: {}",
+                    String::from_utf8_lossy(&o.stderr)
+                );
+                std::fs::read(&file).unwrap()
+            })
+            .collect();
+        assert!(
+            outputs[0].len() > 1_000_000,
+            "{ops:?}: {} bytes",
+            outputs[0].len()
+        );
+        if let Some(i) = outputs[0].iter().zip(&outputs[1]).position(|(a, b)| a != b) {
+            panic!("{ops:?}: the devices differ first at byte {i} of the .y4m");
+        }
+        assert_eq!(outputs[0].len(), outputs[1].len(), "{ops:?}");
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}

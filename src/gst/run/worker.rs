@@ -15,12 +15,14 @@ use gstreamer_video as gst_video;
 use super::intake::{planes, yuv_colorimetry};
 use super::output::{OutBuffers, output_info};
 use super::{Backend, Msg, Pixels, RunOptions, Shared, Timed, gst_err};
+use crate::color::Colorimetry;
 use crate::cuda::DevFormat;
 use crate::cuda::stage::{Finished, Layout, Stage};
 use crate::error::{Error, Result};
-use crate::frame::{Picture, PixelFormat};
-use crate::gst::{Container, Output};
+use crate::frame::{Frame, Picture, PixelFormat};
+use crate::gst::Output;
 use crate::ops::Chain;
+use crate::ops::yuv::{rgba_to_yuv420, yuv420_to_rgba};
 use crate::planes::{pack_planes, plane_shapes};
 
 /// What travels with a frame through the GPU stage.
@@ -40,14 +42,9 @@ pub(super) fn spawn(
 ) -> Result<JoinHandle<()>> {
     let backend = opts.backend.clone();
     let slots = opts.slots;
-    let yuv_out = matches!(
-        opts.output,
-        Output::Null
-            | Output::File {
-                container: Container::Mp4 | Container::Mkv,
-                ..
-            }
-    );
+    // Every file format takes 4:2:0 (encoders and y4m alike): the frames go
+    // out as I420 converted here, not by GStreamer.
+    let yuv_out = matches!(opts.output, Output::Null | Output::File { .. });
     std::thread::Builder::new()
         .name("seamstream-chain".into())
         .spawn(move || serve(Work::new(chain, backend, slots, yuv_out), &rx, &tx, &shared))
@@ -174,12 +171,13 @@ impl Work {
 
     fn push(&mut self, t: Timed) -> Result<Vec<Timed>> {
         let Backend::Cuda(gpu) = &self.backend else {
-            let Pixels::Picture(Picture::Frame(f)) = t.frame else {
+            let Pixels::Picture(picture) = t.frame else {
                 return Err(Error::Pipeline(
-                    "the CPU backend takes RGBA frames; the input gave YUV".into(),
+                    "the CPU backend takes frames copied out of GStreamer's buffers".into(),
                 ));
             };
-            let frame = Pixels::Picture(Picture::Frame(self.chain.apply(f)?));
+            let picture = self.cpu(picture, yuv_colorimetry(&t.info).0)?;
+            let frame = Pixels::Picture(picture);
             return Ok(vec![Timed { frame, ..t }]);
         };
         let Pixels::Buffer(buffer, info) = &t.frame else {
@@ -230,6 +228,25 @@ impl Work {
         };
         stage.push((w, h, format), meta, fill, &mut |f, m| taken.take(f, m))?;
         Ok(std::mem::take(&mut taken.done))
+    }
+
+    /// One picture through the chain on the CPU, by the GPU stage's data
+    /// path and arithmetic: 4:2:0 in becomes RGBA by the `yuv` op's
+    /// conversion, and the result goes out as I420 by the same conversion
+    /// where the GPU's would (`yuv_out`, even sizes), so that both devices
+    /// give the encoder the same bytes.
+    fn cpu(&mut self, picture: Picture, c: Colorimetry) -> Result<Picture> {
+        let frame = match picture {
+            Picture::Frame(f) => f,
+            Picture::Yuv(y) => Frame::Rgba(yuv420_to_rgba(&y, c)),
+        };
+        let out = self.chain.apply(frame)?;
+        let (ow, oh) = (out.width(), out.height());
+        Ok(if self.yuv_out && ow % 2 == 0 && oh % 2 == 0 {
+            Picture::Yuv(rgba_to_yuv420(&out.to_rgba(), PixelFormat::I420, c)?)
+        } else {
+            Picture::Frame(out)
+        })
     }
 
     fn poll(&mut self) -> Result<Vec<Timed>> {
