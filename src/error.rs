@@ -97,6 +97,15 @@ pub enum Error {
     #[error("{0}")]
     Pipeline(String),
 
+    /// An error a GStreamer element posted, with what callers act on.
+    #[error("{element}: {message}")]
+    Gst {
+        element: String,
+        cause: GstCause,
+        /// GStreamer's message, with its debug text in brackets.
+        message: String,
+    },
+
     /// A command-line value (`--size`, `--fps`) that cannot be used; the
     /// reason says what to write instead.
     #[error("{}: {reason}", quoted_after(&format!("{flag} "), value))]
@@ -105,6 +114,20 @@ pub enum Error {
         value: String,
         reason: String,
     },
+}
+
+/// Why a GStreamer element failed, as far as seamstream restates it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GstCause {
+    /// Linked elements agreed on no format (a flow of `not-negotiated`).
+    NotNegotiated,
+    /// A stream reached a pad linked to nothing (`not-linked`).
+    NotLinked,
+    /// Typefinding could not tell what the stream is.
+    TypeNotFound,
+    /// A sink could not write: the disk is full.
+    NoSpaceLeft,
+    Other,
 }
 
 /// What kind of failure an [`Error`] is, for callers that act on it (fall
@@ -148,7 +171,11 @@ impl Error {
             | Error::Unsupported(_) => ErrorKind::BadParameter,
             Error::BadFrame(_) | Error::Read { .. } => ErrorKind::BadInput,
             Error::Write { .. } => ErrorKind::BadOutput,
-            Error::Pipeline(_) => ErrorKind::Pipeline,
+            Error::Gst {
+                cause: GstCause::NoSpaceLeft,
+                ..
+            } => ErrorKind::BadOutput,
+            Error::Pipeline(_) | Error::Gst { .. } => ErrorKind::Pipeline,
             Error::OpFailed { .. } | Error::Device(_) => ErrorKind::Internal,
         }
     }

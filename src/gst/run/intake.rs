@@ -16,7 +16,7 @@ use gstreamer_video as gst_video;
 
 use super::{Backend, Msg, Pixels, RunOptions, Shared, Timed, gst_err, poll_bus};
 use crate::color::{Colorimetry, Matrix, Range};
-use crate::error::{Error, Result};
+use crate::error::{Error, GstCause, Result};
 use crate::frame::{Frame, Picture, PixelFormat, Plane, Yuv420};
 use crate::gst::audio::Bridge;
 use crate::gst::{Input, running_time};
@@ -325,13 +325,17 @@ fn explain_input_error(
     if !streams.is_empty() && !any_raw_video {
         return not_video(input, &streams);
     }
-    if e.to_string().contains("Could not determine type of stream") {
+    let cause = match &e {
+        Error::Gst { cause, .. } => *cause,
+        _ => GstCause::Other,
+    };
+    if cause == GstCause::TypeNotFound {
         return Error::Pipeline(format!(
             "the input `{input}` is not a video file GStreamer recognises (its type could not \
              be determined); is it a complete video file?"
         ));
     }
-    if streams.is_empty() && e.to_string().contains("not-linked") {
+    if streams.is_empty() && cause == GstCause::NotLinked {
         return Error::Pipeline(format!(
             "the input `{input}` gave no stream that could be turned into video frames; \
              does it have a video stream? ({e})"

@@ -39,7 +39,7 @@ use super::encode::EncoderChoice;
 use super::outfile::{Ending, Kept};
 use super::{Input, Output, TestSettings};
 use crate::cuda::Gpu;
-use crate::error::{Error, Result};
+use crate::error::{Error, GstCause, Result};
 use crate::frame::Picture;
 use crate::ops::Chain;
 use intake::Intake;
@@ -199,21 +199,40 @@ fn gst_err(context: &str, e: impl std::fmt::Display) -> Error {
 }
 
 /// The first error or EOS on a bus, without waiting.
+/// An element's error message as a typed error: the cause is read from
+/// the error's domain and code, and for a failed flow (which GStreamer
+/// reports only in its debug text) from the flow's name there.
+pub(super) fn element_error(err: &gst::message::Error) -> Error {
+    let element = err
+        .src()
+        .map(|s| s.path_string().to_string())
+        .unwrap_or_else(|| "pipeline".into());
+    let (error, debug) = (err.error(), err.debug().map(|d| d.to_string()));
+    let flow = |name: &str| debug.as_deref().is_some_and(|d| d.contains(name));
+    let cause = if error.matches(gst::StreamError::TypeNotFound) {
+        GstCause::TypeNotFound
+    } else if error.matches(gst::ResourceError::NoSpaceLeft) {
+        GstCause::NoSpaceLeft
+    } else if flow("not-negotiated") {
+        GstCause::NotNegotiated
+    } else if flow("not-linked") {
+        GstCause::NotLinked
+    } else {
+        GstCause::Other
+    };
+    let debug = debug.map(|d| format!(" ({d})")).unwrap_or_default();
+    Error::Gst {
+        element,
+        cause,
+        message: format!("{error}{debug}"),
+    }
+}
+
 fn poll_bus(pipeline: &gst::Pipeline) -> Option<std::result::Result<(), Error>> {
     let bus = pipeline.bus()?;
     while let Some(msg) = bus.pop_filtered(&[gst::MessageType::Error, gst::MessageType::Eos]) {
         match msg.view() {
-            gst::MessageView::Error(err) => {
-                let who = err
-                    .src()
-                    .map(|s| s.path_string().to_string())
-                    .unwrap_or_else(|| "pipeline".into());
-                let debug = err.debug().map(|d| format!(" ({d})")).unwrap_or_default();
-                return Some(Err(Error::Pipeline(format!(
-                    "{who}: {}{debug}",
-                    err.error()
-                ))));
-            }
+            gst::MessageView::Error(err) => return Some(Err(element_error(err))),
             gst::MessageView::Eos(_) => return Some(Ok(())),
             _ => {}
         }

@@ -14,8 +14,8 @@ use gstreamer_app as gst_app;
 use gstreamer_video as gst_video;
 
 use super::intake::yuv_colorimetry;
-use super::{Pixels, RunOptions, Shared, Summary, Timed, gst_err, poll_bus};
-use crate::error::{Error, Result};
+use super::{Pixels, RunOptions, Shared, Summary, Timed, element_error, gst_err, poll_bus};
+use crate::error::{Error, GstCause, Result};
 use crate::frame::{Frame, Picture};
 use crate::gst::audio::Bridge;
 use crate::gst::encode::{Encoder, EncoderChoice};
@@ -487,13 +487,7 @@ fn finish_output(out: Option<&OutPipe>) -> Result<()> {
     );
     match msg.as_ref().map(|m| m.view()) {
         Some(gst::MessageView::Eos(_)) => Ok(()),
-        Some(gst::MessageView::Error(err)) => Err(Error::Pipeline(format!(
-            "while finishing the output, {}: {}",
-            err.src()
-                .map(|s| s.name().to_string())
-                .unwrap_or_else(|| "the output".into()),
-            err.error()
-        ))),
+        Some(gst::MessageView::Error(err)) => Err(element_error(err)),
         _ => Err(Error::Pipeline(format!(
             "the output did not finish within {} s",
             FINISH_TIMEOUT.as_secs()
@@ -503,8 +497,10 @@ fn finish_output(out: Option<&OutPipe>) -> Result<()> {
 
 /// An output error restated where GStreamer's words hide the cause.
 fn explain_output_error(e: Error, summary: &Summary, output: &Output) -> Error {
-    let text = e.to_string();
-    if text.contains("not-negotiated") {
+    let Error::Gst { cause, .. } = &e else {
+        return e;
+    };
+    if *cause == GstCause::NotNegotiated {
         return Error::Pipeline(format!(
             "the output would not take the chain's {}x{} frames (its elements agreed on no \
              format and size: not-negotiated); check the caps in the output, or change the \
@@ -512,12 +508,12 @@ fn explain_output_error(e: Error, summary: &Summary, output: &Output) -> Error {
             summary.width_out, summary.height_out
         ));
     }
-    if text.contains("No space left")
+    if *cause == GstCause::NoSpaceLeft
         && let Output::File { path, .. } = output
     {
         return Error::Write {
             path: path.clone(),
-            reason: format!("the disk is full ({text})"),
+            reason: format!("the disk is full ({e})"),
         };
     }
     e
