@@ -35,6 +35,11 @@ impl Noise {
         (self.next_u64() >> 16) % n
     }
 
+    /// `n` random bytes.
+    pub fn bytes(&mut self, n: usize) -> Vec<u8> {
+        (0..n).map(|_| self.byte()).collect()
+    }
+
     /// A gray plane of random bytes.
     pub fn gray(&mut self, width: usize, height: usize) -> Plane<u8> {
         Plane::from_fn(width, height, |_, _| self.byte())

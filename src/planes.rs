@@ -206,17 +206,9 @@ pub(crate) mod tests {
 
     const SIZES: [(usize, usize); 5] = [(1, 1), (5, 3), (17, 3), (64, 48), (321, 241)];
 
-    /// Bytes from a seeded generator (xorshift).
+    /// Seeded random bytes.
     pub(crate) fn noise(n: usize, seed: u64) -> Vec<u8> {
-        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        (0..n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                (x >> 24) as u8
-            })
-            .collect()
+        crate::noise::Noise::new(seed).bytes(n)
     }
 
     fn random_yuv(format: PixelFormat, w: usize, h: usize, seed: u64) -> Yuv420 {

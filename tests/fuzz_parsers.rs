@@ -16,7 +16,7 @@ use std::path::Path;
 use proptest::prelude::*;
 use seamstream::Error;
 use seamstream::args::{parse_fps, parse_size};
-use seamstream::frame::{Frame, Plane};
+use seamstream::frame::Frame;
 use seamstream::ops::params::{Kind, split_op};
 use seamstream::pipeline::{FileError, PipelineFile};
 use seamstream::registry::REGISTRY;
@@ -219,22 +219,7 @@ fn frame() -> impl Strategy<Value = Frame> {
         any::<bool>(),
         any::<u64>(),
     )
-        .prop_map(|((w, h), gray, seed)| {
-            let mut x = seed | 1;
-            let mut next = move || {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                (x >> 24) as u8
-            };
-            if gray {
-                Frame::Gray(Plane::from_fn(w, h, |_, _| next()))
-            } else {
-                Frame::Rgba(Plane::from_fn(w, h, |_, _| {
-                    [next(), next(), next(), next()]
-                }))
-            }
-        })
+        .prop_map(|((w, h), gray, seed)| seamstream::noise::Noise::new(seed).frame(w, h, gray))
 }
 
 /// The numbers in a value (`[1,2.5]`, `75%`, `640`).

@@ -19,7 +19,8 @@ use seamstream::cuda::stage::{Finished, GpuChain, Stage};
 use seamstream::cuda::timing::time_gpu;
 use seamstream::cuda::{DevFormat, DevFrame, Gpu, cuda_err};
 use seamstream::error::{Error, Result};
-use seamstream::frame::{Frame, PixelFormat, Plane};
+use seamstream::frame::{Frame, PixelFormat};
+use seamstream::noise::Noise;
 use seamstream::planes::{read_packed, write_packed};
 
 /// One operation case: a label, the chain text, and the input format.
@@ -157,34 +158,9 @@ impl StageTime {
     }
 }
 
-/// A random frame (xorshift, fixed seed).
+/// A random frame (seeded, so every run times the same pixels).
 pub fn random_frame(w: usize, h: usize, format: DevFormat, seed: u64) -> Frame {
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    let mut next = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
-    let n = w * h;
-    match format {
-        DevFormat::Gray => {
-            let mut v = Vec::with_capacity(n);
-            while v.len() < n {
-                v.extend(next().to_le_bytes().into_iter().take(n - v.len()));
-            }
-            Frame::Gray(Plane::from_vec(w, h, v).expect("sizes match"))
-        }
-        DevFormat::Rgba => {
-            let v = (0..n)
-                .map(|_| {
-                    let b = next().to_le_bytes();
-                    [b[0], b[1], b[2], b[3]]
-                })
-                .collect();
-            Frame::Rgba(Plane::from_vec(w, h, v).expect("sizes match"))
-        }
-    }
+    Noise::new(seed).frame(w, h, format == DevFormat::Gray)
 }
 
 pub fn percentile(sorted: &[f64], p: f64) -> f64 {
