@@ -7,6 +7,7 @@
 //! that the libraries are there first (cudarc panics when they are not), and
 //! give [`Error::MissingLibrary`] instead.
 
+pub(crate) mod launch;
 pub mod module;
 pub mod ops;
 pub mod stage;

@@ -8,8 +8,8 @@
 
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 
-use super::convolve::{
-    allow_shared, border_code, channels, check_prepared, dims, suffix, tile_pitch_bytes,
+use crate::cuda::launch::{
+    allow_shared, border_code, channels, filter_dims, suffix, tile_pitch_bytes, tiled,
 };
 use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, Prepared, blocks, cuda_err};
 use crate::error::{Error, Result};
@@ -150,12 +150,10 @@ impl GpuOp for GpuBox {
 
 impl Prepared for Ready {
     fn run(&mut self, gpu: &Gpu, input: &DevFrame, output: &mut DevFrame) -> Result<()> {
-        check_prepared("box", self.plan.shape, input)?;
-        let plan = &mut self.plan;
-        if input.is_empty() {
+        let Some((w, h)) = filter_dims("box", self.plan.shape, input)? else {
             return Ok(());
-        }
-        let (w, h) = dims(input)?;
+        };
+        let plan = &mut self.plan;
         let r = self.op.radius as i32;
         let border = border_code(self.op.border);
         let stream = gpu.stream();
@@ -165,15 +163,12 @@ impl Prepared for Ready {
                 smem,
                 magic,
             } => {
-                let cfg = LaunchConfig {
-                    grid_dim: (
-                        blocks(input.width, tile_width(input.format) as u32),
-                        blocks(input.height, BOX_TH as u32),
-                        1,
-                    ),
-                    block_dim: (BOX_THREADS, 1, 1),
-                    shared_mem_bytes: *smem,
-                };
+                let cfg = tiled(
+                    input,
+                    (tile_width(input.format) as u32, BOX_TH as u32),
+                    BOX_THREADS,
+                    *smem,
+                );
                 let mut b = stream.launch_builder(kernel);
                 b.arg(&input.data)
                     .arg(&mut output.data)

@@ -11,10 +11,12 @@
 //! the fused kernel with run-time counts. All match the CPU reference bit
 //! for bit (same f32 operations in the same order).
 
-use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
-use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
 
-use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, Prepared, blocks, cuda_err};
+use crate::cuda::launch::{
+    allow_shared, border_code, channels, filter_dims, suffix, tile_pitch_bytes, tiled,
+};
+use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, Prepared, cuda_err};
 use crate::error::{Error, Result};
 use crate::ops::border::Border;
 use crate::ops::convolve::{Convolve, Kernel, MAX_KERNEL_SIDE, MAX_SEPARABLE_TAPS};
@@ -39,31 +41,6 @@ const COLS_TH: usize = 4 * SEP_B;
 const F2D_TH: usize = 32;
 const F2D_THREADS: u32 = 128;
 
-/// The kernels' border numbering (kernels/common.cuh).
-pub(crate) fn border_code(border: Border) -> i32 {
-    match border {
-        Border::Zero => 0,
-        Border::Replicate => 1,
-        Border::Reflect101 => 2,
-    }
-}
-
-/// The kernel-name suffix of a format.
-pub(crate) fn suffix(format: DevFormat) -> &'static str {
-    match format {
-        DevFormat::Gray => "u8",
-        DevFormat::Rgba => "u8x4",
-    }
-}
-
-/// The channels a filter changes: gray, or R, G and B (alpha is copied).
-pub(crate) fn channels(format: DevFormat) -> usize {
-    match format {
-        DevFormat::Gray => 1,
-        DevFormat::Rgba => 3,
-    }
-}
-
 /// Output tile width of the fused separable kernel and of `filter2d`
 /// (`SepTile<C>::TW`): 64 gray or 32 RGBA pixels, 64 or 128 bytes a row.
 fn tile_width(format: DevFormat) -> usize {
@@ -71,73 +48,6 @@ fn tile_width(format: DevFormat) -> usize {
         DevFormat::Gray => 64,
         DevFormat::Rgba => 32,
     }
-}
-
-/// Bytes of one shared-memory tile row of `cols` pixels: an odd number of
-/// 4-byte words (`tile_pitch` in kernels/filters.cuh).
-pub(crate) fn tile_pitch_bytes(format: DevFormat, cols: usize) -> usize {
-    match format {
-        DevFormat::Gray => 4 * (cols.div_ceil(4) | 1),
-        DevFormat::Rgba => 4 * (cols | 1),
-    }
-}
-
-/// Lets `func` use `bytes` of dynamic shared memory a block, or says that
-/// this GPU cannot. The limit is set to all the GPU allows beside the
-/// function's static shared memory, the same for every op sharing the
-/// function, so one op never lowers another's.
-pub(crate) fn allow_shared(gpu: &Gpu, func: &CudaFunction, bytes: usize, what: &str) -> Result<()> {
-    let optin = gpu
-        .ctx()
-        .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
-        .map_err(|e| cuda_err("reading the shared memory size", e))?;
-    let fixed = func
-        .shared_size_bytes()
-        .map_err(|e| cuda_err("reading a kernel's shared memory size", e))?;
-    let max = (optin - fixed).max(0);
-    if bytes > max as usize {
-        return Err(Error::Unsupported(format!(
-            "{what} needs {} KiB of shared memory a block and this GPU has {} KiB; use --device cpu",
-            bytes.div_ceil(1024),
-            max / 1024
-        )));
-    }
-    func.set_attribute(
-        CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-        max,
-    )
-    .map_err(|e| {
-        cuda_err(
-            &format!("{what}: allowing {bytes} bytes of shared memory"),
-            e,
-        )
-    })
-}
-
-/// An error unless `input` has the size and format the op was prepared for.
-pub(crate) fn check_prepared(
-    name: &str,
-    (w, h, f): (usize, usize, DevFormat),
-    input: &DevFrame,
-) -> Result<()> {
-    if (w, h, f) == (input.width, input.height, input.format) {
-        Ok(())
-    } else {
-        Err(Error::BadFrame(format!(
-            "{name} was prepared for {w}x{h} {f:?} frames and got a {input:?}"
-        )))
-    }
-}
-
-/// The frame size as the kernels' `int w, int h`; an error where their
-/// `int` indices (up to 3 planes of w × (h + 1)) could overflow.
-pub(crate) fn dims(f: &DevFrame) -> Result<(i32, i32)> {
-    if f.width.saturating_mul(f.height + 1) > i32::MAX as usize / 4 {
-        return Err(Error::BadFrame(format!(
-            "{f:?} is too large for the GPU filter kernels"
-        )));
-    }
-    Ok((f.width as i32, f.height as i32))
 }
 
 /// Separable correlation as [`crate::ops::convolve::separable`]: row taps,
@@ -303,11 +213,9 @@ impl GpuOp for Separable {
 impl Prepared for SeparableRun {
     fn run(&mut self, gpu: &Gpu, input: &DevFrame, output: &mut DevFrame) -> Result<()> {
         let (op, plan) = (&self.op, &mut self.plan);
-        check_prepared(op.name, plan.shape, input)?;
-        if input.is_empty() {
+        let Some((w, h)) = filter_dims(op.name, plan.shape, input)? else {
             return Ok(());
-        }
-        let (w, h) = dims(input)?;
+        };
         let (nr, nc) = (op.row.len() as i32, op.col.len() as i32);
         let border = border_code(op.border);
         let delta = op.delta;
@@ -315,15 +223,12 @@ impl Prepared for SeparableRun {
         let launch = |what: &str, e| cuda_err(&format!("{}: launching {what}", op.name), e);
         match &mut plan.passes {
             Passes::Fused { kernel, smem } => {
-                let cfg = LaunchConfig {
-                    grid_dim: (
-                        blocks(input.width, tile_width(input.format) as u32),
-                        blocks(input.height, SEP_TH as u32),
-                        1,
-                    ),
-                    block_dim: (SEP_THREADS, 1, 1),
-                    shared_mem_bytes: *smem,
-                };
+                let cfg = tiled(
+                    input,
+                    (tile_width(input.format) as u32, SEP_TH as u32),
+                    SEP_THREADS,
+                    *smem,
+                );
                 let mut b = stream.launch_builder(kernel);
                 b.arg(&input.data)
                     .arg(&mut output.data)
@@ -341,15 +246,12 @@ impl Prepared for SeparableRun {
                 unsafe { b.launch(cfg) }.map_err(|e| launch("the fused pass", e))?;
             }
             Passes::Fixed { kernel, smem, taps } => {
-                let cfg = LaunchConfig {
-                    grid_dim: (
-                        blocks(input.width, tile_width(input.format) as u32),
-                        blocks(input.height, SEP_TH as u32),
-                        1,
-                    ),
-                    block_dim: (SEP_THREADS, 1, 1),
-                    shared_mem_bytes: *smem,
-                };
+                let cfg = tiled(
+                    input,
+                    (tile_width(input.format) as u32, SEP_TH as u32),
+                    SEP_THREADS,
+                    *smem,
+                );
                 let mut b = stream.launch_builder(kernel);
                 b.arg(&input.data)
                     .arg(&mut output.data)
@@ -372,15 +274,12 @@ impl Prepared for SeparableRun {
                 cols_smem,
                 mid,
             } => {
-                let cfg = LaunchConfig {
-                    grid_dim: (
-                        blocks(input.width, ROWS_TW as u32),
-                        blocks(input.height, ROWS_TH as u32),
-                        1,
-                    ),
-                    block_dim: (SEP_THREADS, 1, 1),
-                    shared_mem_bytes: *rows_smem,
-                };
+                let cfg = tiled(
+                    input,
+                    (ROWS_TW as u32, ROWS_TH as u32),
+                    SEP_THREADS,
+                    *rows_smem,
+                );
                 let mut b = stream.launch_builder(rows);
                 b.arg(&input.data)
                     .arg(&mut *mid)
@@ -394,15 +293,7 @@ impl Prepared for SeparableRun {
                 // prepare for this shape), taps at least nr floats, and the
                 // shared memory is rows_smem's size for this nr.
                 unsafe { b.launch(cfg) }.map_err(|e| launch("the row pass", e))?;
-                let cfg = LaunchConfig {
-                    grid_dim: (
-                        blocks(input.width, 32),
-                        blocks(input.height, COLS_TH as u32),
-                        1,
-                    ),
-                    block_dim: (SEP_THREADS, 1, 1),
-                    shared_mem_bytes: *cols_smem,
-                };
+                let cfg = tiled(input, (32, COLS_TH as u32), SEP_THREADS, *cols_smem);
                 let mut b = stream.launch_builder(cols);
                 b.arg(&input.data)
                     .arg(&*mid)
@@ -443,22 +334,17 @@ struct FullRun {
 
 impl Prepared for FullRun {
     fn run(&mut self, gpu: &Gpu, input: &DevFrame, output: &mut DevFrame) -> Result<()> {
-        check_prepared("convolve", self.shape, input)?;
-        let kernel = &self.kernel;
-        if input.is_empty() {
+        let Some((w, h)) = filter_dims("convolve", self.shape, input)? else {
             return Ok(());
-        }
-        let (w, h) = dims(input)?;
-        let border = border_code(self.op.border);
-        let cfg = LaunchConfig {
-            grid_dim: (
-                blocks(input.width, tile_width(input.format) as u32),
-                blocks(input.height, F2D_TH as u32),
-                1,
-            ),
-            block_dim: (F2D_THREADS, 1, 1),
-            shared_mem_bytes: 0,
         };
+        let kernel = &self.kernel;
+        let border = border_code(self.op.border);
+        let cfg = tiled(
+            input,
+            (tile_width(input.format) as u32, F2D_TH as u32),
+            F2D_THREADS,
+            0,
+        );
         let mut b = gpu.stream().launch_builder(kernel);
         b.arg(&input.data)
             .arg(&mut output.data)

@@ -1,11 +1,11 @@
 //! GPU `sobel` (kernels/sobel.cu): one kernel a 32×32 tile, the luma of the
 //! tile and its halo in shared memory, integer gradients, exact as the CPU.
 
-use cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, PushKernelArg};
 
-use super::convolve::{border_code, check_prepared, dims, suffix};
 use crate::color::Matrix;
-use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, Prepared, blocks, cuda_err};
+use crate::cuda::launch::{border_code, filter_dims, suffix, tiled};
+use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, Prepared, cuda_err};
 use crate::error::Result;
 use crate::ops::border::Border;
 use crate::ops::sobel::{Sobel, SobelOutput};
@@ -62,12 +62,10 @@ impl GpuOp for GpuSobel {
 
 impl Prepared for Ready {
     fn run(&mut self, gpu: &Gpu, input: &DevFrame, output: &mut DevFrame) -> Result<()> {
-        check_prepared("sobel", self.shape, input)?;
-        let kernel = &self.kernel;
-        if input.is_empty() {
+        let Some((w, h)) = filter_dims("sobel", self.shape, input)? else {
             return Ok(());
-        }
-        let (w, h) = dims(input)?;
+        };
+        let kernel = &self.kernel;
         let out: i32 = match self.op.output {
             SobelOutput::Magnitude => 0,
             SobelOutput::Dx => 1,
@@ -76,11 +74,7 @@ impl Prepared for Ready {
         let border = border_code(self.op.border);
         // Pixel::luma of RGBA is BT.709.
         let (kr, kg, kb) = Matrix::Bt709.weights();
-        let cfg = LaunchConfig {
-            grid_dim: (blocks(input.width, TILE), blocks(input.height, TILE), 1),
-            block_dim: (THREADS, 1, 1),
-            shared_mem_bytes: 0,
-        };
+        let cfg = tiled(input, (TILE, TILE), THREADS, 0);
         let mut b = gpu.stream().launch_builder(kernel);
         b.arg(&input.data)
             .arg(&mut output.data)
