@@ -40,3 +40,30 @@ __device__ __forceinline__ u8 saturate_u8(float v) {
 __device__ __forceinline__ float u8f(u32 v) {
     return __fsub_rn(__uint_as_float(0x4B000000u | (v & 0xffu)), 8388608.0f);
 }
+
+// Maps n pixels through f one 32-bit word at a time (four gray pixels, or
+// one RGBA pixel), 16 bytes a thread: thread i does unit i, and the thread
+// after the last whole unit does the pixels left over. f takes and gives a
+// word; a gray leftover goes through it alone in the low byte.
+template <bool RGBA, class F>
+__device__ __forceinline__ void map_units(const u8* __restrict__ in, u8* __restrict__ out, u32 n,
+                                          u32 i, F f) {
+    const u32 per_unit = RGBA ? 4 : 16;
+    u32 units = n / per_unit;
+    if (i < units) {
+        uint4 q = reinterpret_cast<const uint4*>(in)[i];
+        q.x = f(q.x);
+        q.y = f(q.y);
+        q.z = f(q.z);
+        q.w = f(q.w);
+        reinterpret_cast<uint4*>(out)[i] = q;
+    } else if (i == units) {
+        if (RGBA) {
+            const u32* in32 = reinterpret_cast<const u32*>(in);
+            u32* out32 = reinterpret_cast<u32*>(out);
+            for (u32 j = units * 4; j < n; j++) out32[j] = f(in32[j]);
+        } else {
+            for (u32 j = units * 16; j < n; j++) out[j] = (u8)f(in[j]);
+        }
+    }
+}

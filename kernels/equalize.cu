@@ -48,48 +48,28 @@ __device__ __forceinline__ u32 map_pixel(u32 p, const u8* table) {
            (u32)table[(p >> 16) & 0xff] << 16 | (p & 0xff000000u);
 }
 
-// One thread a 16-byte unit (16 pixels), the table in shared memory; the
-// thread after the last whole unit does the n % 16 left. Blocks of
-// HIST_THREADS threads (one table entry each).
+// One thread a 16-byte unit (map_units: 16 gray or 4 RGBA pixels), the
+// table in shared memory. Blocks of HIST_THREADS threads (one table entry
+// each).
+template <bool RGBA>
+__device__ __forceinline__ void equalize(const u8* __restrict__ in, u8* __restrict__ out, u32 n,
+                                         const u8* __restrict__ lut) {
+    __shared__ u8 table[256];
+    table[threadIdx.x] = lut[threadIdx.x];
+    __syncthreads();
+    map_units<RGBA>(in, out, n, blockIdx.x * HIST_THREADS + threadIdx.x, [&](u32 v) {
+        return RGBA ? map_pixel(v, table) : map4(v, table);
+    });
+}
+
 extern "C" __global__ void __launch_bounds__(HIST_THREADS)
     equalize_gray(const u8* __restrict__ in, u8* __restrict__ out, u32 n,
                   const u8* __restrict__ lut) {
-    __shared__ u8 table[256];
-    table[threadIdx.x] = lut[threadIdx.x];
-    __syncthreads();
-    u32 i = blockIdx.x * HIST_THREADS + threadIdx.x;
-    u32 units = n / 16;
-    if (i < units) {
-        uint4 q = reinterpret_cast<const uint4*>(in)[i];
-        q.x = map4(q.x, table);
-        q.y = map4(q.y, table);
-        q.z = map4(q.z, table);
-        q.w = map4(q.w, table);
-        reinterpret_cast<uint4*>(out)[i] = q;
-    } else if (i == units) {
-        for (u32 j = units * 16; j < n; j++) out[j] = table[in[j]];
-    }
+    equalize<false>(in, out, n, lut);
 }
 
-// One thread a 16-byte unit (4 pixels); as equalize_gray.
 extern "C" __global__ void __launch_bounds__(HIST_THREADS)
     equalize_rgba(const u8* __restrict__ in, u8* __restrict__ out, u32 n,
                   const u8* __restrict__ lut) {
-    __shared__ u8 table[256];
-    table[threadIdx.x] = lut[threadIdx.x];
-    __syncthreads();
-    u32 i = blockIdx.x * HIST_THREADS + threadIdx.x;
-    u32 units = n / 4;
-    if (i < units) {
-        uint4 q = reinterpret_cast<const uint4*>(in)[i];
-        q.x = map_pixel(q.x, table);
-        q.y = map_pixel(q.y, table);
-        q.z = map_pixel(q.z, table);
-        q.w = map_pixel(q.w, table);
-        reinterpret_cast<uint4*>(out)[i] = q;
-    } else if (i == units) {
-        const u32* in32 = reinterpret_cast<const u32*>(in);
-        u32* out32 = reinterpret_cast<u32*>(out);
-        for (u32 j = units * 4; j < n; j++) out32[j] = map_pixel(in32[j], table);
-    }
+    equalize<true>(in, out, n, lut);
 }

@@ -31,46 +31,24 @@ __device__ __forceinline__ u32 threshold_pixel(u32 p, u32 t4, u32 max4, u32 type
     return r * 0x010101u | (p & 0xff000000u);
 }
 
-// One thread a 16-byte unit (16 pixels); the thread after the last whole
-// unit does the n % 16 left.
-extern "C" __global__ void threshold_gray(const u8* __restrict__ in, u8* __restrict__ out, u32 n,
+// One thread a 16-byte unit (map_units): 16 gray or 4 RGBA pixels.
+template <bool RGBA>
+__device__ __forceinline__ void threshold(const u8* __restrict__ in, u8* __restrict__ out, u32 n,
                                           const u32* __restrict__ level, u32 max, u32 type) {
-    u32 i = blockIdx.x * blockDim.x + threadIdx.x;
-    u32 units = n / 16;
-    if (i > units) return;
     u32 t4 = *level * 0x01010101u, max4 = max * 0x01010101u;
-    if (i < units) {
-        uint4 q = reinterpret_cast<const uint4*>(in)[i];
-        q.x = rule4(q.x, t4, max4, type);
-        q.y = rule4(q.y, t4, max4, type);
-        q.z = rule4(q.z, t4, max4, type);
-        q.w = rule4(q.w, t4, max4, type);
-        reinterpret_cast<uint4*>(out)[i] = q;
-    } else {
-        for (u32 j = units * 16; j < n; j++) out[j] = (u8)rule4(in[j], t4, max4, type);
-    }
+    map_units<RGBA>(in, out, n, blockIdx.x * blockDim.x + threadIdx.x, [&](u32 v) {
+        return RGBA ? threshold_pixel(v, t4, max4, type) : rule4(v, t4, max4, type);
+    });
 }
 
-// One thread a 16-byte unit (4 pixels); the thread after the last whole unit
-// does the n % 4 left.
+extern "C" __global__ void threshold_gray(const u8* __restrict__ in, u8* __restrict__ out, u32 n,
+                                          const u32* __restrict__ level, u32 max, u32 type) {
+    threshold<false>(in, out, n, level, max, type);
+}
+
 extern "C" __global__ void threshold_rgba(const u8* __restrict__ in, u8* __restrict__ out, u32 n,
                                           const u32* __restrict__ level, u32 max, u32 type) {
-    u32 i = blockIdx.x * blockDim.x + threadIdx.x;
-    u32 units = n / 4;
-    if (i > units) return;
-    u32 t4 = *level * 0x01010101u, max4 = max * 0x01010101u;
-    if (i < units) {
-        uint4 q = reinterpret_cast<const uint4*>(in)[i];
-        q.x = threshold_pixel(q.x, t4, max4, type);
-        q.y = threshold_pixel(q.y, t4, max4, type);
-        q.z = threshold_pixel(q.z, t4, max4, type);
-        q.w = threshold_pixel(q.w, t4, max4, type);
-        reinterpret_cast<uint4*>(out)[i] = q;
-    } else {
-        const u32* in32 = reinterpret_cast<const u32*>(in);
-        u32* out32 = reinterpret_cast<u32*>(out);
-        for (u32 j = units * 4; j < n; j++) out32[j] = threshold_pixel(in32[j], t4, max4, type);
-    }
+    threshold<true>(in, out, n, level, max, type);
 }
 
 // Otsu's level from the histogram, as otsu() in src/ops/threshold.rs, one
