@@ -17,6 +17,7 @@ pub mod noise;
 pub mod ops;
 pub mod pipeline;
 pub mod planes;
+pub mod plugin;
 pub mod quality;
 pub mod registry;
 

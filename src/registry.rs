@@ -11,7 +11,7 @@
 use std::any::Any;
 
 use crate::cuda::ops as gpu;
-use crate::cuda::{GpuHalves, GpuOp};
+use crate::cuda::{DevFormat, GpuHalves, GpuOp};
 use crate::error::{Error, Result};
 use crate::ops::{self, Chain, Op, OpBox, OpSpec, Params};
 
@@ -150,6 +150,32 @@ pub fn first_cpu_only(chain: &Chain) -> Option<&'static str> {
         .iter()
         .map(|op| op.name())
         .find(|name| lookup(name).is_ok_and(|e| e.gpu.is_none()))
+}
+
+/// The size and format that come out of `chain` for frames of `width` ×
+/// `height` in `format`, on either device (taken from the GPU halves, which
+/// know their output formats; building one needs no GPU).
+pub fn output_shape(
+    chain: &Chain,
+    width: usize,
+    height: usize,
+    format: DevFormat,
+) -> Result<(usize, usize, DevFormat)> {
+    chain
+        .ops()
+        .iter()
+        .try_fold((width, height, format), |(w, h, f), op| {
+            match lookup(op.name())?.gpu {
+                Some(_) => gpu_half(op.as_ref())?.output(w, h, f),
+                None => op.output_size(w, h).map(|(w, h)| (w, h, f)),
+            }
+        })
+}
+
+/// A chain from one line, `gaussian:sigma=2,sobel` (see
+/// [`ops::params::split_chain`]).
+pub fn parse_chain_line(text: &str) -> Result<Chain> {
+    parse_chain(&ops::params::split_chain(text))
 }
 
 impl GpuHalves for Chain {

@@ -521,6 +521,52 @@ fn parse_value(op: &str, p: &ParamSpec, raw: &str) -> Result<Value> {
     }
 }
 
+/// Splits a whole chain written on one line, `gaussian:sigma=2,sobel,
+/// retarget:width=75%` (the GStreamer elements' `ops`), into one text per
+/// operation: at commas outside brackets, a piece with a `:` or without a
+/// `=` starts an operation, and a `key=value` piece belongs to the one
+/// before. A `;` always separates operations.
+pub fn split_chain(text: &str) -> Vec<String> {
+    let mut ops: Vec<String> = Vec::new();
+    let mut depth = 0i32;
+    let mut piece = String::new();
+    // An empty entry marks a `;`: what follows starts an operation.
+    let flush = |piece: &mut String, ops: &mut Vec<String>| {
+        let p = piece.trim();
+        if !p.is_empty() {
+            match ops.last_mut() {
+                Some(last) if last.is_empty() => *last = p.to_string(),
+                Some(last) if !p.contains(':') && p.contains('=') => {
+                    last.push(',');
+                    last.push_str(p);
+                }
+                _ => ops.push(p.to_string()),
+            }
+        }
+        piece.clear();
+    };
+    for c in text.chars() {
+        match c {
+            '[' => depth += 1,
+            ']' => depth -= 1,
+            ',' if depth <= 0 => {
+                flush(&mut piece, &mut ops);
+                continue;
+            }
+            ';' if depth <= 0 => {
+                flush(&mut piece, &mut ops);
+                ops.push(String::new());
+                continue;
+            }
+            _ => {}
+        }
+        piece.push(c);
+    }
+    flush(&mut piece, &mut ops);
+    ops.retain(|o| !o.is_empty());
+    ops
+}
+
 /// Splits `name:k=v,k=[a,b]` into the name and its (key, value) pairs.
 /// Commas inside brackets belong to the value.
 pub fn split_op(text: &str) -> Result<(String, Vec<(String, String)>)> {
@@ -583,6 +629,23 @@ pub fn split_op(text: &str) -> Result<(String, Vec<(String, String)>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_chain_on_one_line_splits_into_its_operations() {
+        assert_eq!(
+            split_chain("gaussian:sigma=2,border=zero,sobel,retarget:width=75%"),
+            [
+                "gaussian:sigma=2,border=zero",
+                "sobel",
+                "retarget:width=75%"
+            ]
+        );
+        assert_eq!(
+            split_chain("convolve:kernel=[0,-1,0,-1,5,-1,0,-1,0],delta=2; gray"),
+            ["convolve:kernel=[0,-1,0,-1,5,-1,0,-1,0],delta=2", "gray"]
+        );
+        assert!(split_chain(" , ").is_empty());
+    }
 
     static SPEC: OpSpec = OpSpec {
         name: "demo",

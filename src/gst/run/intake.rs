@@ -384,7 +384,7 @@ fn not_video(input: &Input, caps: &[String]) -> Error {
 /// The YUV colorimetry for frames described by `info`: the input's own when
 /// it is YUV, else BT.709 limited range (what encoders expect), as our type
 /// and as GStreamer's, so that converted bytes and caps agree.
-pub(super) fn yuv_colorimetry(
+pub(crate) fn yuv_colorimetry(
     info: &gst_video::VideoInfo,
 ) -> (Colorimetry, gst_video::VideoColorimetry) {
     let c = info.colorimetry();

@@ -21,6 +21,7 @@
 //! [`run`] puts them together.
 
 mod intake;
+pub(crate) use intake::yuv_colorimetry;
 mod output;
 mod progress;
 mod worker;

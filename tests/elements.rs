@@ -1,0 +1,144 @@
+//! The GStreamer elements (`seamcarve`, `seamstream`) on the CPU: caps
+//! negotiation to the chain's size, odd sizes, an empty chain, errors on the
+//! bus, and a whole pipeline to EOS.
+
+use gstreamer as gst;
+use gstreamer::prelude::*;
+use gstreamer_check as gst_check;
+
+fn init() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        gst::init().unwrap();
+        seamstream::plugin::register_static().unwrap();
+    });
+}
+
+/// Pushes one frame of `w`×`h` `format` through `element` (gst-launch
+/// syntax) and gives the caps and byte size that came out.
+fn one_frame(element: &str, format: &str, w: i32, h: i32) -> (gst::Caps, usize) {
+    init();
+    let mut h_ = gst_check::Harness::new_parse(element);
+    let caps = gst::Caps::builder("video/x-raw")
+        .field("format", format)
+        .field("width", w)
+        .field("height", h)
+        .field("framerate", gst::Fraction::new(30, 1))
+        .build();
+    h_.set_src_caps(caps.clone());
+    let info = gstreamer_video::VideoInfo::from_caps(&caps).unwrap();
+    let buffer = gst::Buffer::with_size(info.size()).unwrap();
+    let out = h_.push_and_pull(buffer).unwrap();
+    let caps = h_.sinkpad().unwrap().current_caps().unwrap();
+    (caps, out.size())
+}
+
+fn size_of(caps: &gst::Caps) -> (i32, i32, String) {
+    let s = caps.structure(0).unwrap();
+    (
+        s.get("width").unwrap(),
+        s.get("height").unwrap(),
+        s.get::<&str>("format").unwrap().to_string(),
+    )
+}
+
+#[test]
+fn seamcarve_negotiates_the_carved_size() {
+    let (caps, bytes) = one_frame("seamcarve width=24 device=cpu", "RGBA", 32, 18);
+    assert_eq!(size_of(&caps), (24, 18, "RGBA".into()));
+    assert_eq!(bytes, 24 * 18 * 4);
+    // Odd sizes and both sides, gray.
+    let (caps, _) = one_frame("seamcarve width=11 height=9 device=cpu", "GRAY8", 17, 13);
+    assert_eq!(size_of(&caps), (11, 9, "GRAY8".into()));
+    // 4:2:0 goes through the chain as RGBA and comes out in its own layout.
+    let (caps, bytes) = one_frame("seamcarve width=30 device=cpu", "I420", 40, 20);
+    assert_eq!(size_of(&caps), (30, 20, "I420".into()));
+    // GStreamer's I420 layout pads each row to 4 bytes.
+    assert_eq!(bytes, 32 * 20 + 2 * 16 * 10);
+}
+
+#[test]
+fn an_empty_chain_keeps_the_size() {
+    let (caps, _) = one_frame("seamcarve device=cpu", "NV12", 64, 36);
+    assert_eq!(size_of(&caps), (64, 36, "NV12".into()));
+    let (caps, _) = one_frame("seamstream device=cpu", "RGBA", 5, 3);
+    assert_eq!(size_of(&caps), (5, 3, "RGBA".into()));
+}
+
+#[test]
+fn seamstream_runs_a_chain_written_on_one_line() {
+    let (caps, _) = one_frame(
+        "seamstream ops=\"gaussian:sigma=2,border=zero,gray,retarget:width=75%\" device=cpu",
+        "RGBA",
+        40,
+        20,
+    );
+    assert_eq!(size_of(&caps), (30, 20, "GRAY8".into()));
+}
+
+/// Runs a gst-launch line to its end: the frames the appsink named `out`
+/// got (width, height each), or the error posted on the bus.
+fn run_line(line: &str) -> Result<Vec<(u32, u32)>, String> {
+    init();
+    let pipe = gst::parse::launch(line)
+        .unwrap()
+        .downcast::<gst::Pipeline>()
+        .unwrap();
+    let sink = pipe
+        .by_name("out")
+        .unwrap()
+        .downcast::<gstreamer_app::AppSink>()
+        .unwrap();
+    pipe.set_state(gst::State::Playing)
+        .unwrap_or(gst::StateChangeSuccess::Success);
+    let mut frames = Vec::new();
+    let bus = pipe.bus().unwrap();
+    let size = |sample: gst::Sample| {
+        let info = gstreamer_video::VideoInfo::from_caps(sample.caps().unwrap()).unwrap();
+        (info.width(), info.height())
+    };
+    let result = loop {
+        if let Some(sample) = sink.try_pull_sample(gst::ClockTime::from_mseconds(20)) {
+            frames.push(size(sample));
+            continue;
+        }
+        let ends = [gst::MessageType::Error, gst::MessageType::Eos];
+        if let Some(m) = bus.timed_pop_filtered(gst::ClockTime::from_mseconds(10), &ends) {
+            if let gst::MessageView::Error(e) = m.view() {
+                break Err(e.error().to_string());
+            }
+            while let Some(sample) = sink.try_pull_sample(gst::ClockTime::ZERO) {
+                frames.push(size(sample));
+            }
+            break Ok(frames);
+        }
+    };
+    pipe.set_state(gst::State::Null).unwrap();
+    result
+}
+
+#[test]
+fn a_test_source_through_seamcarve_reaches_eos_with_every_frame() {
+    let frames = run_line(
+        "videotestsrc num-buffers=12 pattern=ball ! video/x-raw,width=64,height=36 ! videoconvert \
+         ! seamcarve width=48 device=cpu ! appsink name=out sync=false",
+    )
+    .unwrap();
+    assert_eq!(frames, vec![(48, 36); 12]);
+}
+
+#[test]
+fn bad_values_are_errors_on_the_bus_that_name_them() {
+    let e = run_line(
+        "videotestsrc num-buffers=3 ! videoconvert ! seamstream ops=\"blurr:sigma=2\" \
+         ! appsink name=out sync=false",
+    )
+    .unwrap_err();
+    assert!(e.contains("`blurr`") && e.contains("gaussian"), "{e}");
+    let e = run_line(
+        "videotestsrc num-buffers=3 ! videoconvert ! seamcarve width=40 device=gpu \
+         ! appsink name=out sync=false",
+    )
+    .unwrap_err();
+    assert!(e.contains("device=gpu") && e.contains("cuda:N"), "{e}");
+}
