@@ -142,3 +142,91 @@ fn bad_values_are_errors_on_the_bus_that_name_them() {
     .unwrap_err();
     assert!(e.contains("device=gpu") && e.contains("cuda:N"), "{e}");
 }
+
+/// A harness around `element` with RGBA `w`×`h` caps on its input.
+fn harness(element: &str, w: i32, h: i32) -> gst_check::Harness {
+    init();
+    let mut h_ = gst_check::Harness::new_parse(element);
+    h_.set_src_caps(
+        gst::Caps::builder("video/x-raw")
+            .field("format", "RGBA")
+            .field("width", w)
+            .field("height", h)
+            .field("framerate", gst::Fraction::new(30, 1))
+            .build(),
+    );
+    h_
+}
+
+/// An RGBA frame with detail everywhere, `step` pixels along (so that
+/// consecutive frames are a small pan, not a scene cut).
+fn frame(w: usize, h: usize, step: usize) -> gst::Buffer {
+    let mut noise = seamstream::noise::Noise::new(9);
+    let base = noise.gray(w + 16, h);
+    let bytes: Vec<u8> = (0..h)
+        .flat_map(|y| {
+            let row = base.row(y);
+            (0..w).flat_map(move |x| {
+                let v = row[x + step];
+                [v, v / 2 + 64, 255 - v, 255]
+            })
+        })
+        .collect();
+    gst::Buffer::from_mut_slice(bytes)
+}
+
+fn bytes(b: &gst::Buffer) -> Vec<u8> {
+    b.map_readable().unwrap().as_slice().to_vec()
+}
+
+#[test]
+fn a_width_change_while_playing_renegotiates() {
+    let mut h = harness("seamcarve width=24 device=cpu", 32, 18);
+    let out = h.push_and_pull(frame(32, 18, 0)).unwrap();
+    assert_eq!(out.size(), 24 * 18 * 4);
+    h.find_element("seamcarve")
+        .unwrap()
+        .set_property("width", 20u32);
+    let out = h.push_and_pull(frame(32, 18, 1)).unwrap();
+    assert_eq!(out.size(), 20 * 18 * 4);
+    let caps = h.sinkpad().unwrap().current_caps().unwrap();
+    assert_eq!(size_of(&caps), (20, 18, "RGBA".into()));
+}
+
+/// Fast mode follows the last frame's seams; a flush or a DISCONT buffer
+/// starts afresh, so the frame after it comes out as from a new element.
+#[test]
+fn flush_and_discont_forget_the_seams() {
+    let element = "seamcarve width=48 mode=fast device=cpu";
+    let (a, b) = (frame(64, 36, 0), frame(64, 36, 2));
+    let fresh = bytes(&harness(element, 64, 36).push_and_pull(b.clone()).unwrap());
+    let mut h = harness(element, 64, 36);
+    h.push_and_pull(a.clone()).unwrap();
+    let followed = bytes(&h.push_and_pull(b.clone()).unwrap());
+    assert_ne!(
+        followed, fresh,
+        "following the last frame made no difference here"
+    );
+
+    let mut h = harness(element, 64, 36);
+    h.push_and_pull(a.clone()).unwrap();
+    assert!(h.push_event(gst::event::FlushStart::new()));
+    assert!(h.push_event(gst::event::FlushStop::new(true)));
+    let segment = gst::FormattedSegment::<gst::ClockTime>::new();
+    assert!(h.push_event(gst::event::Segment::new(&segment)));
+    assert_eq!(
+        bytes(&h.push_and_pull(b.clone()).unwrap()),
+        fresh,
+        "after a flush"
+    );
+
+    let mut h = harness(element, 64, 36);
+    h.push_and_pull(a).unwrap();
+    let mut discont = b;
+    discont.make_mut().set_flags(gst::BufferFlags::DISCONT);
+    assert_eq!(
+        bytes(&h.push_and_pull(discont).unwrap()),
+        fresh,
+        "after a DISCONT"
+    );
+}

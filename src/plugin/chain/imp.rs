@@ -42,6 +42,8 @@ struct Settings {
 
 /// What a caps change sets up.
 struct State {
+    /// The chain's text, to build it afresh when the stream restarts.
+    text: String,
     chain: Chain,
     gpu: Option<(Gpu, GpuChain)>,
     /// The chain's frames: the input's size and format as the chain sees
@@ -218,6 +220,7 @@ impl Engine {
             if gpu.is_some() { "the GPU" } else { "the CPU" }
         );
         *self.state.lock().unwrap_or_else(|e| e.into_inner()) = Some(State {
+            text: settings.chain.clone(),
             chain,
             gpu,
             input,
@@ -272,6 +275,26 @@ impl Engine {
             None => write_frame(&out, &mut vf)?,
         }
         Ok(gst::FlowSuccess::Ok)
+    }
+
+    /// Forgets what the chain carries from frame to frame (fast mode's
+    /// seams): after a flush or a discontinuity, the next frame starts
+    /// afresh, as after a scene cut.
+    fn reset(&self) {
+        let mut guard = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(state) = guard.as_mut() else {
+            return;
+        };
+        if let Ok(mut chain) = registry::parse_chain_line(&state.text) {
+            chain.streaming();
+            state.chain = chain;
+        }
+        if let Some((gpu, g)) = &mut state.gpu {
+            let (w, h, f) = state.input;
+            if let Ok(fresh) = GpuChain::new(gpu, &state.chain, w, h, f) {
+                *g = fresh;
+            }
+        }
     }
 
     fn stop(&self) {
@@ -438,6 +461,19 @@ macro_rules! chain_transform {
             fn stop(&self) -> Result<(), gst::ErrorMessage> {
                 self.engine.stop();
                 Ok(())
+            }
+
+            fn sink_event(&self, event: gst::Event) -> bool {
+                if let gst::EventView::FlushStop(_) = event.view() {
+                    self.engine.reset();
+                }
+                self.parent_sink_event(event)
+            }
+
+            fn before_transform(&self, inbuf: &gst::BufferRef) {
+                if inbuf.flags().contains(gst::BufferFlags::DISCONT) {
+                    self.engine.reset();
+                }
             }
         }
 
@@ -610,17 +646,17 @@ impl ObjectImpl for SeamCarve {
             vec![
                 glib::ParamSpecUInt::builder("width")
                     .nick("Width")
-                    .blurb("Output width in pixels (0: the input's)")
+                    .blurb("Output width in pixels (0: the input's); may change while playing")
                     .maximum(65536)
                     .default_value(0)
-                    .mutable_ready()
+                    .mutable_playing()
                     .build(),
                 glib::ParamSpecUInt::builder("height")
                     .nick("Height")
-                    .blurb("Output height in pixels (0: the input's)")
+                    .blurb("Output height in pixels (0: the input's); may change while playing")
                     .maximum(65536)
                     .default_value(0)
-                    .mutable_ready()
+                    .mutable_playing()
                     .build(),
                 glib::ParamSpecString::builder("mode")
                     .nick("Mode")
@@ -657,8 +693,19 @@ impl ObjectImpl for SeamCarve {
                 .unwrap_or_default()
         };
         match pspec.name() {
-            "width" => s.width = value.get().unwrap_or(0),
-            "height" => s.height = value.get().unwrap_or(0),
+            "width" | "height" => {
+                let v = value.get().unwrap_or(0);
+                if pspec.name() == "width" {
+                    s.width = v;
+                } else {
+                    s.height = v;
+                }
+                drop(s);
+                // Negotiated again before the next frame: the new size
+                // goes downstream as new caps.
+                self.obj().reconfigure_src();
+                return;
+            }
             "mode" => s.mode = text(),
             "energy" => s.energy = text(),
             _ => s.device = text(),
