@@ -704,7 +704,6 @@ impl ObjectImpl for SeamCarve {
                 // Negotiated again before the next frame: the new size
                 // goes downstream as new caps.
                 self.obj().reconfigure_src();
-                return;
             }
             "mode" => s.mode = text(),
             "energy" => s.energy = text(),
