@@ -420,8 +420,11 @@ pub(super) fn planes<'a>(
 }
 
 /// Copies a buffer into a picture (the one copy on the streaming thread):
-/// RGBA, I420 or NV12, as the input gave it.
-fn picture_from_buffer(buffer: &gst::BufferRef, info: &gst_video::VideoInfo) -> Result<Picture> {
+/// RGBA, GRAY8, I420 or NV12, as the input gave it.
+pub(crate) fn picture_from_buffer(
+    buffer: &gst::BufferRef,
+    info: &gst_video::VideoInfo,
+) -> Result<Picture> {
     let vf = gst_video::VideoFrameRef::from_buffer_ref_readable(buffer, info)
         .map_err(|e| gst_err("cannot map an input buffer", e))?;
     let (w, h) = (info.width() as usize, info.height() as usize);
@@ -440,6 +443,11 @@ fn picture_from_buffer(buffer: &gst::BufferRef, info: &gst_video::VideoInfo) -> 
     let format = match info.format() {
         gst_video::VideoFormat::I420 => PixelFormat::I420,
         gst_video::VideoFormat::Nv12 => PixelFormat::Nv12,
+        gst_video::VideoFormat::Gray8 => {
+            let mut p = Plane::new(w, h, 0u8);
+            copy_rows(&mut p, plane(0)?);
+            return Ok(Picture::Frame(Frame::Gray(p)));
+        }
         _ => {
             // One allocation per frame on the CPU path: the chain owns its frames.
             let (data, stride) = plane(0)?;

@@ -21,7 +21,9 @@
 //! [`run`] puts them together.
 
 mod intake;
-pub(crate) use intake::yuv_colorimetry;
+pub(crate) use intake::{picture_from_buffer, yuv_colorimetry};
+pub(crate) use output::write_picture;
+pub(crate) use worker::{chain_frame, out_picture};
 mod output;
 mod progress;
 mod worker;

@@ -296,6 +296,47 @@ pub(super) fn output_info(
         .map_err(|e| gst_err("cannot describe the output frames", e))
 }
 
+/// Writes `picture` into `b`, the bytes of a frame described by `info`, at
+/// its offsets and strides. A gray picture goes into GRAY8 as it is and into
+/// RGBA as R = G = B.
+pub(crate) fn write_picture(picture: &Picture, info: &gst_video::VideoInfo, b: &mut [u8]) {
+    let (off, stride) = (info.offset(), info.stride());
+    let mut rows = |plane: usize, height: usize, row: &dyn Fn(usize, &mut [u8])| {
+        let (o, s) = (off[plane], stride[plane] as usize);
+        for y in 0..height {
+            let end = (o + (y + 1) * s).min(b.len());
+            row(y, &mut b[o + y * s..end]);
+        }
+    };
+    match picture {
+        Picture::Frame(Frame::Rgba(p)) => rows(0, p.height(), &|y, o| {
+            o[..4 * p.width()].copy_from_slice(p.row(y).as_flattened());
+        }),
+        Picture::Frame(Frame::Gray(p)) if info.format() == gst_video::VideoFormat::Gray8 => {
+            rows(0, p.height(), &|y, o| {
+                o[..p.width()].copy_from_slice(p.row(y))
+            })
+        }
+        Picture::Frame(Frame::Gray(p)) => rows(0, p.height(), &|y, o| {
+            for (px, &v) in o.chunks_exact_mut(4).zip(p.row(y)) {
+                px.copy_from_slice(&[v, v, v, 255]);
+            }
+        }),
+        Picture::Yuv(yuv) => {
+            let planes = [&yuv.y, &yuv.u, &yuv.v];
+            for (i, p) in planes
+                .into_iter()
+                .enumerate()
+                .take(info.n_planes() as usize)
+            {
+                rows(i, p.height(), &|y, o| {
+                    o[..p.row(y).len()].copy_from_slice(p.row(y))
+                });
+            }
+        }
+    }
+}
+
 /// A GStreamer buffer holding `picture` in the output layout, from the pool.
 fn buffer_from_picture(
     picture: &Picture,
@@ -303,44 +344,8 @@ fn buffer_from_picture(
     pts: Option<gst::ClockTime>,
     duration: Option<gst::ClockTime>,
 ) -> Result<gst::Buffer> {
-    let info = &out.info;
     out.fill(pts, duration, |b| {
-        // Written row by row straight from the picture; RGBA rows are packed.
-        match picture {
-            Picture::Frame(Frame::Rgba(p)) => {
-                for (o, y) in b
-                    .chunks_exact_mut((4 * p.width()).max(1))
-                    .zip(0..p.height())
-                {
-                    o.copy_from_slice(p.row(y).as_flattened());
-                }
-            }
-            Picture::Frame(Frame::Gray(p)) => {
-                for (o, y) in b
-                    .chunks_exact_mut((4 * p.width()).max(1))
-                    .zip(0..p.height())
-                {
-                    for (px, &v) in o.chunks_exact_mut(4).zip(p.row(y)) {
-                        px.copy_from_slice(&[v, v, v, 255]);
-                    }
-                }
-            }
-            Picture::Yuv(yuv) => {
-                // Planes at GStreamer's offsets and strides for these caps.
-                b.fill(0);
-                for (i, p) in [&yuv.y, &yuv.u, &yuv.v]
-                    .into_iter()
-                    .enumerate()
-                    .take(info.n_planes() as usize)
-                {
-                    let (off, stride) = (info.offset()[i], info.stride()[i] as usize);
-                    for y in 0..p.height() {
-                        let row = p.row(y);
-                        b[off + y * stride..off + y * stride + row.len()].copy_from_slice(row);
-                    }
-                }
-            }
-        }
+        write_picture(picture, &out.info, b);
         Ok(())
     })
 }

@@ -32,6 +32,28 @@ type Meta = (
     gst_video::VideoInfo,
 );
 
+/// A picture as the chain takes it: 4:2:0 becomes RGBA by the `yuv` op's
+/// arithmetic (the GPU stage's, so both devices see the same frames).
+pub(crate) fn chain_frame(picture: Picture, c: Colorimetry) -> Frame {
+    match picture {
+        Picture::Frame(f) => f,
+        Picture::Yuv(y) => Frame::Rgba(yuv420_to_rgba(&y, c)),
+    }
+}
+
+/// The chain's output as it leaves: in the 4:2:0 layout `yuv`, by the same
+/// arithmetic, or as it is.
+pub(crate) fn out_picture(
+    frame: Frame,
+    c: Colorimetry,
+    yuv: Option<PixelFormat>,
+) -> Result<Picture> {
+    Ok(match yuv {
+        Some(layout) => Picture::Yuv(rgba_to_yuv420(&frame.to_rgba(), layout, c)?),
+        None => Picture::Frame(frame),
+    })
+}
+
 /// Starts the chain's thread: frames from `rx`, results to `tx`.
 pub(super) fn spawn(
     opts: &RunOptions,
@@ -236,17 +258,10 @@ impl Work {
     /// where the GPU's would (`yuv_out`, even sizes), so that both devices
     /// give the encoder the same bytes.
     fn cpu(&mut self, picture: Picture, c: Colorimetry) -> Result<Picture> {
-        let frame = match picture {
-            Picture::Frame(f) => f,
-            Picture::Yuv(y) => Frame::Rgba(yuv420_to_rgba(&y, c)),
-        };
-        let out = self.chain.apply(frame)?;
-        let (ow, oh) = (out.width(), out.height());
-        Ok(if self.yuv_out && ow % 2 == 0 && oh % 2 == 0 {
-            Picture::Yuv(rgba_to_yuv420(&out.to_rgba(), PixelFormat::I420, c)?)
-        } else {
-            Picture::Frame(out)
-        })
+        let out = self.chain.apply(chain_frame(picture, c))?;
+        let even = out.width() % 2 == 0 && out.height() % 2 == 0;
+        let yuv = (self.yuv_out && even).then_some(PixelFormat::I420);
+        out_picture(out, c, yuv)
     }
 
     fn poll(&mut self) -> Result<Vec<Timed>> {

@@ -17,9 +17,9 @@ use gstreamer_video::prelude::*;
 use crate::color::Colorimetry;
 use crate::cuda::stage::GpuChain;
 use crate::cuda::{DevFormat, Gpu};
-use crate::frame::{Frame, PixelFormat, Plane, Yuv420};
+use crate::frame::PixelFormat;
+use crate::gst::run;
 use crate::ops::Chain;
-use crate::ops::yuv::{rgba_to_yuv420, yuv420_to_rgba};
 use crate::registry;
 
 static CAT: LazyLock<gst::DebugCategory> = LazyLock::new(|| {
@@ -32,6 +32,16 @@ static CAT: LazyLock<gst::DebugCategory> = LazyLock::new(|| {
 
 /// Where the chain runs, as `--device` takes it.
 const DEVICE_HELP: &str = "auto (the GPU when one works), cpu, cuda or cuda:N";
+
+/// The `device` property both elements have.
+fn device_property() -> glib::ParamSpec {
+    glib::ParamSpecString::builder("device")
+        .nick("Device")
+        .blurb(DEVICE_HELP)
+        .default_value(Some("auto"))
+        .mutable_ready()
+        .build()
+}
 
 /// What both elements are set up with: the chain's text and the device.
 #[derive(Clone, Debug, PartialEq)]
@@ -52,9 +62,8 @@ struct State {
     output: (usize, usize, DevFormat),
     in_info: gst_video::VideoInfo,
     out_info: gst_video::VideoInfo,
-    /// The 4:2:0 layouts of the two sides, if they are YUV, and the
-    /// colorimetry both conversions use (the input's, as `run` does).
-    yuv_in: Option<PixelFormat>,
+    /// The output's 4:2:0 layout, if it is YUV, and the colorimetry both
+    /// conversions use (the input's, as `run` does).
     yuv_out: Option<PixelFormat>,
     colorimetry: Colorimetry,
 }
@@ -198,7 +207,7 @@ impl Engine {
         let format = dev_format(in_info.format())
             .ok_or_else(|| gst::loggable_error!(CAT, "unsupported format"))?;
         let input = (in_info.width() as usize, in_info.height() as usize, format);
-        let colorimetry = crate::gst::run::yuv_colorimetry(&in_info).0;
+        let colorimetry = run::yuv_colorimetry(&in_info).0;
         let mut chain =
             registry::parse_chain_line(&settings.chain).map_err(|e| fail(format!("ops: {e}")))?;
         chain.streaming();
@@ -225,7 +234,6 @@ impl Engine {
             gpu,
             input,
             output,
-            yuv_in: yuv_layout(in_info.format()),
             yuv_out: yuv_layout(out_info.format()),
             colorimetry,
             in_info,
@@ -241,22 +249,16 @@ impl Engine {
     ) -> Result<gst::FlowSuccess, gst::FlowError> {
         let mut guard = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let state = guard.as_mut().ok_or(gst::FlowError::NotNegotiated)?;
-        let frame = {
-            let vf =
-                gst_video::VideoFrameRef::from_buffer_ref_readable(inbuf.as_ref(), &state.in_info)
-                    .map_err(|_| gst::FlowError::Error)?;
-            match state.yuv_in {
-                Some(layout) => Frame::Rgba(yuv420_to_rgba(
-                    &read_yuv(&vf, layout, state.input)?,
-                    state.colorimetry,
-                )),
-                None => read_frame(&vf, state.input)?,
-            }
-        };
+        let picture = run::picture_from_buffer(inbuf.as_ref(), &state.in_info).map_err(|e| {
+            gst::error!(CAT, "{e}");
+            gst::FlowError::Error
+        })?;
+        let frame = run::chain_frame(picture, state.colorimetry);
         let out = match &mut state.gpu {
             Some((gpu, g)) => g.apply(gpu, &frame),
             None => state.chain.apply(frame),
         }
+        .and_then(|f| run::out_picture(f, state.colorimetry, state.yuv_out))
         .map_err(|e| {
             gst::error!(CAT, "{e}");
             gst::FlowError::Error
@@ -264,16 +266,8 @@ impl Engine {
         if (out.width(), out.height()) != (state.output.0, state.output.1) {
             return Err(gst::FlowError::NotNegotiated);
         }
-        let mut vf = gst_video::VideoFrameRef::from_buffer_ref_writable(outbuf, &state.out_info)
-            .map_err(|_| gst::FlowError::Error)?;
-        match state.yuv_out {
-            Some(layout) => {
-                let yuv = rgba_to_yuv420(&out.to_rgba(), layout, state.colorimetry)
-                    .map_err(|_| gst::FlowError::Error)?;
-                write_yuv(&yuv, &mut vf)?;
-            }
-            None => write_frame(&out, &mut vf)?,
-        }
+        let mut map = outbuf.map_writable().map_err(|_| gst::FlowError::Error)?;
+        run::write_picture(&out, &state.out_info, map.as_mut_slice());
         Ok(gst::FlowSuccess::Ok)
     }
 
@@ -323,97 +317,29 @@ fn open_device(device: &str, chain: &Chain) -> Result<Option<Gpu>, String> {
         .map_err(|e| format!("device={device}: {e}").replace("--device cpu", "device=cpu"))
 }
 
-fn read_frame(
-    vf: &gst_video::VideoFrameRef<&gst::BufferRef>,
-    (w, h, format): (usize, usize, DevFormat),
-) -> Result<Frame, gst::FlowError> {
-    let data = vf.plane_data(0).map_err(|_| gst::FlowError::Error)?;
-    let stride = vf.plane_stride()[0] as usize;
-    Ok(match format {
-        DevFormat::Rgba => Frame::Rgba(Plane::from_fn(w, h, |x, y| {
-            let i = y * stride + 4 * x;
-            [data[i], data[i + 1], data[i + 2], data[i + 3]]
-        })),
-        DevFormat::Gray => Frame::Gray(Plane::from_fn(w, h, |x, y| data[y * stride + x])),
-    })
-}
-
-/// A mapped 4:2:0 frame's planes, copied.
-fn read_yuv(
-    vf: &gst_video::VideoFrameRef<&gst::BufferRef>,
-    layout: PixelFormat,
-    (w, h, _): (usize, usize, DevFormat),
-) -> Result<Yuv420, gst::FlowError> {
-    let mut yuv = Yuv420::new(layout, w, h).map_err(|_| gst::FlowError::Error)?;
-    let planes = match layout {
-        PixelFormat::Nv12 => 2,
-        _ => 3,
-    };
-    for (i, p) in [&mut yuv.y, &mut yuv.u, &mut yuv.v]
-        .into_iter()
-        .enumerate()
-        .take(planes)
-    {
-        let data = vf.plane_data(i as u32).map_err(|_| gst::FlowError::Error)?;
-        let stride = vf.plane_stride()[i] as usize;
-        let n = p.width();
-        for (y, row) in p.rows_mut().enumerate() {
-            row.copy_from_slice(&data[y * stride..y * stride + n]);
-        }
-    }
-    Ok(yuv)
-}
-
-/// 4:2:0 planes into a mapped frame, at its strides.
-fn write_yuv(
-    yuv: &Yuv420,
-    vf: &mut gst_video::VideoFrameRef<&mut gst::BufferRef>,
-) -> Result<(), gst::FlowError> {
-    let planes = vf.n_planes() as usize;
-    for (i, p) in [&yuv.y, &yuv.u, &yuv.v]
-        .into_iter()
-        .enumerate()
-        .take(planes)
-    {
-        let stride = vf.plane_stride()[i] as usize;
-        let data = vf
-            .plane_data_mut(i as u32)
-            .map_err(|_| gst::FlowError::Error)?;
-        for y in 0..p.height() {
-            let row = p.row(y);
-            data[y * stride..y * stride + row.len()].copy_from_slice(row);
-        }
-    }
-    Ok(())
-}
-
-fn write_frame(
-    frame: &Frame,
-    vf: &mut gst_video::VideoFrameRef<&mut gst::BufferRef>,
-) -> Result<(), gst::FlowError> {
-    let stride = vf.plane_stride()[0] as usize;
-    let data = vf.plane_data_mut(0).map_err(|_| gst::FlowError::Error)?;
-    match frame {
-        Frame::Rgba(p) => {
-            for y in 0..p.height() {
-                let row = p.row(y).as_flattened();
-                data[y * stride..y * stride + row.len()].copy_from_slice(row);
-            }
-        }
-        Frame::Gray(p) => {
-            for y in 0..p.height() {
-                let row = p.row(y);
-                data[y * stride..y * stride + row.len()].copy_from_slice(row);
-            }
-        }
-    }
-    Ok(())
-}
-
-/// The parts of `BaseTransformImpl` both elements share, given their
-/// settings.
+/// What both elements share given their settings: `ElementImpl` (with the
+/// element's long name, class and description) and `BaseTransformImpl`.
 macro_rules! chain_transform {
-    ($ty:ident) => {
+    ($ty:ident, $long:literal, $klass:literal, $description:literal) => {
+        impl ElementImpl for $ty {
+            fn metadata() -> Option<&'static gst::subclass::ElementMetadata> {
+                static META: LazyLock<gst::subclass::ElementMetadata> = LazyLock::new(|| {
+                    gst::subclass::ElementMetadata::new(
+                        $long,
+                        $klass,
+                        $description,
+                        "seamstream developers",
+                    )
+                });
+                Some(&*META)
+            }
+
+            fn pad_templates() -> &'static [gst::PadTemplate] {
+                static T: LazyLock<Vec<gst::PadTemplate>> = LazyLock::new(pad_templates);
+                T.as_ref()
+            }
+        }
+
         impl BaseTransformImpl for $ty {
             const MODE: gst_base::subclass::BaseTransformMode =
                 gst_base::subclass::BaseTransformMode::NeverInPlace;
@@ -519,12 +445,7 @@ impl ObjectImpl for SeamStream {
                     .default_value(Some(""))
                     .mutable_ready()
                     .build(),
-                glib::ParamSpecString::builder("device")
-                    .nick("Device")
-                    .blurb(DEVICE_HELP)
-                    .default_value(Some("auto"))
-                    .mutable_ready()
-                    .build(),
+                device_property(),
             ]
         });
         PROPS.as_ref()
@@ -552,26 +473,12 @@ impl ObjectImpl for SeamStream {
     }
 }
 
-impl ElementImpl for SeamStream {
-    fn metadata() -> Option<&'static gst::subclass::ElementMetadata> {
-        static META: LazyLock<gst::subclass::ElementMetadata> = LazyLock::new(|| {
-            gst::subclass::ElementMetadata::new(
-                "seamstream chain",
-                "Filter/Effect/Video",
-                "Runs a chain of image operations (blur, edges, warps, thresholds, seam carving) on the CPU or CUDA",
-                "seamstream developers",
-            )
-        });
-        Some(&*META)
-    }
-
-    fn pad_templates() -> &'static [gst::PadTemplate] {
-        static T: LazyLock<Vec<gst::PadTemplate>> = LazyLock::new(pad_templates);
-        T.as_ref()
-    }
-}
-
-chain_transform!(SeamStream);
+chain_transform!(
+    SeamStream,
+    "seamstream chain",
+    "Filter/Effect/Video",
+    "Runs a chain of image operations (blur, edges, warps, thresholds, seam carving) on the CPU or CUDA"
+);
 
 /// `seamcarve`'s properties.
 #[derive(Clone, Debug)]
@@ -672,12 +579,7 @@ impl ObjectImpl for SeamCarve {
                     .default_value(Some("forward"))
                     .mutable_ready()
                     .build(),
-                glib::ParamSpecString::builder("device")
-                    .nick("Device")
-                    .blurb(DEVICE_HELP)
-                    .default_value(Some("auto"))
-                    .mutable_ready()
-                    .build(),
+                device_property(),
             ]
         });
         PROPS.as_ref()
@@ -723,23 +625,9 @@ impl ObjectImpl for SeamCarve {
     }
 }
 
-impl ElementImpl for SeamCarve {
-    fn metadata() -> Option<&'static gst::subclass::ElementMetadata> {
-        static META: LazyLock<gst::subclass::ElementMetadata> = LazyLock::new(|| {
-            gst::subclass::ElementMetadata::new(
-                "Seam carving",
-                "Filter/Effect/Video/Scaler",
-                "Content-aware retargeting: removes the least important seams to reach width x height",
-                "seamstream developers",
-            )
-        });
-        Some(&*META)
-    }
-
-    fn pad_templates() -> &'static [gst::PadTemplate] {
-        static T: LazyLock<Vec<gst::PadTemplate>> = LazyLock::new(pad_templates);
-        T.as_ref()
-    }
-}
-
-chain_transform!(SeamCarve);
+chain_transform!(
+    SeamCarve,
+    "Seam carving",
+    "Filter/Effect/Video/Scaler",
+    "Content-aware retargeting: removes the least important seams to reach width x height"
+);
