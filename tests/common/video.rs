@@ -184,21 +184,7 @@ pub fn media_streams(path: &Path) -> Vec<(String, u64)> {
         queue.sync_state_with_parent().unwrap();
         pad.link(&queue.static_pad("sink").unwrap()).unwrap();
     });
-    pipe.set_state(gst::State::Playing).unwrap();
-    let bus = pipe.bus().unwrap();
-    let msg = bus.timed_pop_filtered(
-        gst::ClockTime::from_seconds(60),
-        &[gst::MessageType::Eos, gst::MessageType::Error],
-    );
-    pipe.set_state(gst::State::Null).unwrap();
-    assert!(
-        matches!(
-            msg.as_ref().map(|m| m.view()),
-            Some(gst::MessageView::Eos(_))
-        ),
-        "reading {} failed: {msg:?}",
-        path.display()
-    );
+    play_to_eos(pipe.upcast_ref(), &format!("reading {}", path.display()));
     found.lock().unwrap().clone()
 }
 
@@ -219,6 +205,12 @@ pub fn clip_with_audio(path: &Path, seconds: u32) {
         path.display()
     );
     let pipe = gst::parse::launch(&desc).unwrap();
+    play_to_eos(&pipe, &format!("making {}", path.display()));
+}
+
+/// Plays `pipe` to its end, failing the test (`what` failed) on an error or
+/// after a minute.
+fn play_to_eos(pipe: &gst::Element, what: &str) {
     pipe.set_state(gst::State::Playing).unwrap();
     let bus = pipe.bus().unwrap();
     let msg = bus.timed_pop_filtered(
@@ -231,8 +223,7 @@ pub fn clip_with_audio(path: &Path, seconds: u32) {
             msg.as_ref().map(|m| m.view()),
             Some(gst::MessageView::Eos(_))
         ),
-        "making {} failed: {msg:?}",
-        path.display()
+        "{what} failed: {msg:?}"
     );
 }
 
