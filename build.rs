@@ -6,7 +6,6 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 fn main() {
-    gst_plugin_version_helper::info();
     let dir = Path::new("kernels");
     println!("cargo:rerun-if-changed=kernels");
     let mut names: Vec<String> = std::fs::read_dir(dir)

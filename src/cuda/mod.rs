@@ -128,6 +128,31 @@ impl Gpu {
         }
         let ctx = CudaContext::new(ordinal)
             .map_err(|e| cuda_err(&format!("opening GPU {ordinal}"), e))?;
+        Gpu::with_context(ctx)
+    }
+
+    /// GPU `ordinal` on a CUDA context someone else made and owns
+    /// (GStreamer's, for its CUDA memory), so that both work in one context.
+    ///
+    /// # Safety
+    ///
+    /// `handle` must be a live context on GPU `ordinal` that outlives the
+    /// returned `Gpu` and every clone of it (cudarc never destroys it: a
+    /// reference to its wrapper is kept for the process).
+    pub unsafe fn on_context(ordinal: usize, handle: cudarc::driver::sys::CUcontext) -> Result<Gpu> {
+        driver_present()?;
+        let device = cudarc::driver::result::device::get(ordinal as i32)
+            .map_err(|e| cuda_err(&format!("opening GPU {ordinal}"), e))?;
+        // SAFETY: the caller's promise; cudarc would destroy a context it
+        // wraps when the last reference goes, so one is never let go.
+        let ctx = unsafe { CudaContext::from_raw_context(ordinal, device, handle) }
+            .map_err(|e| cuda_err(&format!("using GStreamer's context on GPU {ordinal}"), e))?;
+        std::mem::forget(ctx.clone());
+        Gpu::with_context(ctx)
+    }
+
+    /// The compute stream and kernel table on `ctx`.
+    fn with_context(ctx: Arc<CudaContext>) -> Result<Gpu> {
         let (maj, min) = ctx
             .compute_capability()
             .map_err(|e| cuda_err("reading the compute capability", e))?;

@@ -13,9 +13,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cudarc::driver::{CudaEvent, CudaStream, PinnedHostSlice, sys};
-
-use cudarc::driver::CudaSlice;
+use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtr, PinnedHostSlice, sys};
 
 use super::ops::yuv::{rgba_to_yuv420, yuv420_len, yuv420_to_rgba};
 use super::{DevFormat, DevFrame, Gpu, GpuHalves, Prepared, cuda_err};
@@ -75,10 +73,77 @@ impl Layout {
     }
 }
 
+/// One plane of a frame in device memory (GStreamer's CUDA memory): its
+/// first byte and the bytes from one row to the next.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DevicePlane {
+    pub ptr: u64,
+    pub pitch: usize,
+}
+
+/// Where a frame comes into the ring from: written by `fill` into the slot's
+/// pinned buffer and uploaded, or copied from device memory (planes in the
+/// ring's input layout) on the device.
+pub enum Source<F> {
+    Host(F),
+    Device([DevicePlane; 3]),
+}
+
+/// Copies a frame's planes between device memory (`planes`, each with its
+/// own pitch) and a packed device buffer (`packed`: rows packed, planes of
+/// `shape` one after another), on `stream`; into the packed buffer when
+/// `inward`, out of it otherwise.
+fn copy_planes(
+    stream: &CudaStream,
+    planes: &[DevicePlane; 3],
+    packed: u64,
+    shape: [(usize, usize); 3],
+    inward: bool,
+) -> Result<()> {
+    let mut at = 0u64;
+    for (plane, (row, rows)) in planes.iter().zip(shape) {
+        if row * rows == 0 {
+            continue;
+        }
+        if plane.ptr == 0 || plane.pitch < row {
+            return Err(Error::BadFrame(format!(
+                "a device plane of {rows} rows of {row} bytes is given {} bytes apart at {:#x}",
+                plane.pitch, plane.ptr
+            )));
+        }
+        let (src, src_pitch, dst, dst_pitch) = if inward {
+            (plane.ptr, plane.pitch, packed + at, row)
+        } else {
+            (packed + at, row, plane.ptr, plane.pitch)
+        };
+        // SAFETY: a plain struct of integers and pointers; zero is "unused"
+        // for every field not set here.
+        let mut copy: sys::CUDA_MEMCPY2D = unsafe { std::mem::zeroed() };
+        copy.srcMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_DEVICE;
+        copy.srcDevice = src;
+        copy.srcPitch = src_pitch;
+        copy.dstMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_DEVICE;
+        copy.dstDevice = dst;
+        copy.dstPitch = dst_pitch;
+        copy.WidthInBytes = row;
+        copy.Height = rows;
+        // SAFETY: both sides are device memory of at least `rows` rows of
+        // `row` bytes at their pitches: the packed buffer was allocated for
+        // the layout, and the caller's planes come from a mapped buffer of
+        // the negotiated size, kept alive until the copy's event is done.
+        unsafe { sys::cuMemcpy2DAsync_v2(&copy, stream.cu_stream()) }
+            .result()
+            .map_err(|e| cuda_err("copying a frame in device memory", e))?;
+        at += (row * rows) as u64;
+    }
+    Ok(())
+}
+
 /// A finished frame in its slot's pinned output buffer, for the consumer of
 /// [`Stage::push`], [`Stage::poll`] and [`Stage::finish`] to copy out before
 /// the slot is used again: rows packed, planes one after another as
-/// [`Layout::planes`] lists them.
+/// [`Layout::planes`] lists them. A frame the ring was told to leave in
+/// device memory has no bytes here.
 #[derive(Clone, Copy, Debug)]
 pub struct Finished<'a> {
     pub bytes: &'a [u8],
@@ -204,7 +269,8 @@ pub struct Stage<T> {
     down: Arc<CudaStream>,
     slots: Vec<Slot>,
     /// Slots in flight, oldest first, with what came with each frame.
-    in_flight: VecDeque<(usize, T)>,
+    in_flight: VecDeque<(usize, T, bool)>,
+    /// (Each with whether its result stays in device memory.)
     next: usize,
     /// Frames started so far, and the count at which to fail as if the GPU
     /// had (`SEAMSTREAM_INJECT_GPU_FAULT_AFTER`, for tests of what a run
@@ -365,25 +431,41 @@ impl<T> Stage<T> {
     /// slots' pinned buffers, oldest first.
     pub fn push(
         &mut self,
-        (width, height, format): (usize, usize, PixelFormat),
+        shape: (usize, usize, PixelFormat),
         tag: T,
         fill: impl FnOnce(&mut [u8]) -> Result<()>,
+        out: &mut impl FnMut(Finished<'_>, T) -> Result<()>,
+    ) -> Result<()> {
+        self.push_from(shape, tag, Source::Host(fill), None, out)
+    }
+
+    /// [`Stage::push`] from either side of PCIe: the frame comes from `src`,
+    /// and the result goes to device memory `dst` (planes in the output
+    /// layout) when given, without crossing PCIe, else to the slot's pinned
+    /// buffer. The caller keeps the memory of both alive until the frame
+    /// comes out.
+    pub fn push_from(
+        &mut self,
+        (width, height, format): (usize, usize, PixelFormat),
+        tag: T,
+        src: Source<impl FnOnce(&mut [u8]) -> Result<()>>,
+        dst: Option<[DevicePlane; 3]>,
         out: &mut impl FnMut(Finished<'_>, T) -> Result<()>,
     ) -> Result<()> {
         if self.in_flight.len() == self.slots.len() {
             self.take_oldest(out)?;
         }
         let s = self.next;
-        self.start(s, (width, height, format), fill)?;
+        self.start(s, (width, height, format), src, dst)?;
         self.next = (self.next + 1) % self.slots.len();
-        self.in_flight.push_back((s, tag));
+        self.in_flight.push_back((s, tag, dst.is_some()));
         self.poll(out)
     }
 
     /// Gives the frames that have finished to `out`, oldest first, without
     /// waiting.
     pub fn poll(&mut self, out: &mut impl FnMut(Finished<'_>, T) -> Result<()>) -> Result<()> {
-        while let Some(&(s, _)) = self.in_flight.front() {
+        while let Some(&(s, ..)) = self.in_flight.front() {
             let ready = self.slots[s]
                 .downloaded
                 .try_is_complete()
@@ -411,7 +493,8 @@ impl<T> Stage<T> {
         &mut self,
         s: usize,
         (width, height, format): (usize, usize, PixelFormat),
-        fill: impl FnOnce(&mut [u8]) -> Result<()>,
+        src: Source<impl FnOnce(&mut [u8]) -> Result<()>>,
+        dst: Option<[DevicePlane; 3]>,
     ) -> Result<()> {
         if self.fault_after == Some(self.started) {
             return Err(Error::Device(format!(
@@ -430,23 +513,36 @@ impl<T> Stage<T> {
             )));
         }
         let slot = &mut self.slots[s];
-        // Waits for this buffer's last upload (long done: the slot's
-        // download, which followed it, has been taken).
-        let host = slot
-            .host_in
-            .as_mut_slice()
-            .map_err(|e| cuda_err("waiting for an input buffer", e))?;
-        let copy = Instant::now();
-        fill(host)?;
-        self.copy_in += copy.elapsed();
         let n = self.input.bytes(w, h)?;
-        if n > 0 {
-            let up = &self.up;
-            match &mut slot.yuv_in {
-                Some(d) => up.memcpy_htod(&slot.host_in, &mut d.slice_mut(..n)),
-                None => up.memcpy_htod(&slot.host_in, &mut slot.dev_in.data.slice_mut(..n)),
+        match src {
+            Source::Host(fill) => {
+                // Waits for this buffer's last upload (long done: the slot's
+                // download, which followed it, has been taken).
+                let host = slot
+                    .host_in
+                    .as_mut_slice()
+                    .map_err(|e| cuda_err("waiting for an input buffer", e))?;
+                let copy = Instant::now();
+                fill(host)?;
+                self.copy_in += copy.elapsed();
+                if n > 0 {
+                    let up = &self.up;
+                    match &mut slot.yuv_in {
+                        Some(d) => up.memcpy_htod(&slot.host_in, &mut d.slice_mut(..n)),
+                        None => {
+                            up.memcpy_htod(&slot.host_in, &mut slot.dev_in.data.slice_mut(..n))
+                        }
+                    }
+                    .map_err(|e| cuda_err("uploading a frame", e))?;
+                }
             }
-            .map_err(|e| cuda_err("uploading a frame", e))?;
+            Source::Device(planes) => {
+                let packed = match &slot.yuv_in {
+                    Some(d) => d.device_ptr(&self.up).0,
+                    None => slot.dev_in.data.device_ptr(&self.up).0,
+                };
+                copy_planes(&self.up, &planes, packed, self.input.planes(w, h), true)?;
+            }
         }
         slot.uploaded
             .record(&self.up)
@@ -468,15 +564,22 @@ impl<T> Stage<T> {
         self.down
             .wait(&slot.computed)
             .map_err(|e| cuda_err("ordering the download after the chain", e))?;
-        let n = self.output.bytes(result.width, result.height)?;
-        if n > 0 {
-            match &slot.yuv_out {
-                Some(d) => self.down.memcpy_dtoh(&d.slice(..n), &mut slot.host_out),
-                None => self
-                    .down
-                    .memcpy_dtoh(&result.data.slice(..n), &mut slot.host_out),
+        let (ow, oh) = (result.width, result.height);
+        let n = self.output.bytes(ow, oh)?;
+        let packed = match &slot.yuv_out {
+            Some(d) => d.slice(..n),
+            None => result.data.slice(..n),
+        };
+        match dst {
+            Some(planes) => {
+                let at = packed.device_ptr(&self.down).0;
+                copy_planes(&self.down, &planes, at, self.output.planes(ow, oh), false)?;
             }
-            .map_err(|e| cuda_err("downloading a frame", e))?;
+            None if n > 0 => self
+                .down
+                .memcpy_dtoh(&packed, &mut slot.host_out)
+                .map_err(|e| cuda_err("downloading a frame", e))?,
+            None => {}
         }
         slot.downloaded
             .record(&self.down)
@@ -492,8 +595,8 @@ impl<T> Stage<T> {
     }
 
     /// Waits for the oldest frame's download; returns its slot and tag.
-    fn wait_oldest(&mut self) -> Result<(usize, T)> {
-        let (s, tag) = self
+    fn wait_oldest(&mut self) -> Result<(usize, T, bool)> {
+        let (s, tag, on_device) = self
             .in_flight
             .pop_front()
             .ok_or_else(|| Error::Device("the GPU stage has no frame in flight".into()))?;
@@ -501,19 +604,23 @@ impl<T> Stage<T> {
             .downloaded
             .synchronize()
             .map_err(|e| cuda_err("waiting for a frame", e))?;
-        Ok((s, tag))
+        Ok((s, tag, on_device))
     }
 
     /// Waits for the oldest frame's download and gives it to `out` in its
     /// slot's pinned buffer.
     fn take_oldest(&mut self, out: &mut impl FnMut(Finished<'_>, T) -> Result<()>) -> Result<()> {
-        let (s, tag) = self.wait_oldest()?;
+        let (s, tag, on_device) = self.wait_oldest()?;
         let (width, height, layout) = self.output();
         let bytes = self.slots[s]
             .host_out
             .as_slice()
             .map_err(|e| cuda_err("reading a downloaded frame", e))?;
-        let n = layout.bytes(width, height)?;
+        let n = if on_device {
+            0
+        } else {
+            layout.bytes(width, height)?
+        };
         let finished = Finished {
             bytes: &bytes[..n],
             width,

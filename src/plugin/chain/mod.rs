@@ -19,15 +19,15 @@ glib::wrapper! {
         @extends gstreamer_base::BaseTransform, gst::Element, gst::Object;
 }
 
-pub fn register(plugin: &gst::Plugin) -> Result<(), glib::BoolError> {
+pub fn register(plugin: Option<&gst::Plugin>) -> Result<(), glib::BoolError> {
     gst::Element::register(
-        Some(plugin),
+        plugin,
         "seamstream",
         gst::Rank::NONE,
         SeamStream::static_type(),
     )?;
     gst::Element::register(
-        Some(plugin),
+        plugin,
         "seamcarve",
         gst::Rank::NONE,
         SeamCarve::static_type(),
