@@ -139,7 +139,10 @@ impl Gpu {
     /// `handle` must be a live context on GPU `ordinal` that outlives the
     /// returned `Gpu` and every clone of it (cudarc never destroys it: a
     /// reference to its wrapper is kept for the process).
-    pub unsafe fn on_context(ordinal: usize, handle: cudarc::driver::sys::CUcontext) -> Result<Gpu> {
+    pub unsafe fn on_context(
+        ordinal: usize,
+        handle: cudarc::driver::sys::CUcontext,
+    ) -> Result<Gpu> {
         driver_present()?;
         let device = cudarc::driver::result::device::get(ordinal as i32)
             .map_err(|e| cuda_err(&format!("opening GPU {ordinal}"), e))?;

@@ -478,6 +478,19 @@ impl<T> Stage<T> {
         Ok(())
     }
 
+    /// Waits for the oldest frames until the ring holds at most `held`, and
+    /// gives them to `out` in order.
+    pub fn settle(
+        &mut self,
+        held: usize,
+        out: &mut impl FnMut(Finished<'_>, T) -> Result<()>,
+    ) -> Result<()> {
+        while self.in_flight.len() > held {
+            self.take_oldest(out)?;
+        }
+        Ok(())
+    }
+
     /// Waits for every frame in the ring and gives them to `out` in order.
     pub fn finish(&mut self, out: &mut impl FnMut(Finished<'_>, T) -> Result<()>) -> Result<()> {
         while !self.in_flight.is_empty() {
@@ -529,9 +542,7 @@ impl<T> Stage<T> {
                     let up = &self.up;
                     match &mut slot.yuv_in {
                         Some(d) => up.memcpy_htod(&slot.host_in, &mut d.slice_mut(..n)),
-                        None => {
-                            up.memcpy_htod(&slot.host_in, &mut slot.dev_in.data.slice_mut(..n))
-                        }
+                        None => up.memcpy_htod(&slot.host_in, &mut slot.dev_in.data.slice_mut(..n)),
                     }
                     .map_err(|e| cuda_err("uploading a frame", e))?;
                 }

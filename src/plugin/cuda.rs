@@ -11,11 +11,12 @@
 //! `gst_cuda_ensure_element_context`) and run cudarc on its `CUcontext`.
 
 use std::ffi::{c_int, c_void};
+use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use gstreamer as gst;
 use gstreamer::glib;
-use gstreamer::glib::translate::{FromGlibPtrFull, ToGlibPtr};
+use gstreamer::glib::translate::{FromGlibPtrFull, FromGlibPtrNone, ToGlibPtr};
 use gstreamer::prelude::*;
 use gstreamer_video as gst_video;
 
@@ -95,34 +96,138 @@ fn api() -> Result<&'static Api, &'static str> {
     .map_err(|e| e.as_str())
 }
 
-/// An element's share of GStreamer's CUDA context, with our GPU on it.
-pub struct Context {
-    /// The `GstCudaContext` (a reference this element owns).
-    object: gst::Object,
-    pub gpu: Gpu,
+/// An element's share of GStreamer's CUDA context: the `GstCudaContext`
+/// pointer the library's helpers fill in (with a reference the element
+/// owns), from `ensure` or from `set_context`, which the helpers call into
+/// while they run, and our GPU on it.
+#[derive(Default)]
+pub struct ContextSlot {
+    raw: AtomicPtr<c_void>,
+    gpu: Mutex<Option<Gpu>>,
 }
 
-impl Context {
-    fn ptr(&self) -> *mut c_void {
-        self.object.as_ptr() as *mut c_void
+impl ContextSlot {
+    fn id(ordinal: Option<usize>) -> c_int {
+        ordinal.map_or(-1, |o| o as c_int)
     }
 
-    /// A pool of CUDA memory on this context, for output buffers of `caps`.
-    pub fn pool(&self, caps: &gst::Caps, size: u32) -> Option<gst::BufferPool> {
+    /// The context: one already set on the element, one a neighbour or the
+    /// application has, or a new one announced to the pipeline
+    /// (`gst_cuda_ensure_element_context`). `ordinal` is the device asked
+    /// for, `None` for any. An error says why there is none.
+    pub fn ensure(&self, element: &gst::Element, ordinal: Option<usize>) -> Result<(), String> {
+        let api = api()?;
+        // SAFETY: a live element; the slot receives a full reference (here
+        // or through `set_context`, which the helper may call) or stays null.
+        let ok = unsafe {
+            (api.ensure_element_context)(
+                element.to_glib_none().0,
+                Self::id(ordinal),
+                self.raw.as_ptr(),
+            )
+        };
+        if ok == 0 || self.raw.load(Ordering::Acquire).is_null() {
+            return Err("GStreamer could not make a CUDA context".into());
+        }
+        self.gpu().map(|_| ())
+    }
+
+    /// `set_context`: takes the pipeline's CUDA context from `context`,
+    /// unless the element has one.
+    pub fn set_context(
+        &self,
+        element: &gst::Element,
+        context: &gst::Context,
+        ordinal: Option<usize>,
+    ) {
+        if context.context_type() != CONTEXT_TYPE {
+            return;
+        }
+        let Ok(api) = api() else {
+            return;
+        };
+        // SAFETY: live element and context; the slot receives a full
+        // reference, or is left as it is.
+        unsafe {
+            (api.handle_set_context)(
+                element.to_glib_none().0,
+                context.to_glib_none().0,
+                Self::id(ordinal),
+                self.raw.as_ptr(),
+            )
+        };
+    }
+
+    /// Our GPU on the context, once there is one.
+    pub fn gpu(&self) -> Result<Gpu, String> {
+        let mut gpu = self.gpu.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(g) = gpu.as_ref() {
+            return Ok(g.clone());
+        }
+        let raw = self.raw.load(Ordering::Acquire);
+        if raw.is_null() {
+            return Err("no CUDA context yet".into());
+        }
+        // SAFETY: a live GstCudaContext the slot holds a reference to.
+        let object = unsafe { gst::Object::from_glib_none(raw as *mut gst::ffi::GstObject) };
+        let g = gpu_on(&object)?;
+        *gpu = Some(g.clone());
+        Ok(g)
+    }
+
+    /// Answers a neighbour's context query with the element's context.
+    pub fn answer_query(&self, element: &gst::Element, query: &mut gst::QueryRef) -> bool {
+        let gst::QueryViewMut::Context(q) = query.view_mut() else {
+            return false;
+        };
+        let raw = self.raw.load(Ordering::Acquire);
+        if q.context_type() != CONTEXT_TYPE || raw.is_null() {
+            return false;
+        }
+        let Ok(api) = api() else {
+            return false;
+        };
+        // SAFETY: live element, query and context (not transferred).
+        unsafe {
+            (api.handle_context_query)(element.to_glib_none().0, query.as_mut_ptr(), raw) != 0
+        }
+    }
+
+    /// A pool of CUDA memory on the context, for output buffers of `caps`.
+    pub fn pool(&self, caps: &gst::CapsRef, size: u32) -> Option<gst::BufferPool> {
         let api = api().ok()?;
-        // SAFETY: the context is a live GstCudaContext; the pool comes with
-        // a full reference.
-        let raw = unsafe { (api.buffer_pool_new)(self.ptr()) };
+        let raw = self.raw.load(Ordering::Acquire);
         if raw.is_null() {
             return None;
         }
+        // SAFETY: a live GstCudaContext; the pool comes with a full reference.
+        let pool = unsafe { (api.buffer_pool_new)(raw) };
+        if pool.is_null() {
+            return None;
+        }
         // SAFETY: a new pool, reference transferred to us.
-        let pool = unsafe { gst::BufferPool::from_glib_full(raw) };
+        let pool = unsafe { gst::BufferPool::from_glib_full(pool) };
         let mut config = pool.config();
-        config.set_params(Some(caps), size, 2, 0);
+        config.set_params(Some(&caps.to_owned()), size, 2, 0);
         config.add_option(gst_video::BUFFER_POOL_OPTION_VIDEO_META.as_ref());
         pool.set_config(config).ok()?;
         Some(pool)
+    }
+
+    /// Lets the context go (back in NULL).
+    pub fn clear(&self) {
+        *self.gpu.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        let raw = self.raw.swap(std::ptr::null_mut(), Ordering::AcqRel);
+        if !raw.is_null() {
+            // SAFETY: the reference the slot held.
+            unsafe { gst::ffi::gst_object_unref(raw as *mut gst::ffi::GstObject) };
+        }
+    }
+}
+
+impl Drop for ContextSlot {
+    fn drop(&mut self) {
+        self.clear();
     }
 }
 
@@ -148,82 +253,6 @@ fn gpu_on(object: &gst::Object) -> Result<Gpu, String> {
     let gpu = unsafe { Gpu::on_context(ordinal, handle as _) }.map_err(|e| e.to_string())?;
     gpus.push((key, object.clone(), gpu.clone()));
     Ok(gpu)
-}
-
-/// The element's CUDA context: one already set on it, one a neighbour or
-/// the application has, or a new one announced to the pipeline
-/// (`gst_cuda_ensure_element_context`). `ordinal` is the device asked for,
-/// `None` for any. An error says why there is none.
-pub fn ensure(
-    element: &gst::Element,
-    ordinal: Option<usize>,
-    have: Option<Context>,
-) -> Result<Context, String> {
-    if let Some(c) = have {
-        return Ok(c);
-    }
-    let api = api()?;
-    let mut raw: *mut c_void = std::ptr::null_mut();
-    let id = ordinal.map_or(-1, |o| o as c_int);
-    // SAFETY: a live element; `raw` receives a full reference or stays null.
-    let ok = unsafe { (api.ensure_element_context)(element.to_glib_none().0, id, &mut raw) };
-    if ok == 0 || raw.is_null() {
-        return Err("GStreamer could not make a CUDA context".into());
-    }
-    // SAFETY: a GstCudaContext with a reference transferred to us.
-    let object = unsafe { gst::Object::from_glib_full(raw as *mut gst::ffi::GstObject) };
-    let gpu = gpu_on(&object)?;
-    Ok(Context { object, gpu })
-}
-
-/// `set_context`: takes the pipeline's CUDA context from `context` unless
-/// the element has one; gives the element's context back either way.
-pub fn set_context(
-    element: &gst::Element,
-    context: &gst::Context,
-    ordinal: Option<usize>,
-    have: Option<Context>,
-) -> Option<Context> {
-    if have.is_some() || context.context_type() != CONTEXT_TYPE {
-        return have;
-    }
-    let api = api().ok()?;
-    let mut raw: *mut c_void = std::ptr::null_mut();
-    let id = ordinal.map_or(-1, |o| o as c_int);
-    // SAFETY: live element and context; `raw` receives a full reference to
-    // the context's GstCudaContext or stays null.
-    unsafe {
-        (api.handle_set_context)(
-            element.to_glib_none().0,
-            context.to_glib_none().0,
-            id,
-            &mut raw,
-        )
-    };
-    if raw.is_null() {
-        return None;
-    }
-    // SAFETY: as above.
-    let object = unsafe { gst::Object::from_glib_full(raw as *mut gst::ffi::GstObject) };
-    let gpu = gpu_on(&object).ok()?;
-    Some(Context { object, gpu })
-}
-
-/// Answers a neighbour's context query with the element's CUDA context.
-pub fn answer_query(element: &gst::Element, query: &mut gst::QueryRef, ctx: &Context) -> bool {
-    let gst::QueryViewMut::Context(q) = query.view_mut() else {
-        return false;
-    };
-    if q.context_type() != CONTEXT_TYPE {
-        return false;
-    }
-    let Ok(api) = api() else {
-        return false;
-    };
-    // SAFETY: live element, query and context (not transferred).
-    unsafe {
-        (api.handle_context_query)(element.to_glib_none().0, query.as_mut_ptr(), ctx.ptr()) != 0
-    }
 }
 
 /// Whether `buffer` is one block of CUDA memory (what GStreamer's CUDA
@@ -286,6 +315,5 @@ pub fn device_planes(
 
 /// Whether caps structure `i` of `caps` is in CUDA memory.
 pub fn caps_in_cuda(caps: &gst::CapsRef) -> bool {
-    caps.features(0)
-        .is_some_and(|f| f.contains(CAPS_FEATURE))
+    caps.features(0).is_some_and(|f| f.contains(CAPS_FEATURE))
 }

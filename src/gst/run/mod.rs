@@ -21,9 +21,10 @@
 //! [`run`] puts them together.
 
 mod intake;
-pub(crate) use intake::{picture_from_buffer, yuv_colorimetry};
+pub(crate) use intake::picture_from_buffer;
 pub(crate) use output::write_picture;
-pub(crate) use worker::{chain_frame, out_picture};
+pub(crate) mod engine;
+use engine::{Pixels, Timed};
 mod output;
 mod progress;
 mod worker;
@@ -35,7 +36,6 @@ use std::time::Duration;
 use crossbeam_channel::{Receiver, Sender, bounded};
 use gst::prelude::*;
 use gstreamer as gst;
-use gstreamer_video as gst_video;
 
 use super::audio::{Bridge, StreamReport};
 use super::encode::EncoderChoice;
@@ -43,7 +43,6 @@ use super::outfile::{Ending, Kept};
 use super::{Input, Output, TestSettings};
 use crate::cuda::Gpu;
 use crate::error::{Error, GstCause, Result};
-use crate::frame::Picture;
 use crate::ops::Chain;
 use intake::Intake;
 use output::Outlet;
@@ -108,39 +107,6 @@ impl Summary {
             0.0
         }
     }
-}
-
-/// A frame's pixels between the threads.
-enum Pixels {
-    /// Copied out of GStreamer (the CPU backend), or made by the chain.
-    Picture(Picture),
-    /// A GStreamer buffer laid out as the info says: an input frame for the
-    /// GPU stage to copy from, or a finished one to push as it is.
-    Buffer(gst::Buffer, gst_video::VideoInfo),
-}
-
-impl Pixels {
-    fn width(&self) -> usize {
-        match self {
-            Pixels::Picture(p) => p.width(),
-            Pixels::Buffer(_, info) => info.width() as usize,
-        }
-    }
-
-    fn height(&self) -> usize {
-        match self {
-            Pixels::Picture(p) => p.height(),
-            Pixels::Buffer(_, info) => info.height() as usize,
-        }
-    }
-}
-
-/// A frame with its timing and the caps it arrived with.
-struct Timed {
-    frame: Pixels,
-    pts: Option<gst::ClockTime>,
-    duration: Option<gst::ClockTime>,
-    info: gst_video::VideoInfo,
 }
 
 enum Msg {

@@ -16,7 +16,7 @@ use gstreamer_video as gst_video;
 use super::intake::yuv_colorimetry;
 use super::{Pixels, RunOptions, Shared, Summary, Timed, element_error, gst_err, poll_bus};
 use crate::error::{Error, GstCause, Result};
-use crate::frame::{Frame, Picture};
+use crate::frame::{Frame, Picture, PixelFormat};
 use crate::gst::audio::Bridge;
 use crate::gst::encode::{Encoder, EncoderChoice};
 use crate::gst::outfile::OutFile;
@@ -121,12 +121,15 @@ impl<'a> Outlet<'a> {
         summary.width_out = first.frame.width();
         summary.height_out = first.frame.height();
         let info = match &first.frame {
-            Pixels::Buffer(_, i) => i.clone(),
+            Pixels::Buffer(_, i) | Pixels::Device { info: i, .. } => i.clone(),
             Pixels::Picture(p) => output_info(
                 &first.info,
                 p.width(),
                 p.height(),
-                matches!(p, Picture::Yuv(_)),
+                match p {
+                    Picture::Yuv(y) => Some(y.format),
+                    Picture::Frame(_) => None,
+                },
             )?,
         };
         let location = self.location.as_deref();
@@ -168,7 +171,7 @@ impl<'a> Outlet<'a> {
         } = t;
         let buffer = match frame {
             // Filled by the worker straight from pinned memory.
-            Pixels::Buffer(b, _) => b,
+            Pixels::Buffer(b, _) | Pixels::Device { buffer: b, .. } => b,
             Pixels::Picture(p) => buffer_from_picture(&p, out, pts, duration)?,
         };
         Shared::add(&self.shared.copy_out_ns, start.elapsed());
@@ -275,18 +278,18 @@ impl Drop for OutBuffers {
     }
 }
 
-/// The caps of the output frames, `w`×`h` in I420 (`yuv`) or RGBA, for
-/// input frames described by `info`.
-pub(super) fn output_info(
+/// The caps of the output frames, `w`×`h` in the 4:2:0 layout `yuv` or
+/// RGBA, for input frames described by `info`.
+pub(crate) fn output_info(
     info: &gst_video::VideoInfo,
     w: usize,
     h: usize,
-    yuv: bool,
+    yuv: Option<PixelFormat>,
 ) -> Result<gst_video::VideoInfo> {
-    let (format, colorimetry) = if yuv {
-        (gst_video::VideoFormat::I420, yuv_colorimetry(info).1)
-    } else {
-        (gst_video::VideoFormat::Rgba, info.colorimetry())
+    let (format, colorimetry) = match yuv {
+        Some(PixelFormat::Nv12) => (gst_video::VideoFormat::Nv12, yuv_colorimetry(info).1),
+        Some(_) => (gst_video::VideoFormat::I420, yuv_colorimetry(info).1),
+        None => (gst_video::VideoFormat::Rgba, info.colorimetry()),
     };
     gst_video::VideoInfo::builder(format, w as u32, h as u32)
         .fps(info.fps())

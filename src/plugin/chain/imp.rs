@@ -1,24 +1,31 @@
 //! One base transform for both elements: the chain is built from the
 //! element's settings on each caps change, the output caps come from the
-//! chain's output size and format, and each buffer goes through the chain on
-//! the CPU or the GPU.
+//! chain's output size and format, and frames go through `run`'s engine
+//! ([`Work`]) on the CPU or the GPU. On the GPU the engine's ring of slots
+//! holds one frame while the next comes in (`submit_input_buffer` /
+//! `generate_output`), so that the upload of one overlaps the work on the
+//! other; the latency query reports that frame. In CUDA memory
+//! (`video/x-raw(memory:CUDAMemory)`, from NVIDIA's decoder) frames stay on
+//! the device, in the context the element shares with its neighbours.
 
-use std::sync::{LazyLock, Mutex};
+use std::collections::VecDeque;
+use std::sync::{LazyLock, Mutex, MutexGuard};
 
 use gstreamer as gst;
 use gstreamer::glib;
 use gstreamer::prelude::*;
 use gstreamer::subclass::prelude::*;
 use gstreamer_base as gst_base;
+use gstreamer_base::prelude::*;
+use gstreamer_base::subclass::base_transform::GenerateOutputSuccess;
 use gstreamer_base::subclass::prelude::*;
 use gstreamer_video as gst_video;
-use gstreamer_video::prelude::*;
 
-use crate::color::Colorimetry;
-use crate::cuda::stage::GpuChain;
+use super::super::cuda;
 use crate::cuda::{DevFormat, Gpu};
 use crate::frame::PixelFormat;
-use crate::gst::run;
+use crate::gst::run::engine::{DeviceOut, Pixels, Timed, Work};
+use crate::gst::run::{self, Backend};
 use crate::ops::Chain;
 use crate::registry;
 
@@ -32,6 +39,9 @@ static CAT: LazyLock<gst::DebugCategory> = LazyLock::new(|| {
 
 /// Where the chain runs, as `--device` takes it.
 const DEVICE_HELP: &str = "auto (the GPU when one works), cpu, cuda or cuda:N";
+
+/// Slots of the GPU ring: one frame held while the next is uploaded.
+const SLOTS: usize = 2;
 
 /// The `device` property both elements have.
 fn device_property() -> glib::ParamSpec {
@@ -50,22 +60,56 @@ struct Settings {
     device: String,
 }
 
+/// The GPU `device` names: `None` for the CPU, `Some(None)` for any.
+fn ordinal(device: &str) -> Result<Option<Option<usize>>, String> {
+    match device {
+        "cpu" => Ok(None),
+        "auto" => Ok(Some(None)),
+        "cuda" => Ok(Some(Some(0))),
+        d => match d.strip_prefix("cuda:").and_then(|n| n.parse().ok()) {
+            Some(n) => Ok(Some(Some(n))),
+            None => Err(format!("device={d}: expected {DEVICE_HELP}")),
+        },
+    }
+}
+
 /// What a caps change sets up.
 struct State {
     /// The chain's text, to build it afresh when the stream restarts.
     text: String,
-    chain: Chain,
-    gpu: Option<(Gpu, GpuChain)>,
-    /// The chain's frames: the input's size and format as the chain sees
-    /// them (4:2:0 comes in as RGBA), and what comes out.
-    input: (usize, usize, DevFormat),
-    output: (usize, usize, DevFormat),
+    backend: Backend,
+    work: Work,
     in_info: gst_video::VideoInfo,
     out_info: gst_video::VideoInfo,
-    /// The output's 4:2:0 layout, if it is YUV, and the colorimetry both
-    /// conversions use (the input's, as `run` does).
+    /// Whether each side is in CUDA memory.
+    in_cuda: bool,
+    out_cuda: bool,
+    /// The output's 4:2:0 layout, if it is YUV.
     yuv_out: Option<PixelFormat>,
-    colorimetry: Colorimetry,
+}
+
+impl State {
+    /// A fresh engine for the same chain (after a flush or a discontinuity:
+    /// the next frame starts afresh, as after a scene cut).
+    fn fresh_work(&self) -> Result<Work, String> {
+        let mut chain = registry::parse_chain_line(&self.text).map_err(|e| e.to_string())?;
+        chain.streaming();
+        Ok(Work::new(
+            chain,
+            self.backend.clone(),
+            SLOTS,
+            self.yuv_out,
+            false,
+        ))
+    }
+
+    /// Frames the GPU ring holds at most between calls.
+    fn held(&self) -> usize {
+        match self.backend {
+            Backend::Cuda(_) => SLOTS - 1,
+            Backend::Cpu => 0,
+        }
+    }
 }
 
 /// A format's 4:2:0 layout, if it is one.
@@ -98,15 +142,27 @@ fn video_format(input: gst_video::VideoFormat, out: DevFormat) -> gst_video::Vid
     }
 }
 
+/// System memory in the four formats; CUDA memory in the three GStreamer's
+/// CUDA allocator lays out (1.22's has no GRAY8).
 fn template_caps() -> gst::Caps {
-    gst_video::VideoCapsBuilder::new()
+    let mut caps = gst_video::VideoCapsBuilder::new()
         .format_list([
             gst_video::VideoFormat::Rgba,
             gst_video::VideoFormat::Gray8,
             gst_video::VideoFormat::I420,
             gst_video::VideoFormat::Nv12,
         ])
-        .build()
+        .build();
+    let in_cuda = gst_video::VideoCapsBuilder::new()
+        .features([cuda::CAPS_FEATURE])
+        .format_list([
+            gst_video::VideoFormat::Rgba,
+            gst_video::VideoFormat::I420,
+            gst_video::VideoFormat::Nv12,
+        ])
+        .build();
+    caps.merge(in_cuda);
+    caps
 }
 
 fn pad_templates() -> Vec<gst::PadTemplate> {
@@ -133,21 +189,42 @@ fn pad_templates() -> Vec<gst::PadTemplate> {
 #[derive(Default)]
 struct Engine {
     state: Mutex<Option<State>>,
+    /// Finished frames not yet pushed: the ring gives them back in bursts,
+    /// `generate_output` one a call.
+    pending: Mutex<VecDeque<gst::Buffer>>,
+    /// GStreamer's CUDA context, shared with the neighbours, from READY on
+    /// (when the device may be a GPU and GStreamer's CUDA library works).
+    cuda: cuda::ContextSlot,
+    /// CUDA memory for the output, when it is negotiated.
+    pool: Mutex<Option<gst::BufferPool>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Engine {
     /// Caps on the other side of the element for `caps` on this side
     /// (`direction` is where `caps` are). Downstream, fixed sizes and
     /// formats become the chain's output; upstream, any size of the same
-    /// format may come in (the chain decides what it makes of it).
+    /// format may come in (the chain decides what it makes of it). With a
+    /// CUDA context, CUDA memory in may go out in CUDA memory (first) or in
+    /// system memory; system memory stays in system memory.
     fn transform_caps(
         settings: &Settings,
+        cuda_ok: bool,
         direction: gst::PadDirection,
         caps: &gst::Caps,
     ) -> gst::Caps {
         let chain = registry::parse_chain_line(&settings.chain).ok();
         let mut out = gst::Caps::new_empty();
-        for s in caps.iter() {
+        let system = gst::CapsFeatures::new_empty();
+        let device = gst::CapsFeatures::new([cuda::CAPS_FEATURE]);
+        for (s, features) in caps.iter_with_features() {
+            let in_cuda = features.contains(cuda::CAPS_FEATURE);
+            if in_cuda && !cuda_ok {
+                continue;
+            }
             let mut s = s.to_owned();
             match direction {
                 gst::PadDirection::Sink => {
@@ -184,9 +261,21 @@ impl Engine {
                     s.remove_field("format");
                 }
             }
-            out.get_mut().expect("new caps").append_structure(s);
+            let outs: &[&gst::CapsFeatures] = match (direction, in_cuda) {
+                // CUDA memory in: out in CUDA memory, else downloaded.
+                (gst::PadDirection::Sink, true) => &[&device, &system],
+                // CUDA memory out comes only from CUDA memory in.
+                (_, true) => &[&device],
+                // System memory out: from system memory, or CUDA memory in.
+                (gst::PadDirection::Src, false) if cuda_ok => &[&system, &device],
+                _ => &[&system],
+            };
+            let caps = out.get_mut().expect("new caps");
+            for f in outs {
+                caps.append_structure_full(s.clone(), Some((*f).clone()));
+            }
         }
-        out.intersect(&template_caps())
+        out.intersect_with_mode(&template_caps(), gst::CapsIntersectMode::First)
     }
 
     fn set_caps(
@@ -200,6 +289,8 @@ impl Engine {
             element.post_error_message(gst::error_msg!(gst::LibraryError::Settings, ("{}", what)));
             gst::loggable_error!(CAT, "{}", what)
         };
+        // Frames of the old caps go out first.
+        self.drain(element);
         let in_info = gst_video::VideoInfo::from_caps(incaps)
             .map_err(|_| gst::loggable_error!(CAT, "unusable input caps {incaps}"))?;
         let out_info = gst_video::VideoInfo::from_caps(outcaps)
@@ -207,111 +298,257 @@ impl Engine {
         let format = dev_format(in_info.format())
             .ok_or_else(|| gst::loggable_error!(CAT, "unsupported format"))?;
         let input = (in_info.width() as usize, in_info.height() as usize, format);
-        let colorimetry = run::yuv_colorimetry(&in_info).0;
         let mut chain =
             registry::parse_chain_line(&settings.chain).map_err(|e| fail(format!("ops: {e}")))?;
         chain.streaming();
         let output = registry::output_shape(&chain, input.0, input.1, input.2)
             .map_err(|e| fail(e.to_string()))?;
-        let gpu = open_device(&settings.device, &chain).map_err(fail)?;
-        let gpu = match gpu {
-            Some(gpu) => {
-                let g = GpuChain::new(&gpu, &chain, input.0, input.1, input.2)
-                    .map_err(|e| fail(e.to_string()))?;
-                Some((gpu, g))
-            }
-            None => None,
+        let (in_cuda, out_cuda) = (cuda::caps_in_cuda(incaps), cuda::caps_in_cuda(outcaps));
+        let shared = self.cuda.gpu().ok();
+        let gpu = open_device(&settings.device, &chain, shared.as_ref()).map_err(fail)?;
+        if (in_cuda || out_cuda) && gpu.is_some() && shared.is_none() {
+            return Err(fail(format!(
+                "device={}: CUDA memory was negotiated without GStreamer's CUDA context",
+                settings.device
+            )));
+        }
+        let backend = match (gpu, in_cuda || out_cuda) {
+            // In CUDA memory, the GPU of the buffers' context.
+            (Some(_), true) => Backend::Cuda(shared.clone().expect("checked above")),
+            (Some(gpu), false) => Backend::Cuda(gpu),
+            (None, _) => Backend::Cpu,
         };
+        let on_gpu = matches!(backend, Backend::Cuda(_));
         gst::debug!(
             CAT,
             obj = element,
-            "{input:?} -> {output:?} on {}",
-            if gpu.is_some() { "the GPU" } else { "the CPU" }
+            "{input:?} -> {output:?} on {}, in {} memory, out {} memory",
+            if on_gpu { "the GPU" } else { "the CPU" },
+            if in_cuda { "CUDA" } else { "system" },
+            if out_cuda { "CUDA" } else { "system" },
         );
-        *self.state.lock().unwrap_or_else(|e| e.into_inner()) = Some(State {
+        let yuv_out = yuv_layout(out_info.format());
+        let passthrough = chain.is_empty() && incaps == outcaps;
+        let work = Work::new(chain, backend.clone(), SLOTS, yuv_out, false);
+        *lock(&self.state) = Some(State {
             text: settings.chain.clone(),
-            chain,
-            gpu,
-            input,
-            output,
-            yuv_out: yuv_layout(out_info.format()),
-            colorimetry,
+            backend,
+            work,
             in_info,
             out_info,
+            in_cuda,
+            out_cuda,
+            yuv_out,
         });
+        if let Some(t) = element.downcast_ref::<gst_base::BaseTransform>() {
+            t.set_passthrough(passthrough);
+        }
         Ok(())
     }
 
-    fn transform(
-        &self,
-        inbuf: &gst::Buffer,
-        outbuf: &mut gst::BufferRef,
-    ) -> Result<gst::FlowSuccess, gst::FlowError> {
-        let mut guard = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let state = guard.as_mut().ok_or(gst::FlowError::NotNegotiated)?;
-        let picture = run::picture_from_buffer(inbuf.as_ref(), &state.in_info).map_err(|e| {
-            gst::error!(CAT, "{e}");
-            gst::FlowError::Error
+    /// Takes `inbuf` through the chain; what finished (none, or a few from
+    /// the ring) waits in `pending`.
+    fn push(&self, inbuf: gst::Buffer) -> Result<(), gst::ErrorMessage> {
+        let mut guard = lock(&self.state);
+        let state = guard.as_mut().ok_or_else(|| {
+            gst::error_msg!(
+                gst::CoreError::Negotiation,
+                ("no caps before the first frame")
+            )
         })?;
-        let frame = run::chain_frame(picture, state.colorimetry);
-        let out = match &mut state.gpu {
-            Some((gpu, g)) => g.apply(gpu, &frame),
-            None => state.chain.apply(frame),
-        }
-        .and_then(|f| run::out_picture(f, state.colorimetry, state.yuv_out))
-        .map_err(|e| {
-            gst::error!(CAT, "{e}");
-            gst::FlowError::Error
-        })?;
-        if (out.width(), out.height()) != (state.output.0, state.output.1) {
-            return Err(gst::FlowError::NotNegotiated);
-        }
-        let mut map = outbuf.map_writable().map_err(|_| gst::FlowError::Error)?;
-        run::write_picture(&out, &state.out_info, map.as_mut_slice());
-        Ok(gst::FlowSuccess::Ok)
+        let failed = |e: String| gst::error_msg!(gst::LibraryError::Failed, ("{}", e));
+        let on_gpu = matches!(state.backend, Backend::Cuda(_));
+        let frame = if !on_gpu {
+            Pixels::Picture(
+                run::picture_from_buffer(inbuf.as_ref(), &state.in_info)
+                    .map_err(|e| failed(e.to_string()))?,
+            )
+        } else if state.in_cuda {
+            let planes = cuda::device_planes(inbuf.as_ref(), &state.in_info, false)
+                .ok_or_else(|| failed("an input buffer is not in CUDA memory".into()))?;
+            let out = if state.out_cuda {
+                Some(self.device_out(&state.out_info)?)
+            } else {
+                None
+            };
+            Pixels::Device {
+                buffer: inbuf.clone(),
+                planes,
+                info: state.in_info.clone(),
+                out,
+            }
+        } else {
+            Pixels::Buffer(inbuf.clone(), state.in_info.clone())
+        };
+        let timed = Timed {
+            frame,
+            pts: inbuf.pts(),
+            duration: inbuf.duration(),
+            info: state.in_info.clone(),
+        };
+        let mut done = state.work.push(timed).map_err(|e| failed(e.to_string()))?;
+        let held = state.held();
+        done.extend(state.work.settle(held).map_err(|e| failed(e.to_string()))?);
+        let buffers = done
+            .into_iter()
+            .map(|t| self.out_buffer(state, t))
+            .collect::<Result<Vec<_>, _>>()?;
+        lock(&self.pending).extend(buffers);
+        Ok(())
     }
 
-    /// Forgets what the chain carries from frame to frame (fast mode's
-    /// seams): after a flush or a discontinuity, the next frame starts
-    /// afresh, as after a scene cut.
-    fn reset(&self) {
-        let mut guard = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(state) = guard.as_mut() else {
+    /// An output buffer in CUDA memory, and its device planes to write.
+    fn device_out(&self, info: &gst_video::VideoInfo) -> Result<DeviceOut, gst::ErrorMessage> {
+        let failed = |e: &str| gst::error_msg!(gst::ResourceError::Failed, ("{}", e));
+        let pool = lock(&self.pool)
+            .clone()
+            .ok_or_else(|| failed("no CUDA memory pool was set up for the output"))?;
+        let buffer = pool
+            .acquire_buffer(None)
+            .map_err(|_| failed("cannot get an output buffer in CUDA memory"))?;
+        let planes = cuda::device_planes(buffer.as_ref(), info, true)
+            .ok_or_else(|| failed("the CUDA pool gave a buffer not in CUDA memory"))?;
+        Ok(DeviceOut {
+            buffer,
+            planes,
+            info: info.clone(),
+        })
+    }
+
+    /// A finished frame as a buffer laid out as the output caps say.
+    fn out_buffer(&self, state: &State, t: Timed) -> Result<gst::Buffer, gst::ErrorMessage> {
+        let failed = |e: String| gst::error_msg!(gst::LibraryError::Failed, ("{}", e));
+        let mut buffer = match t.frame {
+            Pixels::Buffer(b, _) | Pixels::Device { buffer: b, .. } => b,
+            Pixels::Picture(p) => {
+                let (w, h) = (p.width(), p.height());
+                let (ow, oh) = (
+                    state.out_info.width() as usize,
+                    state.out_info.height() as usize,
+                );
+                if (w, h) != (ow, oh) {
+                    return Err(failed(format!(
+                        "the chain made a {w}x{h} frame where {ow}x{oh} was negotiated"
+                    )));
+                }
+                let mut b = match lock(&self.pool).clone().filter(|_| state.out_cuda) {
+                    Some(pool) => pool
+                        .acquire_buffer(None)
+                        .map_err(|_| failed("cannot get an output buffer in CUDA memory".into()))?,
+                    None => gst::Buffer::with_size(state.out_info.size())
+                        .map_err(|e| failed(e.to_string()))?,
+                };
+                let mut map = b
+                    .make_mut()
+                    .map_writable()
+                    .map_err(|e| failed(e.to_string()))?;
+                run::write_picture(&p, &state.out_info, map.as_mut_slice());
+                drop(map);
+                b
+            }
+        };
+        buffer = stamp(buffer, &t.pts, &t.duration);
+        Ok(buffer)
+    }
+
+    /// The next finished frame, if any.
+    fn next(&self) -> Option<gst::Buffer> {
+        lock(&self.pending).pop_front()
+    }
+
+    /// Waits for every frame in the ring and pushes them, and what was
+    /// pending, downstream (before EOS, new caps or a fresh start).
+    fn drain(&self, element: &gst::Element) {
+        let finished = {
+            let mut guard = lock(&self.state);
+            match guard.as_mut() {
+                Some(state) => match state.work.finish() {
+                    Ok(done) => done
+                        .into_iter()
+                        .filter_map(|t| self.out_buffer(state, t).ok())
+                        .collect(),
+                    Err(e) => {
+                        gst::warning!(CAT, obj = element, "frames lost in the ring: {e}");
+                        Vec::new()
+                    }
+                },
+                None => Vec::new(),
+            }
+        };
+        lock(&self.pending).extend(finished);
+        let Some(src) = element.static_pad("src") else {
             return;
         };
-        if let Ok(mut chain) = registry::parse_chain_line(&state.text) {
-            chain.streaming();
-            state.chain = chain;
-        }
-        if let Some((gpu, g)) = &mut state.gpu {
-            let (w, h, f) = state.input;
-            if let Ok(fresh) = GpuChain::new(gpu, &state.chain, w, h, f) {
-                *g = fresh;
+        while let Some(b) = self.next() {
+            if src.push(b).is_err() {
+                break;
             }
         }
     }
 
+    /// Forgets what the chain carries from frame to frame (fast mode's
+    /// seams), after the frames in the ring have gone out (`drain`) or been
+    /// dropped (a flush).
+    fn reset(&self, element: &gst::Element, flushing: bool) {
+        if flushing {
+            lock(&self.pending).clear();
+        } else {
+            self.drain(element);
+        }
+        let mut guard = lock(&self.state);
+        if let Some(state) = guard.as_mut()
+            && let Ok(work) = state.fresh_work()
+        {
+            state.work = work;
+        }
+    }
+
+    /// The frames the element holds back at most, as latency.
+    fn held(&self) -> Option<gst::ClockTime> {
+        let guard = lock(&self.state);
+        let state = guard.as_ref()?;
+        let fps = state.in_info.fps();
+        if fps.numer() <= 0 || fps.denom() <= 0 {
+            return None;
+        }
+        let frame = gst::ClockTime::SECOND.mul_div_floor(fps.denom() as u64, fps.numer() as u64)?;
+        Some(frame * state.held() as u64)
+    }
+
     fn stop(&self) {
-        *self.state.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        *lock(&self.state) = None;
+        lock(&self.pending).clear();
     }
 }
 
-/// The GPU for `device`, `None` for the CPU; an error names the value.
-fn open_device(device: &str, chain: &Chain) -> Result<Option<Gpu>, String> {
-    let ordinal = match device {
-        "cpu" => return Ok(None),
-        "auto" => {
-            return Ok(match Gpu::open(0) {
-                Ok(gpu) if registry::first_cpu_only(chain).is_none() => Some(gpu),
-                _ => None,
-            });
+/// `buffer` with `pts` and `duration`.
+fn stamp(
+    mut buffer: gst::Buffer,
+    pts: &Option<gst::ClockTime>,
+    duration: &Option<gst::ClockTime>,
+) -> gst::Buffer {
+    let b = buffer.make_mut();
+    b.set_pts(*pts);
+    b.set_duration(*duration);
+    buffer
+}
+
+/// The GPU for `device` (`shared`, GStreamer's context, where it is on the
+/// GPU asked for), `None` for the CPU; an error names the value.
+fn open_device(device: &str, chain: &Chain, shared: Option<&Gpu>) -> Result<Option<Gpu>, String> {
+    let ordinal = match ordinal(device)? {
+        None => return Ok(None),
+        Some(None) => {
+            if registry::first_cpu_only(chain).is_some() {
+                return Ok(None);
+            }
+            return Ok(shared.cloned().or_else(|| Gpu::open(0).ok()));
         }
-        "cuda" => 0,
-        d => match d.strip_prefix("cuda:").and_then(|n| n.parse().ok()) {
-            Some(n) => n,
-            None => return Err(format!("device={d}: expected {DEVICE_HELP}")),
-        },
+        Some(Some(n)) => n,
     };
+    if let Some(g) = shared.filter(|g| g.ctx().ordinal() == ordinal) {
+        return Ok(Some(g.clone()));
+    }
     Gpu::open(ordinal)
         .map(Some)
         .map_err(|e| format!("device={device}: {e}").replace("--device cpu", "device=cpu"))
@@ -338,6 +575,41 @@ macro_rules! chain_transform {
                 static T: LazyLock<Vec<gst::PadTemplate>> = LazyLock::new(pad_templates);
                 T.as_ref()
             }
+
+            fn set_context(&self, context: &gst::Context) {
+                let device = self.settings().device;
+                if let Ok(Some(want)) = ordinal(&device) {
+                    self.engine
+                        .cuda
+                        .set_context(self.obj().upcast_ref(), context, want);
+                }
+                self.parent_set_context(context)
+            }
+
+            fn change_state(
+                &self,
+                transition: gst::StateChange,
+            ) -> Result<gst::StateChangeSuccess, gst::StateChangeError> {
+                match transition {
+                    gst::StateChange::NullToReady => {
+                        // The CUDA context comes before the neighbours open
+                        // (NVIDIA's decoder asks for one when it does).
+                        let device = self.settings().device;
+                        if let Ok(Some(want)) = ordinal(&device)
+                            && let Err(e) = self.engine.cuda.ensure(self.obj().upcast_ref(), want)
+                        {
+                            gst::info!(CAT, imp = self, "no CUDA memory: {e}");
+                            self.engine.cuda.clear();
+                        }
+                    }
+                    gst::StateChange::ReadyToNull => {
+                        *lock(&self.engine.pool) = None;
+                        self.engine.cuda.clear();
+                    }
+                    _ => {}
+                }
+                self.parent_change_state(transition)
+            }
         }
 
         impl BaseTransformImpl for $ty {
@@ -353,7 +625,8 @@ macro_rules! chain_transform {
                 filter: Option<&gst::Caps>,
             ) -> Option<gst::Caps> {
                 let settings = self.settings();
-                let other = Engine::transform_caps(&settings, direction, caps);
+                let cuda_ok = self.engine.cuda.gpu().is_ok();
+                let other = Engine::transform_caps(&settings, cuda_ok, direction, caps);
                 Some(match filter {
                     Some(f) => f.intersect_with_mode(&other, gst::CapsIntersectMode::First),
                     None => other,
@@ -370,18 +643,78 @@ macro_rules! chain_transform {
                     .set_caps(self.obj().upcast_ref(), &settings, incaps, outcaps)
             }
 
-            fn unit_size(&self, caps: &gst::Caps) -> Option<usize> {
-                gst_video::VideoInfo::from_caps(caps)
-                    .map(|info| info.size())
-                    .ok()
+            fn decide_allocation(
+                &self,
+                query: &mut gst::query::Allocation,
+            ) -> Result<(), gst::LoggableError> {
+                let (caps, _) = query.get();
+                let in_cuda = caps.is_some_and(|c| cuda::caps_in_cuda(c));
+                let pool = match (in_cuda, caps) {
+                    (true, Some(caps)) => {
+                        let ctx = &self.engine.cuda;
+                        let info = gst_video::VideoInfo::from_caps(caps)
+                            .map_err(|_| gst::loggable_error!(CAT, "unusable caps {caps}"))?;
+                        let size = info.size() as u32;
+                        let pool = ctx.pool(caps, size).ok_or_else(|| {
+                            gst::loggable_error!(CAT, "cannot make a CUDA memory pool")
+                        })?;
+                        if query.allocation_pools().next().is_none() {
+                            query.add_allocation_pool(Some(&pool), size, 2, 0);
+                        } else {
+                            query.set_nth_allocation_pool(0, Some(&pool), size, 2, 0);
+                        }
+                        Some(pool)
+                    }
+                    _ => None,
+                };
+                self.parent_decide_allocation(query)?;
+                if let Some(p) = &pool
+                    && !p.is_active()
+                {
+                    p.set_active(true)
+                        .map_err(|_| gst::loggable_error!(CAT, "cannot start the CUDA pool"))?;
+                }
+                *lock(&self.engine.pool) = pool;
+                Ok(())
             }
 
-            fn transform(
-                &self,
-                inbuf: &gst::Buffer,
-                outbuf: &mut gst::BufferRef,
-            ) -> Result<gst::FlowSuccess, gst::FlowError> {
-                self.engine.transform(inbuf, outbuf)
+            fn query(&self, direction: gst::PadDirection, query: &mut gst::QueryRef) -> bool {
+                if self
+                    .engine
+                    .cuda
+                    .answer_query(self.obj().upcast_ref(), query)
+                {
+                    return true;
+                }
+                let answered = BaseTransformImplExt::parent_query(self, direction, query);
+                if let (true, gst::PadDirection::Src, gst::QueryViewMut::Latency(q)) =
+                    (answered, direction, query.view_mut())
+                {
+                    // The ring holds a frame back on the GPU.
+                    let held = self.engine.held().unwrap_or(gst::ClockTime::ZERO);
+                    let (live, min, max) = q.result();
+                    q.set(live, min + held, max.map(|m| m + held));
+                }
+                answered
+            }
+
+            fn generate_output(&self) -> Result<GenerateOutputSuccess, gst::FlowError> {
+                if let Some(inbuf) = self.take_queued_buffer() {
+                    if self.obj().is_passthrough() {
+                        return Ok(GenerateOutputSuccess::Buffer(inbuf));
+                    }
+                    if inbuf.flags().contains(gst::BufferFlags::DISCONT) {
+                        self.engine.reset(self.obj().upcast_ref(), false);
+                    }
+                    if let Err(e) = self.engine.push(inbuf) {
+                        self.post_error_message(e);
+                        return Err(gst::FlowError::Error);
+                    }
+                }
+                Ok(match self.engine.next() {
+                    Some(b) => GenerateOutputSuccess::Buffer(b),
+                    None => GenerateOutputSuccess::NoOutput,
+                })
             }
 
             fn stop(&self) -> Result<(), gst::ErrorMessage> {
@@ -390,16 +723,14 @@ macro_rules! chain_transform {
             }
 
             fn sink_event(&self, event: gst::Event) -> bool {
-                if let gst::EventView::FlushStop(_) = event.view() {
-                    self.engine.reset();
+                match event.view() {
+                    gst::EventView::FlushStop(_) => {
+                        self.engine.reset(self.obj().upcast_ref(), true)
+                    }
+                    gst::EventView::Eos(_) => self.engine.drain(self.obj().upcast_ref()),
+                    _ => {}
                 }
                 self.parent_sink_event(event)
-            }
-
-            fn before_transform(&self, inbuf: &gst::BufferRef) {
-                if inbuf.flags().contains(gst::BufferFlags::DISCONT) {
-                    self.engine.reset();
-                }
             }
         }
 

@@ -1,0 +1,358 @@
+//! The engine behind `run` and the GStreamer elements: a chain on its
+//! backend, frames in and finished frames out in order. On the CPU a frame
+//! goes through at once; on the GPU through the ring of slots
+//! ([`Stage`]), which may hold a few, from system memory or from
+//! GStreamer's CUDA memory, and back to either.
+
+use std::time::{Duration, Instant};
+
+use gstreamer as gst;
+use gstreamer_video as gst_video;
+
+use super::intake::{planes, yuv_colorimetry};
+use super::output::{OutBuffers, output_info};
+use super::{Backend, gst_err};
+use crate::color::Colorimetry;
+use crate::cuda::DevFormat;
+use crate::cuda::stage::{DevicePlane, Finished, Layout, Source, Stage};
+use crate::error::{Error, Result};
+use crate::frame::{Frame, Picture, PixelFormat};
+use crate::ops::Chain;
+use crate::ops::yuv::{rgba_to_yuv420, yuv420_to_rgba};
+use crate::planes::{pack_planes, plane_shapes};
+
+/// A frame's pixels between the threads.
+pub(crate) enum Pixels {
+    /// Copied out of GStreamer (the CPU backend), or made by the chain.
+    Picture(Picture),
+    /// A GStreamer buffer laid out as the info says: an input frame for the
+    /// GPU stage to copy from, or a finished one to push as it is.
+    Buffer(gst::Buffer, gst_video::VideoInfo),
+    /// A buffer in GStreamer's CUDA memory, laid out as `info` says, for the
+    /// GPU stage to copy from on the device; the result goes into `out` (a
+    /// buffer in CUDA memory, laid out as its info says) when given, else
+    /// comes back in system memory.
+    Device {
+        buffer: gst::Buffer,
+        planes: [DevicePlane; 3],
+        info: gst_video::VideoInfo,
+        out: Option<DeviceOut>,
+    },
+}
+
+/// An output buffer in CUDA memory for the GPU stage to write into.
+pub(crate) struct DeviceOut {
+    pub buffer: gst::Buffer,
+    pub planes: [DevicePlane; 3],
+    pub info: gst_video::VideoInfo,
+}
+
+impl Pixels {
+    pub fn width(&self) -> usize {
+        match self {
+            Pixels::Picture(p) => p.width(),
+            Pixels::Buffer(_, info) | Pixels::Device { info, .. } => info.width() as usize,
+        }
+    }
+
+    pub fn height(&self) -> usize {
+        match self {
+            Pixels::Picture(p) => p.height(),
+            Pixels::Buffer(_, info) | Pixels::Device { info, .. } => info.height() as usize,
+        }
+    }
+}
+
+/// A frame with its timing and the caps it arrived with.
+pub(crate) struct Timed {
+    pub frame: Pixels,
+    pub pts: Option<gst::ClockTime>,
+    pub duration: Option<gst::ClockTime>,
+    pub info: gst_video::VideoInfo,
+}
+
+/// What travels with a frame through the GPU stage: its timing and caps,
+/// and for a frame in device memory, its buffer (kept until the copy from
+/// it is done) and the output buffer the result goes into.
+struct Meta {
+    pts: Option<gst::ClockTime>,
+    duration: Option<gst::ClockTime>,
+    info: gst_video::VideoInfo,
+    _input: Option<gst::Buffer>,
+    out: Option<(gst::Buffer, gst_video::VideoInfo)>,
+}
+
+/// A picture as the chain takes it: 4:2:0 becomes RGBA by the `yuv` op's
+/// arithmetic (the GPU stage's, so both devices see the same frames).
+pub(crate) fn chain_frame(picture: Picture, c: Colorimetry) -> Frame {
+    match picture {
+        Picture::Frame(f) => f,
+        Picture::Yuv(y) => Frame::Rgba(yuv420_to_rgba(&y, c)),
+    }
+}
+
+/// The chain's output as it leaves: in the 4:2:0 layout `yuv`, by the same
+/// arithmetic, or as it is.
+pub(crate) fn out_picture(
+    frame: Frame,
+    c: Colorimetry,
+    yuv: Option<PixelFormat>,
+) -> Result<Picture> {
+    Ok(match yuv {
+        Some(layout) => Picture::Yuv(rgba_to_yuv420(&frame.to_rgba(), layout, c)?),
+        None => Picture::Frame(frame),
+    })
+}
+
+/// The chain on its backend, as `run`'s worker thread and the elements
+/// drive it: frames in, finished frames out in order (the GPU stage may
+/// hold a few).
+pub(crate) struct Work {
+    chain: Chain,
+    backend: Backend,
+    slots: usize,
+    /// The 4:2:0 layout the output takes (an encoder's I420, or the
+    /// element's negotiated format), so the GPU converts before the
+    /// download; only at even sizes when `even_only` (encoders).
+    yuv_out: Option<PixelFormat>,
+    even_only: bool,
+    /// The GPU stage, set up on the first frame, and where its finished
+    /// frames go.
+    ring: Option<(Stage<Meta>, Taken)>,
+    /// The stage's copy-in time already counted.
+    copied_in: Duration,
+}
+
+/// The GPU stage's finished frames, copied out of their slots.
+struct Taken {
+    /// Buffers for the GPU's finished frames.
+    out: OutBuffers,
+    /// Frames the GPU stage has given back and the worker not yet sent on.
+    done: Vec<Timed>,
+    /// Time spent copying frames out of pinned memory since last counted.
+    copy_out: Duration,
+}
+
+impl Work {
+    pub fn new(
+        chain: Chain,
+        backend: Backend,
+        slots: usize,
+        yuv_out: Option<PixelFormat>,
+        even_only: bool,
+    ) -> Self {
+        Work {
+            chain,
+            backend,
+            slots,
+            yuv_out,
+            even_only,
+            ring: None,
+            copied_in: Duration::ZERO,
+        }
+    }
+
+    pub fn busy(&self) -> bool {
+        self.ring.as_ref().is_some_and(|(s, _)| s.in_flight() > 0)
+    }
+
+    pub fn push(&mut self, t: Timed) -> Result<Vec<Timed>> {
+        let Backend::Cuda(gpu) = &self.backend else {
+            let Pixels::Picture(picture) = t.frame else {
+                return Err(Error::Pipeline(
+                    "the CPU backend takes frames copied out of GStreamer's buffers".into(),
+                ));
+            };
+            let picture = self.cpu(picture, yuv_colorimetry(&t.info).0)?;
+            let frame = Pixels::Picture(picture);
+            return Ok(vec![Timed { frame, ..t }]);
+        };
+        let info = match &t.frame {
+            Pixels::Buffer(_, info) | Pixels::Device { info, .. } => info.clone(),
+            Pixels::Picture(_) => {
+                return Err(Error::Pipeline(
+                    "the GPU backend takes frames in GStreamer's buffers".into(),
+                ));
+            }
+        };
+        let format = match info.format() {
+            gst_video::VideoFormat::I420 => PixelFormat::I420,
+            gst_video::VideoFormat::Nv12 => PixelFormat::Nv12,
+            gst_video::VideoFormat::Gray8 => PixelFormat::Gray8,
+            _ => PixelFormat::Rgba8,
+        };
+        let (w, h) = (info.width() as usize, info.height() as usize);
+        if self.ring.is_none() {
+            // Set up on the first frame, which tells the size and format.
+            let (c, _) = yuv_colorimetry(&info);
+            let (ow, oh) = self.chain.output_size(w, h)?;
+            // Encoders take 4:2:0 at even sizes (odd ones go out as RGBA and
+            // GStreamer makes them 4:4:4).
+            let even = ow % 2 == 0 && oh % 2 == 0;
+            let yuv_out = self
+                .yuv_out
+                .filter(|_| even || !self.even_only)
+                .map(|f| (f, c));
+            let stage = Stage::with_layouts(
+                gpu,
+                &self.chain,
+                w,
+                h,
+                Layout::of_format(format, c),
+                yuv_out,
+                self.slots,
+            )?;
+            let (ow, oh, layout) = stage.output();
+            let yuv = match layout {
+                Layout::Yuv(f, _) => Some(f),
+                Layout::Frame(_) => None,
+            };
+            let taken = Taken {
+                out: OutBuffers::new(output_info(&t.info, ow, oh, yuv)?)?,
+                done: Vec::new(),
+                copy_out: Duration::ZERO,
+            };
+            self.ring = Some((stage, taken));
+        }
+        let Some((stage, taken)) = &mut self.ring else {
+            return Ok(Vec::new());
+        };
+        let mut take = |f: Finished<'_>, m: Meta| taken.take(f, m);
+        match t.frame {
+            Pixels::Device {
+                buffer,
+                planes,
+                out,
+                ..
+            } => {
+                let dst = out.as_ref().map(|o| o.planes);
+                let meta = Meta {
+                    pts: t.pts,
+                    duration: t.duration,
+                    info: t.info,
+                    _input: Some(buffer),
+                    out: out.map(|o| (o.buffer, o.info)),
+                };
+                let src = Source::Device::<fn(&mut [u8]) -> Result<()>>(planes);
+                stage.push_from((w, h, format), meta, src, dst, &mut take)?;
+            }
+            Pixels::Buffer(buffer, _) => {
+                let vf = gst_video::VideoFrameRef::from_buffer_ref_readable(buffer.as_ref(), &info)
+                    .map_err(|e| gst_err("cannot map an input buffer", e))?;
+                let mapped = planes(&vf)?;
+                // Copied from the mapped planes straight into pinned memory.
+                let fill = |host: &mut [u8]| pack_planes(&mapped, plane_shapes(format, w, h), host);
+                let meta = Meta {
+                    pts: t.pts,
+                    duration: t.duration,
+                    info: t.info,
+                    _input: None,
+                    out: None,
+                };
+                stage.push((w, h, format), meta, fill, &mut take)?;
+            }
+            Pixels::Picture(_) => {}
+        }
+        Ok(std::mem::take(&mut taken.done))
+    }
+
+    /// One picture through the chain on the CPU, by the GPU stage's data
+    /// path and arithmetic: 4:2:0 in becomes RGBA by the `yuv` op's
+    /// conversion, and the result goes out as I420 by the same conversion
+    /// where the GPU's would (`yuv_out`, even sizes), so that both devices
+    /// give the encoder the same bytes.
+    fn cpu(&mut self, picture: Picture, c: Colorimetry) -> Result<Picture> {
+        let out = self.chain.apply(chain_frame(picture, c))?;
+        let even = out.width() % 2 == 0 && out.height() % 2 == 0;
+        let yuv = self.yuv_out.filter(|_| even || !self.even_only);
+        out_picture(out, c, yuv)
+    }
+
+    /// Waits for the oldest frames until the GPU stage holds at most
+    /// `held`, and gives them back.
+    pub fn settle(&mut self, held: usize) -> Result<Vec<Timed>> {
+        let Some((stage, taken)) = &mut self.ring else {
+            return Ok(Vec::new());
+        };
+        stage.settle(held, &mut |f: Finished<'_>, m: Meta| taken.take(f, m))?;
+        Ok(std::mem::take(&mut taken.done))
+    }
+
+    pub fn poll(&mut self) -> Result<Vec<Timed>> {
+        self.collect(false)
+    }
+
+    /// Waits for every frame in the GPU stage; also gives back the frames
+    /// a failed push had taken out of it.
+    pub fn finish(&mut self) -> Result<Vec<Timed>> {
+        self.collect(true)
+    }
+
+    /// The frames the GPU stage has finished (all of them, waiting, when
+    /// `wait`), copied out of their slots.
+    fn collect(&mut self, wait: bool) -> Result<Vec<Timed>> {
+        let Some((stage, taken)) = &mut self.ring else {
+            return Ok(Vec::new());
+        };
+        let mut take = |f: Finished<'_>, m| taken.take(f, m);
+        if wait {
+            stage.finish(&mut take)?;
+        } else {
+            stage.poll(&mut take)?;
+        }
+        Ok(std::mem::take(&mut taken.done))
+    }
+
+    /// Host copy time since the last call: into pinned memory, and out of it.
+    pub fn copy_times(&mut self) -> (Duration, Duration) {
+        let Some((stage, taken)) = &mut self.ring else {
+            return (Duration::ZERO, Duration::ZERO);
+        };
+        let copied_in = stage.copy_in_time();
+        let since = copied_in.saturating_sub(self.copied_in);
+        self.copied_in = copied_in;
+        (since, std::mem::take(&mut taken.copy_out))
+    }
+}
+
+impl Taken {
+    /// Copies a finished frame out of its pinned buffer into an output
+    /// buffer; a gray one into a picture, which the output thread makes RGBA
+    /// as it does the CPU's.
+    fn take(&mut self, f: Finished<'_>, meta: Meta) -> Result<()> {
+        let Meta {
+            pts,
+            duration,
+            info,
+            out,
+            ..
+        } = meta;
+        if let Some((buffer, out_info)) = out {
+            // Written in device memory: nothing to copy.
+            self.done.push(Timed {
+                frame: Pixels::Buffer(buffer, out_info),
+                pts,
+                duration,
+                info,
+            });
+            return Ok(());
+        }
+        let start = Instant::now();
+        let frame = match f.layout {
+            Layout::Frame(DevFormat::Gray) => Pixels::Picture(f.to_picture()?),
+            _ => {
+                let shape = f.layout.planes(f.width, f.height);
+                let buffer = self.out.packed(f.bytes, shape, pts, duration)?;
+                Pixels::Buffer(buffer, self.out.info.clone())
+            }
+        };
+        self.copy_out += start.elapsed();
+        self.done.push(Timed {
+            frame,
+            pts,
+            duration,
+            info,
+        });
+        Ok(())
+    }
+}
