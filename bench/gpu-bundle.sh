@@ -20,7 +20,7 @@ if [ "${1:-}" = quality ]; then
   exit 0
 fi
 tests=()
-for n in gpu_color gpu_filters gpu_geometry gpu_registry gpu_retarget gpu_retarget_fast gpu_segment gpu_stage kernel_cache; do
+for n in elements gpu_elements gpu_color gpu_filters gpu_geometry gpu_registry gpu_retarget gpu_retarget_fast gpu_segment gpu_stage kernel_cache; do
   f=$(ls -t target/release/deps/$n-* 2>/dev/null | grep -v '\.d$' | head -1 || true)
   [ -n "$f" ] && tests+=("$f")
 done
@@ -39,6 +39,17 @@ done
 # through a run on the GPU).
 ffmpeg -v error -y -i ../shared/data/video/promo-cuts-titles-720p.mp4 -t 5 -c copy \
   .gpu/clips/promo-audio.mp4 || true
+# The plugin in its own folder (gpu-check.sh elements points
+# GST_PLUGIN_PATH at it; the tests register the elements themselves).
+mkdir -p .gpu/b/plugin
+[ -f target/release/libgstseamstream.so ] && cp target/release/libgstseamstream.so .gpu/b/plugin/
+# The whole dog-walk clip at 1080p (289 frames), and four times over (1156
+# frames, copied, not encoded again), for the elements' throughput: the
+# difference between the two takes GStreamer's start out of the figure.
+ffmpeg -v error -y -i ../shared/data/video/dog-walk-720p.mp4 -an -vf scale=1920:1080 \
+  -c:v libx264 -preset fast -crf 23 .gpu/clips/dog-walk-1080p.mp4 || true
+ffmpeg -v error -y -stream_loop 3 -i .gpu/clips/dog-walk-1080p.mp4 -c copy \
+  .gpu/clips/dog-walk-1080p-x4.mp4 || true
 # Symbols off: the carry to the GPU host is limited to 64 MiB.
-strip .gpu/b/bin/seamstream .gpu/b/bin/gpu_* .gpu/b/bin/kernel_cache* .gpu/b/bin/seamstream_libtests 2>/dev/null || true
+strip .gpu/b/plugin/libgstseamstream.so .gpu/b/bin/seamstream .gpu/b/bin/elements* .gpu/b/bin/gpu_* .gpu/b/bin/kernel_cache* .gpu/b/bin/seamstream_libtests 2>/dev/null || true
 du -sh .gpu/b

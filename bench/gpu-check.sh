@@ -2,7 +2,7 @@
 # The GPU host's whole check-and-bench, in one call (../shared/gpu/README.md):
 #   here:  cargo build --release && cargo test --release --no-run
 #          bench/gpu-bundle.sh            (bundles the binaries into .gpu/b)
-#   there: bench/gpu-check.sh [tests|bench|e2e|transcode|retarget|overhead|all|quality]
+#   there: bench/gpu-check.sh [tests|bench|e2e|transcode|retarget|overhead|all|quality|elements]
 #   (quality: bench/gpu-bundle.sh quality first; not part of all)
 # Logs go to $OUT (or ./gpu-out); the last lines printed are a short summary.
 set -u
@@ -30,7 +30,7 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
     grep -E "FAILED|panicked" "$out/test-lib-gpu.log" | head -5
     grep -E "test result" "$out/test-lib-gpu.log"
   fi
-  for t in .gpu/b/bin/gpu_* .gpu/b/bin/kernel_cache*; do
+  for t in .gpu/b/bin/gpu_* .gpu/b/bin/elements* .gpu/b/bin/kernel_cache*; do
     [ -x "$t" ] || continue
     n=$(basename "$t" | sed 's/-[0-9a-f]*$//')
     step "test-$n" "$t" --test-threads=4
@@ -90,6 +90,41 @@ if [ "$what" = overhead ] || [ "$what" = all ]; then
   for d in cpu cuda; do
     step "overhead-$d" python3 bench/stream_overhead.py --seamstream "$(command -v seamstream)" --device $d
     cat "$out/overhead-$d.log"
+  done
+fi
+if [ "$what" = elements ] || [ "$what" = all ]; then
+  # The plugin (libgstseamstream.so, in the bundle's plugin folder) in
+  # gst-launch-1.0, as its users run it: the README's lines with
+  # device=cuda, CUDA memory from NVIDIA's decoder (caps shown by -v and
+  # the element's debug log), the same frames as in system memory, and
+  # throughput against identity in the element's place.
+  export GST_PLUGIN_PATH="$PWD/.gpu/b/plugin"
+  step inspect gst-inspect-1.0 seamcarve
+  clip=.gpu/clips/dog-walk-720p.mp4
+  step readme-line-1 gst-launch-1.0 -q filesrc location=$clip ! decodebin ! videoconvert \
+    ! seamcarve width=960 device=cuda ! x264enc ! mp4mux ! filesink location="$out/b.mp4"
+  step readme-line-2 gst-launch-1.0 -q videotestsrc is-live=true num-buffers=90 ! videoconvert \
+    ! seamstream ops="gaussian:sigma=2,sobel" device=cuda ! fakesink
+  D="filesrc location=$clip ! qtdemux ! h264parse ! nvh264dec"
+  step caps-cuda env GST_DEBUG=seamstream:5 gst-launch-1.0 -v $D ! seamcarve width=960 device=cuda \
+    ! cudadownload ! fakesink
+  grep -E "seamcarve0.GstPad:(src|sink): caps|CUDA memory" "$out/caps-cuda.log" | head -4
+  step frames-cudamem gst-launch-1.0 -q $D ! seamcarve width=960 device=cuda ! cudadownload \
+    ! videoconvert ! y4menc ! filesink location="$out/e-cudamem.y4m"
+  step frames-sysmem gst-launch-1.0 -q $D ! "video/x-raw" ! seamcarve width=960 device=cuda \
+    ! videoconvert ! y4menc ! filesink location="$out/e-sysmem.y4m"
+  step frames-cpu gst-launch-1.0 -q $D ! "video/x-raw" ! seamcarve width=960 device=cpu \
+    ! videoconvert ! y4menc ! filesink location="$out/e-cpu.y4m"
+  ( cd "$out" && md5sum e-cudamem.y4m e-sysmem.y4m e-cpu.y4m && rm -f e-*.y4m )
+  for clip in dog-walk-1080p dog-walk-1080p-x4; do
+    B="filesrc location=.gpu/clips/$clip.mp4 ! qtdemux ! h264parse ! nvh264dec"
+    for round in 1 2; do
+      for e in identity "seamcarve width=1440 device=cuda" "seamstream ops=gaussian:sigma=2 device=cuda"; do
+        n=$(echo "$e" | cut -d' ' -f1)
+        step "tp-$clip-$n-cudamem-$round" gst-launch-1.0 -q $B ! $e ! cudadownload ! fakesink sync=false
+        step "tp-$clip-$n-sysmem-$round" gst-launch-1.0 -q $B ! "video/x-raw" ! $e ! fakesink sync=false
+      done
+    done
   done
 fi
 printf '%s\n' "${summary[@]}"

@@ -230,3 +230,68 @@ fn flush_and_discont_forget_the_seams() {
         "after a DISCONT"
     );
 }
+
+/// CUDA memory is in the templates (for NVIDIA's decoder), but an element
+/// that runs on the CPU offers only system memory.
+#[test]
+fn cuda_memory_is_offered_only_with_a_cuda_context() {
+    init();
+    let cuda = |caps: &gst::Caps| {
+        caps.iter_with_features()
+            .any(|(_, f)| f.contains("memory:CUDAMemory"))
+    };
+    let e = gst::ElementFactory::make("seamcarve")
+        .property("width", 24u32)
+        .property("device", "cpu")
+        .build()
+        .unwrap();
+    let template = e.static_pad("sink").unwrap().pad_template_caps();
+    assert!(cuda(&template), "{template}");
+    e.set_state(gst::State::Ready).unwrap();
+    let offered = e.static_pad("sink").unwrap().query_caps(None);
+    assert!(!offered.is_empty());
+    assert!(!cuda(&offered), "{offered}");
+    e.set_state(gst::State::Null).unwrap();
+}
+
+/// `seamcarve` has every key of the `retarget` operation as a property, with
+/// the operation's range and default, and a bad value is a bus error that
+/// names it.
+#[test]
+fn seamcarve_properties_are_the_retarget_keys() {
+    init();
+    let e = gst::ElementFactory::make("seamcarve").build().unwrap();
+    for (name, min, max, default) in [
+        ("passes", 1, 64, 32),
+        ("band", 1, 15, 15),
+        ("coherence", 0, 1000, 100),
+    ] {
+        let p = e
+            .find_property(name)
+            .unwrap_or_else(|| panic!("no property {name}"));
+        let p = p.downcast_ref::<gst::glib::ParamSpecInt>().unwrap();
+        assert_eq!(
+            (p.minimum(), p.maximum(), p.default_value()),
+            (min, max, default),
+            "{name}"
+        );
+    }
+    e.set_property("passes", 8i32);
+    assert_eq!(e.property::<i32>("passes"), 8);
+    assert_eq!(e.property::<String>("mode"), "fast");
+    assert!(e.find_property("protect").is_some() && e.find_property("remove").is_some());
+
+    let err = run_line(
+        "videotestsrc num-buffers=3 ! videoconvert ! seamcarve width=40 energy=sharp device=cpu \
+         ! appsink name=out sync=false",
+    )
+    .unwrap_err();
+    assert!(err.contains("sharp") && err.contains("forward"), "{err}");
+    let err = run_line(
+        "videotestsrc num-buffers=3 ! videoconvert \
+         ! seamcarve width=40 protect=/nonexistent/mask.png device=cpu \
+         ! appsink name=out sync=false",
+    )
+    .unwrap_err();
+    assert!(err.contains("/nonexistent/mask.png"), "{err}");
+}

@@ -116,17 +116,25 @@ fn copy_planes(
         } else {
             (packed + at, row, plane.ptr, plane.pitch)
         };
-        // SAFETY: a plain struct of integers and pointers; zero is "unused"
-        // for every field not set here.
-        let mut copy: sys::CUDA_MEMCPY2D = unsafe { std::mem::zeroed() };
-        copy.srcMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_DEVICE;
-        copy.srcDevice = src;
-        copy.srcPitch = src_pitch;
-        copy.dstMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_DEVICE;
-        copy.dstDevice = dst;
-        copy.dstPitch = dst_pitch;
-        copy.WidthInBytes = row;
-        copy.Height = rows;
+        let device = sys::CUmemorytype::CU_MEMORYTYPE_DEVICE;
+        let copy = sys::CUDA_MEMCPY2D {
+            srcXInBytes: 0,
+            srcY: 0,
+            srcMemoryType: device,
+            srcHost: std::ptr::null(),
+            srcDevice: src,
+            srcArray: std::ptr::null_mut(),
+            srcPitch: src_pitch,
+            dstXInBytes: 0,
+            dstY: 0,
+            dstMemoryType: device,
+            dstHost: std::ptr::null_mut(),
+            dstDevice: dst,
+            dstArray: std::ptr::null_mut(),
+            dstPitch: dst_pitch,
+            WidthInBytes: row,
+            Height: rows,
+        };
         // SAFETY: both sides are device memory of at least `rows` rows of
         // `row` bytes at their pitches: the packed buffer was allocated for
         // the layout, and the caller's planes come from a mapped buffer of

@@ -96,6 +96,12 @@ fn api() -> Result<&'static Api, &'static str> {
     .map_err(|e| e.as_str())
 }
 
+/// Whether GStreamer's CUDA library and the CUDA driver are there (so CUDA
+/// memory can be offered before the context is made, when pipelines link).
+pub fn available() -> bool {
+    api().is_ok()
+}
+
 /// An element's share of GStreamer's CUDA context: the `GstCudaContext`
 /// pointer the library's helpers fill in (with a reference the element
 /// owns), from `ensure` or from `set_context`, which the helpers call into

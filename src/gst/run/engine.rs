@@ -28,16 +28,19 @@ pub(crate) enum Pixels {
     /// A GStreamer buffer laid out as the info says: an input frame for the
     /// GPU stage to copy from, or a finished one to push as it is.
     Buffer(gst::Buffer, gst_video::VideoInfo),
-    /// A buffer in GStreamer's CUDA memory, laid out as `info` says, for the
-    /// GPU stage to copy from on the device; the result goes into `out` (a
-    /// buffer in CUDA memory, laid out as its info says) when given, else
-    /// comes back in system memory.
-    Device {
-        buffer: gst::Buffer,
-        planes: [DevicePlane; 3],
-        info: gst_video::VideoInfo,
-        out: Option<DeviceOut>,
-    },
+    /// A buffer in GStreamer's CUDA memory.
+    /// (Boxed: its planes make it the largest.)
+    Device(Box<DeviceIn>),
+}
+
+/// A frame in GStreamer's CUDA memory, laid out as `info` says, for the GPU
+/// stage to copy from on the device; the result goes into `out` (a buffer
+/// in CUDA memory) when given, else comes back in system memory.
+pub(crate) struct DeviceIn {
+    pub buffer: gst::Buffer,
+    pub planes: [DevicePlane; 3],
+    pub info: gst_video::VideoInfo,
+    pub out: Option<DeviceOut>,
 }
 
 /// An output buffer in CUDA memory for the GPU stage to write into.
@@ -51,14 +54,16 @@ impl Pixels {
     pub fn width(&self) -> usize {
         match self {
             Pixels::Picture(p) => p.width(),
-            Pixels::Buffer(_, info) | Pixels::Device { info, .. } => info.width() as usize,
+            Pixels::Buffer(_, info) => info.width() as usize,
+            Pixels::Device(d) => d.info.width() as usize,
         }
     }
 
     pub fn height(&self) -> usize {
         match self {
             Pixels::Picture(p) => p.height(),
-            Pixels::Buffer(_, info) | Pixels::Device { info, .. } => info.height() as usize,
+            Pixels::Buffer(_, info) => info.height() as usize,
+            Pixels::Device(d) => d.info.height() as usize,
         }
     }
 }
@@ -168,7 +173,8 @@ impl Work {
             return Ok(vec![Timed { frame, ..t }]);
         };
         let info = match &t.frame {
-            Pixels::Buffer(_, info) | Pixels::Device { info, .. } => info.clone(),
+            Pixels::Buffer(_, info) => info.clone(),
+            Pixels::Device(d) => d.info.clone(),
             Pixels::Picture(_) => {
                 return Err(Error::Pipeline(
                     "the GPU backend takes frames in GStreamer's buffers".into(),
@@ -219,12 +225,13 @@ impl Work {
         };
         let mut take = |f: Finished<'_>, m: Meta| taken.take(f, m);
         match t.frame {
-            Pixels::Device {
-                buffer,
-                planes,
-                out,
-                ..
-            } => {
+            Pixels::Device(d) => {
+                let DeviceIn {
+                    buffer,
+                    planes,
+                    out,
+                    ..
+                } = *d;
                 let dst = out.as_ref().map(|o| o.planes);
                 let meta = Meta {
                     pts: t.pts,

@@ -121,7 +121,8 @@ impl<'a> Outlet<'a> {
         summary.width_out = first.frame.width();
         summary.height_out = first.frame.height();
         let info = match &first.frame {
-            Pixels::Buffer(_, i) | Pixels::Device { info: i, .. } => i.clone(),
+            Pixels::Buffer(_, i) => i.clone(),
+            Pixels::Device(d) => d.info.clone(),
             Pixels::Picture(p) => output_info(
                 &first.info,
                 p.width(),
@@ -171,7 +172,8 @@ impl<'a> Outlet<'a> {
         } = t;
         let buffer = match frame {
             // Filled by the worker straight from pinned memory.
-            Pixels::Buffer(b, _) | Pixels::Device { buffer: b, .. } => b,
+            Pixels::Buffer(b, _) => b,
+            Pixels::Device(d) => d.buffer,
             Pixels::Picture(p) => buffer_from_picture(&p, out, pts, duration)?,
         };
         Shared::add(&self.shared.copy_out_ns, start.elapsed());
@@ -554,7 +556,10 @@ mod tests {
                 let input = gst_video::VideoInfo::builder(gst_video::VideoFormat::Nv12, 8, 8)
                     .build()
                     .unwrap();
-                let out = OutBuffers::new(output_info(&input, w, h, yuv).unwrap()).unwrap();
+                let out = OutBuffers::new(
+                    output_info(&input, w, h, yuv.then_some(PixelFormat::I420)).unwrap(),
+                )
+                .unwrap();
                 let dirty = out
                     .fill(None, None, |b| {
                         b.fill(0xAB);

@@ -24,7 +24,7 @@ use gstreamer_video as gst_video;
 use super::super::cuda;
 use crate::cuda::{DevFormat, Gpu};
 use crate::frame::PixelFormat;
-use crate::gst::run::engine::{DeviceOut, Pixels, Timed, Work};
+use crate::gst::run::engine::{DeviceIn, DeviceOut, Pixels, Timed, Work};
 use crate::gst::run::{self, Backend};
 use crate::ops::Chain;
 use crate::registry;
@@ -209,7 +209,8 @@ impl Engine {
     /// formats become the chain's output; upstream, any size of the same
     /// format may come in (the chain decides what it makes of it). With a
     /// CUDA context, CUDA memory in may go out in CUDA memory (first) or in
-    /// system memory; system memory stays in system memory.
+    /// system memory; system memory stays in system memory, and may come
+    /// from CUDA memory.
     fn transform_caps(
         settings: &Settings,
         cuda_ok: bool,
@@ -266,8 +267,9 @@ impl Engine {
                 (gst::PadDirection::Sink, true) => &[&device, &system],
                 // CUDA memory out comes only from CUDA memory in.
                 (_, true) => &[&device],
-                // System memory out: from system memory, or CUDA memory in.
-                (gst::PadDirection::Src, false) if cuda_ok => &[&system, &device],
+                // System memory out: from CUDA memory in (preferred: no
+                // upload), or from system memory.
+                (gst::PadDirection::Src, false) if cuda_ok => &[&device, &system],
                 _ => &[&system],
             };
             let caps = out.get_mut().expect("new caps");
@@ -343,6 +345,11 @@ impl Engine {
         if let Some(t) = element.downcast_ref::<gst_base::BaseTransform>() {
             t.set_passthrough(passthrough);
         }
+        if on_gpu {
+            // The ring holds a frame from now on: a live pipeline, which
+            // asked for the latency before the caps came, asks again.
+            let _ = element.post_message(gst::message::Latency::builder().src(element).build());
+        }
         Ok(())
     }
 
@@ -371,12 +378,12 @@ impl Engine {
             } else {
                 None
             };
-            Pixels::Device {
+            Pixels::Device(Box::new(DeviceIn {
                 buffer: inbuf.clone(),
                 planes,
                 info: state.in_info.clone(),
                 out,
-            }
+            }))
         } else {
             Pixels::Buffer(inbuf.clone(), state.in_info.clone())
         };
@@ -419,7 +426,8 @@ impl Engine {
     fn out_buffer(&self, state: &State, t: Timed) -> Result<gst::Buffer, gst::ErrorMessage> {
         let failed = |e: String| gst::error_msg!(gst::LibraryError::Failed, ("{}", e));
         let mut buffer = match t.frame {
-            Pixels::Buffer(b, _) | Pixels::Device { buffer: b, .. } => b,
+            Pixels::Buffer(b, _) => b,
+            Pixels::Device(d) => d.buffer,
             Pixels::Picture(p) => {
                 let (w, h) = (p.width(), p.height());
                 let (ow, oh) = (
@@ -625,7 +633,11 @@ macro_rules! chain_transform {
                 filter: Option<&gst::Caps>,
             ) -> Option<gst::Caps> {
                 let settings = self.settings();
-                let cuda_ok = self.engine.cuda.gpu().is_ok();
+                // Before READY (when gst-launch links), CUDA memory is
+                // offered wherever GStreamer's CUDA library works; set_caps
+                // refuses it if no context came after all.
+                let cuda_ok = matches!(ordinal(&settings.device), Ok(Some(_)))
+                    && (self.engine.cuda.gpu().is_ok() || cuda::available());
                 let other = Engine::transform_caps(&settings, cuda_ok, direction, caps);
                 Some(match filter {
                     Some(f) => f.intersect_with_mode(&other, gst::CapsIntersectMode::First),
@@ -811,25 +823,59 @@ chain_transform!(
     "Runs a chain of image operations (blur, edges, warps, thresholds, seam carving) on the CPU or CUDA"
 );
 
-/// `seamcarve`'s properties.
-#[derive(Clone, Debug)]
+/// `seamcarve`'s properties: `width` and `height` in pixels, `device`, and
+/// every other key of the `retarget` operation (mode, energy, the fast-mode
+/// knobs, the masks), as its text gives them (unset ones keep the
+/// operation's defaults; `mode` is `fast`, for video).
+#[derive(Clone, Debug, Default)]
 struct CarveSettings {
     width: u32,
     height: u32,
-    mode: String,
-    energy: String,
-    device: String,
+    device: Option<String>,
+    keys: Vec<(&'static str, String)>,
 }
 
-impl Default for CarveSettings {
-    fn default() -> Self {
-        CarveSettings {
-            width: 0,
-            height: 0,
-            mode: "fast".into(),
-            energy: "forward".into(),
-            device: "auto".into(),
+/// The `retarget` keys that are properties as they are (not width/height).
+fn carve_keys() -> impl Iterator<Item = &'static crate::ops::params::ParamSpec> {
+    crate::ops::retarget::SPEC
+        .params
+        .iter()
+        .filter(|p| !matches!(p.name, "width" | "height"))
+}
+
+/// A key's default as its property shows it.
+fn key_default(p: &crate::ops::params::ParamSpec) -> Option<&'static str> {
+    match p.name {
+        "mode" => Some("fast"),
+        _ => p.default,
+    }
+}
+
+/// The GObject property for a `retarget` key: its range or choices, default
+/// and help from the operation's own description.
+fn key_property(p: &crate::ops::params::ParamSpec) -> glib::ParamSpec {
+    use crate::ops::params::Kind;
+    match p.kind {
+        Kind::Int { min, max } => glib::ParamSpecInt::builder(p.name)
+            .blurb(p.help)
+            .minimum(min.clamp(i32::MIN as i64, i32::MAX as i64) as i32)
+            .maximum(max.clamp(i32::MIN as i64, i32::MAX as i64) as i32)
+            .default_value(key_default(p).and_then(|d| d.parse().ok()).unwrap_or(0))
+            .mutable_ready()
+            .build(),
+        Kind::Choice(choices) => {
+            let blurb = format!("{} ({})", p.help, choices.join(", "));
+            glib::ParamSpecString::builder(p.name)
+                .blurb(Box::leak(blurb.into_boxed_str()))
+                .default_value(key_default(p))
+                .mutable_ready()
+                .build()
         }
+        _ => glib::ParamSpecString::builder(p.name)
+            .blurb(p.help)
+            .default_value(key_default(p))
+            .mutable_ready()
+            .build(),
     }
 }
 
@@ -842,11 +888,7 @@ pub struct SeamCarve {
 
 impl SeamCarve {
     fn settings(&self) -> Settings {
-        let s = self
-            .settings
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
+        let s = lock(&self.settings).clone();
         let mut keys = Vec::new();
         if s.width > 0 {
             keys.push(format!("width={}", s.width));
@@ -857,16 +899,15 @@ impl SeamCarve {
         let chain = if keys.is_empty() {
             String::new()
         } else {
-            format!(
-                "retarget:{},mode={},energy={}",
-                keys.join(","),
-                s.mode,
-                s.energy
-            )
+            if !s.keys.iter().any(|(k, _)| *k == "mode") {
+                keys.push("mode=fast".into());
+            }
+            keys.extend(s.keys.iter().map(|(k, v)| format!("{k}={v}")));
+            format!("retarget:{}", keys.join(","))
         };
         Settings {
             chain,
-            device: s.device,
+            device: s.device.unwrap_or_else(|| "auto".into()),
         }
     }
 }
@@ -881,7 +922,7 @@ impl ObjectSubclass for SeamCarve {
 impl ObjectImpl for SeamCarve {
     fn properties() -> &'static [glib::ParamSpec] {
         static PROPS: LazyLock<Vec<glib::ParamSpec>> = LazyLock::new(|| {
-            vec![
+            let mut props = vec![
                 glib::ParamSpecUInt::builder("width")
                     .nick("Width")
                     .blurb("Output width in pixels (0: the input's); may change while playing")
@@ -896,35 +937,16 @@ impl ObjectImpl for SeamCarve {
                     .default_value(0)
                     .mutable_playing()
                     .build(),
-                glib::ParamSpecString::builder("mode")
-                    .nick("Mode")
-                    .blurb(
-                        "fast (video: seams follow the last frame) or exact (one seam at a time)",
-                    )
-                    .default_value(Some("fast"))
-                    .mutable_ready()
-                    .build(),
-                glib::ParamSpecString::builder("energy")
-                    .nick("Energy")
-                    .blurb("pixel importance: basic, sobel3, sobel5 or forward")
-                    .default_value(Some("forward"))
-                    .mutable_ready()
-                    .build(),
                 device_property(),
-            ]
+            ];
+            props.extend(carve_keys().map(key_property));
+            props
         });
         PROPS.as_ref()
     }
 
     fn set_property(&self, _id: usize, value: &glib::Value, pspec: &glib::ParamSpec) {
-        let mut s = self.settings.lock().unwrap_or_else(|e| e.into_inner());
-        let text = || {
-            value
-                .get::<Option<String>>()
-                .ok()
-                .flatten()
-                .unwrap_or_default()
-        };
+        let mut s = lock(&self.settings);
         match pspec.name() {
             "width" | "height" => {
                 let v = value.get().unwrap_or(0);
@@ -938,20 +960,49 @@ impl ObjectImpl for SeamCarve {
                 // goes downstream as new caps.
                 self.obj().reconfigure_src();
             }
-            "mode" => s.mode = text(),
-            "energy" => s.energy = text(),
-            _ => s.device = text(),
+            "device" => s.device = value.get::<Option<String>>().ok().flatten(),
+            name => {
+                let Some(key) = carve_keys().find(|p| p.name == name) else {
+                    return;
+                };
+                let text = match value.get::<i32>() {
+                    Ok(n) => Some(n.to_string()),
+                    Err(_) => value.get::<Option<String>>().ok().flatten(),
+                };
+                s.keys.retain(|(k, _)| *k != key.name);
+                if let Some(t) = text.filter(|t| !t.is_empty()) {
+                    s.keys.push((key.name, t));
+                }
+            }
         }
     }
 
     fn property(&self, _id: usize, pspec: &glib::ParamSpec) -> glib::Value {
-        let s = self.settings.lock().unwrap_or_else(|e| e.into_inner());
+        let s = lock(&self.settings);
         match pspec.name() {
             "width" => s.width.to_value(),
             "height" => s.height.to_value(),
-            "mode" => s.mode.to_value(),
-            "energy" => s.energy.to_value(),
-            _ => s.device.to_value(),
+            "device" => s.device.as_deref().unwrap_or("auto").to_value(),
+            name => {
+                let text = s
+                    .keys
+                    .iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| v.clone())
+                    .or_else(|| {
+                        carve_keys()
+                            .find(|p| p.name == name)
+                            .and_then(key_default)
+                            .map(String::from)
+                    });
+                if pspec.value_type() == glib::Type::I32 {
+                    text.and_then(|t| t.parse::<i32>().ok())
+                        .unwrap_or(0)
+                        .to_value()
+                } else {
+                    text.to_value()
+                }
+            }
         }
     }
 }
