@@ -118,7 +118,7 @@ if [ "$what" = elements ] || [ "$what" = all ]; then
   ( cd "$out" && md5sum e-cudamem.y4m e-sysmem.y4m e-cpu.y4m && rm -f e-*.y4m )
   for clip in dog-walk-1080p dog-walk-1080p-x4; do
     B="filesrc location=.gpu/clips/$clip.mp4 ! qtdemux ! h264parse ! nvh264dec"
-    for round in 1 2; do
+    for round in 1 2 3; do
       for e in identity "seamcarve width=1440 device=cuda" "seamstream ops=gaussian:sigma=2 device=cuda"; do
         n=$(echo "$e" | cut -d' ' -f1)
         step "tp-$clip-$n-cudamem-$round" gst-launch-1.0 -q $B ! $e ! cudadownload ! fakesink sync=false

@@ -4,16 +4,20 @@
 //! CPU or the GPU (`device=`), as `run` does. The plugin file
 //! (`libgstseamstream.so`, the `plugin/` crate) registers them with
 //! [`register`]; applications and tests that link the library call
-//! [`register_static`].
+//! [`register_static`]. One folder an element (`mod.rs` registers,
+//! `imp.rs` implements), both on the base transform of `transform.rs`.
 
-mod chain;
 mod cuda;
+mod seamcarve;
+mod seamstream;
+mod transform;
 
 use gstreamer as gst;
 
 /// Registers both elements with `plugin` (or with none: statically).
 pub fn register(plugin: Option<&gst::Plugin>) -> Result<(), gst::glib::BoolError> {
-    chain::register(plugin)
+    seamstream::register(plugin)?;
+    seamcarve::register(plugin)
 }
 
 /// Registers the elements statically, for applications and tests that link

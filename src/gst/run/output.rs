@@ -306,26 +306,33 @@ pub(crate) fn output_info(
 /// RGBA as R = G = B.
 pub(crate) fn write_picture(picture: &Picture, info: &gst_video::VideoInfo, b: &mut [u8]) {
     let (off, stride) = (info.offset(), info.stride());
-    let mut rows = |plane: usize, height: usize, row: &dyn Fn(usize, &mut [u8])| {
+    // Each row's writer says how many bytes it wrote; the row's padding is
+    // zeroed, so that a recycled buffer holds the same bytes as a new one.
+    let mut rows = |plane: usize, height: usize, row: &dyn Fn(usize, &mut [u8]) -> usize| {
         let (o, s) = (off[plane], stride[plane] as usize);
         for y in 0..height {
             let end = (o + (y + 1) * s).min(b.len());
-            row(y, &mut b[o + y * s..end]);
+            let r = &mut b[o + y * s..end];
+            let n = row(y, r);
+            r[n..].fill(0);
         }
     };
     match picture {
         Picture::Frame(Frame::Rgba(p)) => rows(0, p.height(), &|y, o| {
             o[..4 * p.width()].copy_from_slice(p.row(y).as_flattened());
+            4 * p.width()
         }),
         Picture::Frame(Frame::Gray(p)) if info.format() == gst_video::VideoFormat::Gray8 => {
             rows(0, p.height(), &|y, o| {
-                o[..p.width()].copy_from_slice(p.row(y))
+                o[..p.width()].copy_from_slice(p.row(y));
+                p.width()
             })
         }
         Picture::Frame(Frame::Gray(p)) => rows(0, p.height(), &|y, o| {
             for (px, &v) in o.chunks_exact_mut(4).zip(p.row(y)) {
                 px.copy_from_slice(&[v, v, v, 255]);
             }
+            4 * p.width()
         }),
         Picture::Yuv(yuv) => {
             let planes = [&yuv.y, &yuv.u, &yuv.v];
@@ -335,7 +342,8 @@ pub(crate) fn write_picture(picture: &Picture, info: &gst_video::VideoInfo, b: &
                 .take(info.n_planes() as usize)
             {
                 rows(i, p.height(), &|y, o| {
-                    o[..p.row(y).len()].copy_from_slice(p.row(y))
+                    o[..p.row(y).len()].copy_from_slice(p.row(y));
+                    p.row(y).len()
                 });
             }
         }

@@ -1,4 +1,4 @@
-//! One base transform for both elements: the chain is built from the
+//! The base transform both elements are: the chain is built from the
 //! element's settings on each caps change, the output caps come from the
 //! chain's output size and format, and frames go through `run`'s engine
 //! ([`Work`]) on the CPU or the GPU. On the GPU the engine's ring of slots
@@ -14,14 +14,11 @@ use std::sync::{LazyLock, Mutex, MutexGuard};
 use gstreamer as gst;
 use gstreamer::glib;
 use gstreamer::prelude::*;
-use gstreamer::subclass::prelude::*;
 use gstreamer_base as gst_base;
 use gstreamer_base::prelude::*;
-use gstreamer_base::subclass::base_transform::GenerateOutputSuccess;
-use gstreamer_base::subclass::prelude::*;
 use gstreamer_video as gst_video;
 
-use super::super::cuda;
+use super::cuda;
 use crate::cuda::{DevFormat, Gpu};
 use crate::frame::PixelFormat;
 use crate::gst::run::engine::{DeviceIn, DeviceOut, Pixels, Timed, Work};
@@ -29,7 +26,7 @@ use crate::gst::run::{self, Backend};
 use crate::ops::Chain;
 use crate::registry;
 
-static CAT: LazyLock<gst::DebugCategory> = LazyLock::new(|| {
+pub(crate) static CAT: LazyLock<gst::DebugCategory> = LazyLock::new(|| {
     gst::DebugCategory::new(
         "seamstream",
         gst::DebugColorFlags::empty(),
@@ -38,13 +35,13 @@ static CAT: LazyLock<gst::DebugCategory> = LazyLock::new(|| {
 });
 
 /// Where the chain runs, as `--device` takes it.
-const DEVICE_HELP: &str = "auto (the GPU when one works), cpu, cuda or cuda:N";
+pub(crate) const DEVICE_HELP: &str = "auto (the GPU when one works), cpu, cuda or cuda:N";
 
 /// Slots of the GPU ring: one frame held while the next is uploaded.
 const SLOTS: usize = 2;
 
 /// The `device` property both elements have.
-fn device_property() -> glib::ParamSpec {
+pub(crate) fn device_property() -> glib::ParamSpec {
     glib::ParamSpecString::builder("device")
         .nick("Device")
         .blurb(DEVICE_HELP)
@@ -55,13 +52,13 @@ fn device_property() -> glib::ParamSpec {
 
 /// What both elements are set up with: the chain's text and the device.
 #[derive(Clone, Debug, PartialEq)]
-struct Settings {
-    chain: String,
-    device: String,
+pub(crate) struct Settings {
+    pub chain: String,
+    pub device: String,
 }
 
 /// The GPU `device` names: `None` for the CPU, `Some(None)` for any.
-fn ordinal(device: &str) -> Result<Option<Option<usize>>, String> {
+pub(crate) fn ordinal(device: &str) -> Result<Option<Option<usize>>, String> {
     match device {
         "cpu" => Ok(None),
         "auto" => Ok(Some(None)),
@@ -165,7 +162,7 @@ fn template_caps() -> gst::Caps {
     caps
 }
 
-fn pad_templates() -> Vec<gst::PadTemplate> {
+pub(crate) fn pad_templates() -> Vec<gst::PadTemplate> {
     let caps = template_caps();
     vec![
         gst::PadTemplate::new(
@@ -187,19 +184,19 @@ fn pad_templates() -> Vec<gst::PadTemplate> {
 
 /// The engine behind both elements.
 #[derive(Default)]
-struct Engine {
+pub(crate) struct Engine {
     state: Mutex<Option<State>>,
     /// Finished frames not yet pushed: the ring gives them back in bursts,
     /// `generate_output` one a call.
     pending: Mutex<VecDeque<gst::Buffer>>,
     /// GStreamer's CUDA context, shared with the neighbours, from READY on
     /// (when the device may be a GPU and GStreamer's CUDA library works).
-    cuda: cuda::ContextSlot,
+    pub cuda: cuda::ContextSlot,
     /// CUDA memory for the output, when it is negotiated.
-    pool: Mutex<Option<gst::BufferPool>>,
+    pub pool: Mutex<Option<gst::BufferPool>>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -211,7 +208,7 @@ impl Engine {
     /// CUDA context, CUDA memory in may go out in CUDA memory (first) or in
     /// system memory; system memory stays in system memory, and may come
     /// from CUDA memory.
-    fn transform_caps(
+    pub fn transform_caps(
         settings: &Settings,
         cuda_ok: bool,
         direction: gst::PadDirection,
@@ -280,7 +277,7 @@ impl Engine {
         out.intersect_with_mode(&template_caps(), gst::CapsIntersectMode::First)
     }
 
-    fn set_caps(
+    pub fn set_caps(
         &self,
         element: &gst::Element,
         settings: &Settings,
@@ -355,7 +352,7 @@ impl Engine {
 
     /// Takes `inbuf` through the chain; what finished (none, or a few from
     /// the ring) waits in `pending`.
-    fn push(&self, inbuf: gst::Buffer) -> Result<(), gst::ErrorMessage> {
+    pub fn push(&self, inbuf: gst::Buffer) -> Result<(), gst::ErrorMessage> {
         let mut guard = lock(&self.state);
         let state = guard.as_mut().ok_or_else(|| {
             gst::error_msg!(
@@ -460,13 +457,13 @@ impl Engine {
     }
 
     /// The next finished frame, if any.
-    fn next(&self) -> Option<gst::Buffer> {
+    pub fn next(&self) -> Option<gst::Buffer> {
         lock(&self.pending).pop_front()
     }
 
     /// Waits for every frame in the ring and pushes them, and what was
     /// pending, downstream (before EOS, new caps or a fresh start).
-    fn drain(&self, element: &gst::Element) {
+    pub fn drain(&self, element: &gst::Element) {
         let finished = {
             let mut guard = lock(&self.state);
             match guard.as_mut() {
@@ -497,7 +494,7 @@ impl Engine {
     /// Forgets what the chain carries from frame to frame (fast mode's
     /// seams), after the frames in the ring have gone out (`drain`) or been
     /// dropped (a flush).
-    fn reset(&self, element: &gst::Element, flushing: bool) {
+    pub fn reset(&self, element: &gst::Element, flushing: bool) {
         if flushing {
             lock(&self.pending).clear();
         } else {
@@ -512,7 +509,7 @@ impl Engine {
     }
 
     /// The frames the element holds back at most, as latency.
-    fn held(&self) -> Option<gst::ClockTime> {
+    pub fn held(&self) -> Option<gst::ClockTime> {
         let guard = lock(&self.state);
         let state = guard.as_ref()?;
         let fps = state.in_info.fps();
@@ -523,7 +520,7 @@ impl Engine {
         Some(frame * state.held() as u64)
     }
 
-    fn stop(&self) {
+    pub fn stop(&self) {
         *lock(&self.state) = None;
         lock(&self.pending).clear();
     }
@@ -562,10 +559,18 @@ fn open_device(device: &str, chain: &Chain, shared: Option<&Gpu>) -> Result<Opti
         .map_err(|e| format!("device={device}: {e}").replace("--device cpu", "device=cpu"))
 }
 
-/// What both elements share given their settings: `ElementImpl` (with the
+/// What both elements share given their settings (`fn settings(&self) ->
+/// Settings` and an `engine: Engine` field): `ElementImpl` (with the
 /// element's long name, class and description) and `BaseTransformImpl`.
 macro_rules! chain_transform {
     ($ty:ident, $long:literal, $klass:literal, $description:literal) => {
+        use std::sync::LazyLock;
+
+        use gstreamer_base::subclass::base_transform::GenerateOutputSuccess;
+        use gstreamer_video as gst_video;
+        use $crate::plugin::cuda;
+        use $crate::plugin::transform::{CAT, Engine, lock, ordinal, pad_templates};
+
         impl ElementImpl for $ty {
             fn metadata() -> Option<&'static gst::subclass::ElementMetadata> {
                 static META: LazyLock<gst::subclass::ElementMetadata> = LazyLock::new(|| {
@@ -750,266 +755,4 @@ macro_rules! chain_transform {
     };
 }
 
-/// `seamstream`: the chain from `ops`.
-#[derive(Default)]
-pub struct SeamStream {
-    settings: Mutex<(String, String)>,
-    engine: Engine,
-}
-
-impl SeamStream {
-    fn settings(&self) -> Settings {
-        let s = self.settings.lock().unwrap_or_else(|e| e.into_inner());
-        Settings {
-            chain: s.0.clone(),
-            device: if s.1.is_empty() {
-                "auto".into()
-            } else {
-                s.1.clone()
-            },
-        }
-    }
-}
-
-#[glib::object_subclass]
-impl ObjectSubclass for SeamStream {
-    const NAME: &'static str = "GstSeamStream";
-    type Type = super::SeamStream;
-    type ParentType = gst_base::BaseTransform;
-}
-
-impl ObjectImpl for SeamStream {
-    fn properties() -> &'static [glib::ParamSpec] {
-        static PROPS: LazyLock<Vec<glib::ParamSpec>> = LazyLock::new(|| {
-            vec![
-                glib::ParamSpecString::builder("ops")
-                    .nick("Operations")
-                    .blurb("The chain, as seamstream's --op: gaussian:sigma=2,sobel,retarget:width=75%")
-                    .default_value(Some(""))
-                    .mutable_ready()
-                    .build(),
-                device_property(),
-            ]
-        });
-        PROPS.as_ref()
-    }
-
-    fn set_property(&self, _id: usize, value: &glib::Value, pspec: &glib::ParamSpec) {
-        let text: String = value
-            .get::<Option<String>>()
-            .ok()
-            .flatten()
-            .unwrap_or_default();
-        let mut s = self.settings.lock().unwrap_or_else(|e| e.into_inner());
-        match pspec.name() {
-            "ops" => s.0 = text,
-            _ => s.1 = text,
-        }
-    }
-
-    fn property(&self, _id: usize, pspec: &glib::ParamSpec) -> glib::Value {
-        let s = self.settings();
-        match pspec.name() {
-            "ops" => s.chain.to_value(),
-            _ => s.device.to_value(),
-        }
-    }
-}
-
-chain_transform!(
-    SeamStream,
-    "seamstream chain",
-    "Filter/Effect/Video",
-    "Runs a chain of image operations (blur, edges, warps, thresholds, seam carving) on the CPU or CUDA"
-);
-
-/// `seamcarve`'s properties: `width` and `height` in pixels, `device`, and
-/// every other key of the `retarget` operation (mode, energy, the fast-mode
-/// knobs, the masks), as its text gives them (unset ones keep the
-/// operation's defaults; `mode` is `fast`, for video).
-#[derive(Clone, Debug, Default)]
-struct CarveSettings {
-    width: u32,
-    height: u32,
-    device: Option<String>,
-    keys: Vec<(&'static str, String)>,
-}
-
-/// The `retarget` keys that are properties as they are (not width/height).
-fn carve_keys() -> impl Iterator<Item = &'static crate::ops::params::ParamSpec> {
-    crate::ops::retarget::SPEC
-        .params
-        .iter()
-        .filter(|p| !matches!(p.name, "width" | "height"))
-}
-
-/// A key's default as its property shows it.
-fn key_default(p: &crate::ops::params::ParamSpec) -> Option<&'static str> {
-    match p.name {
-        "mode" => Some("fast"),
-        _ => p.default,
-    }
-}
-
-/// The GObject property for a `retarget` key: its range or choices, default
-/// and help from the operation's own description.
-fn key_property(p: &crate::ops::params::ParamSpec) -> glib::ParamSpec {
-    use crate::ops::params::Kind;
-    match p.kind {
-        Kind::Int { min, max } => glib::ParamSpecInt::builder(p.name)
-            .blurb(p.help)
-            .minimum(min.clamp(i32::MIN as i64, i32::MAX as i64) as i32)
-            .maximum(max.clamp(i32::MIN as i64, i32::MAX as i64) as i32)
-            .default_value(key_default(p).and_then(|d| d.parse().ok()).unwrap_or(0))
-            .mutable_ready()
-            .build(),
-        Kind::Choice(choices) => {
-            let blurb = format!("{} ({})", p.help, choices.join(", "));
-            glib::ParamSpecString::builder(p.name)
-                .blurb(Box::leak(blurb.into_boxed_str()))
-                .default_value(key_default(p))
-                .mutable_ready()
-                .build()
-        }
-        _ => glib::ParamSpecString::builder(p.name)
-            .blurb(p.help)
-            .default_value(key_default(p))
-            .mutable_ready()
-            .build(),
-    }
-}
-
-/// `seamcarve`: a `retarget` chain from its properties.
-#[derive(Default)]
-pub struct SeamCarve {
-    settings: Mutex<CarveSettings>,
-    engine: Engine,
-}
-
-impl SeamCarve {
-    fn settings(&self) -> Settings {
-        let s = lock(&self.settings).clone();
-        let mut keys = Vec::new();
-        if s.width > 0 {
-            keys.push(format!("width={}", s.width));
-        }
-        if s.height > 0 {
-            keys.push(format!("height={}", s.height));
-        }
-        let chain = if keys.is_empty() {
-            String::new()
-        } else {
-            if !s.keys.iter().any(|(k, _)| *k == "mode") {
-                keys.push("mode=fast".into());
-            }
-            keys.extend(s.keys.iter().map(|(k, v)| format!("{k}={v}")));
-            format!("retarget:{}", keys.join(","))
-        };
-        Settings {
-            chain,
-            device: s.device.unwrap_or_else(|| "auto".into()),
-        }
-    }
-}
-
-#[glib::object_subclass]
-impl ObjectSubclass for SeamCarve {
-    const NAME: &'static str = "GstSeamCarve";
-    type Type = super::SeamCarve;
-    type ParentType = gst_base::BaseTransform;
-}
-
-impl ObjectImpl for SeamCarve {
-    fn properties() -> &'static [glib::ParamSpec] {
-        static PROPS: LazyLock<Vec<glib::ParamSpec>> = LazyLock::new(|| {
-            let mut props = vec![
-                glib::ParamSpecUInt::builder("width")
-                    .nick("Width")
-                    .blurb("Output width in pixels (0: the input's); may change while playing")
-                    .maximum(65536)
-                    .default_value(0)
-                    .mutable_playing()
-                    .build(),
-                glib::ParamSpecUInt::builder("height")
-                    .nick("Height")
-                    .blurb("Output height in pixels (0: the input's); may change while playing")
-                    .maximum(65536)
-                    .default_value(0)
-                    .mutable_playing()
-                    .build(),
-                device_property(),
-            ];
-            props.extend(carve_keys().map(key_property));
-            props
-        });
-        PROPS.as_ref()
-    }
-
-    fn set_property(&self, _id: usize, value: &glib::Value, pspec: &glib::ParamSpec) {
-        let mut s = lock(&self.settings);
-        match pspec.name() {
-            "width" | "height" => {
-                let v = value.get().unwrap_or(0);
-                if pspec.name() == "width" {
-                    s.width = v;
-                } else {
-                    s.height = v;
-                }
-                drop(s);
-                // Negotiated again before the next frame: the new size
-                // goes downstream as new caps.
-                self.obj().reconfigure_src();
-            }
-            "device" => s.device = value.get::<Option<String>>().ok().flatten(),
-            name => {
-                let Some(key) = carve_keys().find(|p| p.name == name) else {
-                    return;
-                };
-                let text = match value.get::<i32>() {
-                    Ok(n) => Some(n.to_string()),
-                    Err(_) => value.get::<Option<String>>().ok().flatten(),
-                };
-                s.keys.retain(|(k, _)| *k != key.name);
-                if let Some(t) = text.filter(|t| !t.is_empty()) {
-                    s.keys.push((key.name, t));
-                }
-            }
-        }
-    }
-
-    fn property(&self, _id: usize, pspec: &glib::ParamSpec) -> glib::Value {
-        let s = lock(&self.settings);
-        match pspec.name() {
-            "width" => s.width.to_value(),
-            "height" => s.height.to_value(),
-            "device" => s.device.as_deref().unwrap_or("auto").to_value(),
-            name => {
-                let text = s
-                    .keys
-                    .iter()
-                    .find(|(k, _)| *k == name)
-                    .map(|(_, v)| v.clone())
-                    .or_else(|| {
-                        carve_keys()
-                            .find(|p| p.name == name)
-                            .and_then(key_default)
-                            .map(String::from)
-                    });
-                if pspec.value_type() == glib::Type::I32 {
-                    text.and_then(|t| t.parse::<i32>().ok())
-                        .unwrap_or(0)
-                        .to_value()
-                } else {
-                    text.to_value()
-                }
-            }
-        }
-    }
-}
-
-chain_transform!(
-    SeamCarve,
-    "Seam carving",
-    "Filter/Effect/Video/Scaler",
-    "Content-aware retargeting: removes the least important seams to reach width x height"
-);
+pub(crate) use chain_transform;

@@ -1,0 +1,205 @@
+//! `seamcarve`: a `retarget` chain from its properties, on the shared base
+//! transform ([`super::super::transform`]).
+
+use std::sync::Mutex;
+
+use gstreamer as gst;
+use gstreamer::glib;
+use gstreamer::prelude::*;
+use gstreamer::subclass::prelude::*;
+use gstreamer_base as gst_base;
+use gstreamer_base::prelude::*;
+use gstreamer_base::subclass::prelude::*;
+
+use crate::plugin::transform::{Settings, chain_transform, device_property};
+
+/// `seamcarve`'s properties: `width` and `height` in pixels, `device`, and
+/// every other key of the `retarget` operation (mode, energy, the fast-mode
+/// knobs, the masks), as its text gives them (unset ones keep the
+/// operation's defaults; `mode` is `fast`, for video).
+#[derive(Clone, Debug, Default)]
+struct CarveSettings {
+    width: u32,
+    height: u32,
+    device: Option<String>,
+    keys: Vec<(&'static str, String)>,
+}
+
+/// The `retarget` keys that are properties as they are (not width/height).
+fn carve_keys() -> impl Iterator<Item = &'static crate::ops::params::ParamSpec> {
+    crate::ops::retarget::SPEC
+        .params
+        .iter()
+        .filter(|p| !matches!(p.name, "width" | "height"))
+}
+
+/// A key's default as its property shows it.
+fn key_default(p: &crate::ops::params::ParamSpec) -> Option<&'static str> {
+    match p.name {
+        "mode" => Some("fast"),
+        _ => p.default,
+    }
+}
+
+/// The GObject property for a `retarget` key: its range or choices, default
+/// and help from the operation's own description.
+fn key_property(p: &crate::ops::params::ParamSpec) -> glib::ParamSpec {
+    use crate::ops::params::Kind;
+    match p.kind {
+        Kind::Int { min, max } => glib::ParamSpecInt::builder(p.name)
+            .blurb(p.help)
+            .minimum(min.clamp(i32::MIN as i64, i32::MAX as i64) as i32)
+            .maximum(max.clamp(i32::MIN as i64, i32::MAX as i64) as i32)
+            .default_value(key_default(p).and_then(|d| d.parse().ok()).unwrap_or(0))
+            .mutable_ready()
+            .build(),
+        Kind::Choice(choices) => {
+            let blurb = format!("{} ({})", p.help, choices.join(", "));
+            glib::ParamSpecString::builder(p.name)
+                .blurb(Box::leak(blurb.into_boxed_str()))
+                .default_value(key_default(p))
+                .mutable_ready()
+                .build()
+        }
+        _ => glib::ParamSpecString::builder(p.name)
+            .blurb(p.help)
+            .default_value(key_default(p))
+            .mutable_ready()
+            .build(),
+    }
+}
+
+/// `seamcarve`: a `retarget` chain from its properties.
+#[derive(Default)]
+pub struct SeamCarve {
+    settings: Mutex<CarveSettings>,
+    engine: crate::plugin::transform::Engine,
+}
+
+impl SeamCarve {
+    fn settings(&self) -> Settings {
+        let s = lock(&self.settings).clone();
+        let mut keys = Vec::new();
+        if s.width > 0 {
+            keys.push(format!("width={}", s.width));
+        }
+        if s.height > 0 {
+            keys.push(format!("height={}", s.height));
+        }
+        let chain = if keys.is_empty() {
+            String::new()
+        } else {
+            if !s.keys.iter().any(|(k, _)| *k == "mode") {
+                keys.push("mode=fast".into());
+            }
+            keys.extend(s.keys.iter().map(|(k, v)| format!("{k}={v}")));
+            format!("retarget:{}", keys.join(","))
+        };
+        Settings {
+            chain,
+            device: s.device.unwrap_or_else(|| "auto".into()),
+        }
+    }
+}
+
+#[glib::object_subclass]
+impl ObjectSubclass for SeamCarve {
+    const NAME: &'static str = "GstSeamCarve";
+    type Type = super::SeamCarve;
+    type ParentType = gst_base::BaseTransform;
+}
+
+impl ObjectImpl for SeamCarve {
+    fn properties() -> &'static [glib::ParamSpec] {
+        static PROPS: LazyLock<Vec<glib::ParamSpec>> = LazyLock::new(|| {
+            let mut props = vec![
+                glib::ParamSpecUInt::builder("width")
+                    .nick("Width")
+                    .blurb("Output width in pixels (0: the input's); may change while playing")
+                    .maximum(65536)
+                    .default_value(0)
+                    .mutable_playing()
+                    .build(),
+                glib::ParamSpecUInt::builder("height")
+                    .nick("Height")
+                    .blurb("Output height in pixels (0: the input's); may change while playing")
+                    .maximum(65536)
+                    .default_value(0)
+                    .mutable_playing()
+                    .build(),
+                device_property(),
+            ];
+            props.extend(carve_keys().map(key_property));
+            props
+        });
+        PROPS.as_ref()
+    }
+
+    fn set_property(&self, _id: usize, value: &glib::Value, pspec: &glib::ParamSpec) {
+        let mut s = lock(&self.settings);
+        match pspec.name() {
+            "width" | "height" => {
+                let v = value.get().unwrap_or(0);
+                if pspec.name() == "width" {
+                    s.width = v;
+                } else {
+                    s.height = v;
+                }
+                drop(s);
+                // Negotiated again before the next frame: the new size
+                // goes downstream as new caps.
+                self.obj().reconfigure_src();
+            }
+            "device" => s.device = value.get::<Option<String>>().ok().flatten(),
+            name => {
+                let Some(key) = carve_keys().find(|p| p.name == name) else {
+                    return;
+                };
+                let text = match value.get::<i32>() {
+                    Ok(n) => Some(n.to_string()),
+                    Err(_) => value.get::<Option<String>>().ok().flatten(),
+                };
+                s.keys.retain(|(k, _)| *k != key.name);
+                if let Some(t) = text.filter(|t| !t.is_empty()) {
+                    s.keys.push((key.name, t));
+                }
+            }
+        }
+    }
+
+    fn property(&self, _id: usize, pspec: &glib::ParamSpec) -> glib::Value {
+        let s = lock(&self.settings);
+        match pspec.name() {
+            "width" => s.width.to_value(),
+            "height" => s.height.to_value(),
+            "device" => s.device.as_deref().unwrap_or("auto").to_value(),
+            name => {
+                let text = s
+                    .keys
+                    .iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| v.clone())
+                    .or_else(|| {
+                        carve_keys()
+                            .find(|p| p.name == name)
+                            .and_then(key_default)
+                            .map(String::from)
+                    });
+                if pspec.value_type() == glib::Type::I32 {
+                    text.and_then(|t| t.parse::<i32>().ok())
+                        .unwrap_or(0)
+                        .to_value()
+                } else {
+                    text.to_value()
+                }
+            }
+        }
+    }
+}
+
+chain_transform!(
+    SeamCarve,
+    "Seam carving",
+    "Filter/Effect/Video/Scaler",
+    "Content-aware retargeting: removes the least important seams to reach width x height"
+);

@@ -1,0 +1,87 @@
+//! `seamstream`: the chain from `ops`, on the shared base transform
+//! ([`super::super::transform`]).
+
+use std::sync::Mutex;
+
+use gstreamer as gst;
+use gstreamer::glib;
+use gstreamer::prelude::*;
+use gstreamer::subclass::prelude::*;
+use gstreamer_base as gst_base;
+use gstreamer_base::prelude::*;
+use gstreamer_base::subclass::prelude::*;
+
+use crate::plugin::transform::{Settings, chain_transform, device_property};
+
+/// `seamstream`: the chain from `ops`.
+#[derive(Default)]
+pub struct SeamStream {
+    settings: Mutex<(String, String)>,
+    engine: crate::plugin::transform::Engine,
+}
+
+impl SeamStream {
+    fn settings(&self) -> Settings {
+        let s = self.settings.lock().unwrap_or_else(|e| e.into_inner());
+        Settings {
+            chain: s.0.clone(),
+            device: if s.1.is_empty() {
+                "auto".into()
+            } else {
+                s.1.clone()
+            },
+        }
+    }
+}
+
+#[glib::object_subclass]
+impl ObjectSubclass for SeamStream {
+    const NAME: &'static str = "GstSeamStream";
+    type Type = super::SeamStream;
+    type ParentType = gst_base::BaseTransform;
+}
+
+impl ObjectImpl for SeamStream {
+    fn properties() -> &'static [glib::ParamSpec] {
+        static PROPS: LazyLock<Vec<glib::ParamSpec>> = LazyLock::new(|| {
+            vec![
+                glib::ParamSpecString::builder("ops")
+                    .nick("Operations")
+                    .blurb("The chain, as seamstream's --op: gaussian:sigma=2,sobel,retarget:width=75%")
+                    .default_value(Some(""))
+                    .mutable_ready()
+                    .build(),
+                device_property(),
+            ]
+        });
+        PROPS.as_ref()
+    }
+
+    fn set_property(&self, _id: usize, value: &glib::Value, pspec: &glib::ParamSpec) {
+        let text: String = value
+            .get::<Option<String>>()
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        let mut s = self.settings.lock().unwrap_or_else(|e| e.into_inner());
+        match pspec.name() {
+            "ops" => s.0 = text,
+            _ => s.1 = text,
+        }
+    }
+
+    fn property(&self, _id: usize, pspec: &glib::ParamSpec) -> glib::Value {
+        let s = self.settings();
+        match pspec.name() {
+            "ops" => s.chain.to_value(),
+            _ => s.device.to_value(),
+        }
+    }
+}
+
+chain_transform!(
+    SeamStream,
+    "seamstream chain",
+    "Filter/Effect/Video",
+    "Runs a chain of image operations (blur, edges, warps, thresholds, seam carving) on the CPU or CUDA"
+);
