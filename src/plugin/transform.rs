@@ -277,6 +277,20 @@ impl Engine {
         out.intersect_with_mode(&template_caps(), gst::CapsIntersectMode::First)
     }
 
+    /// `caps` with its structures in CUDA memory first.
+    pub fn cuda_first(caps: gst::Caps) -> gst::Caps {
+        let mut out = gst::Caps::new_empty();
+        let o = out.get_mut().expect("new caps");
+        for cuda in [true, false] {
+            for (s, f) in caps.iter_with_features() {
+                if f.contains(cuda::CAPS_FEATURE) == cuda {
+                    o.append_structure_full(s.to_owned(), Some(f.to_owned()));
+                }
+            }
+        }
+        out
+    }
+
     pub fn set_caps(
         &self,
         element: &gst::Element,
@@ -650,6 +664,23 @@ macro_rules! chain_transform {
                 })
             }
 
+            fn fixate_caps(
+                &self,
+                direction: gst::PadDirection,
+                caps: &gst::Caps,
+                othercaps: gst::Caps,
+            ) -> gst::Caps {
+                // Frames that come in CUDA memory stay there where the peer
+                // takes it, whatever order the peer lists its caps in.
+                let othercaps = if direction == gst::PadDirection::Sink && cuda::caps_in_cuda(caps)
+                {
+                    Engine::cuda_first(othercaps)
+                } else {
+                    othercaps
+                };
+                self.parent_fixate_caps(direction, caps, othercaps)
+            }
+
             fn set_caps(
                 &self,
                 incaps: &gst::Caps,
@@ -756,3 +787,35 @@ macro_rules! chain_transform {
 }
 
 pub(crate) use chain_transform;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cuda_first_moves_cuda_memory_ahead_and_keeps_the_rest_in_order() {
+        gst::init().unwrap();
+        let caps: gst::Caps = "video/x-raw, format=NV12; video/x-raw, format=I420; \
+                               video/x-raw(memory:CUDAMemory), format=NV12"
+            .parse()
+            .unwrap();
+        let out = Engine::cuda_first(caps);
+        let order: Vec<(bool, String)> = out
+            .iter_with_features()
+            .map(|(s, f)| {
+                (
+                    f.contains(cuda::CAPS_FEATURE),
+                    s.get::<String>("format").unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            order,
+            [
+                (true, "NV12".into()),
+                (false, "NV12".into()),
+                (false, "I420".into())
+            ]
+        );
+    }
+}
