@@ -295,3 +295,46 @@ fn seamcarve_properties_are_the_retarget_keys() {
     .unwrap_err();
     assert!(err.contains("/nonexistent/mask.png"), "{err}");
 }
+
+/// Retargeting to the input's own size (or an empty chain) passes the
+/// buffers on untouched: 4:2:0 is not taken through RGBA and back.
+#[test]
+fn a_same_size_request_is_passthrough() {
+    init();
+    for element in [
+        "seamcarve width=64 device=cpu",
+        "seamcarve device=cpu",
+        "seamstream device=cpu",
+    ] {
+        let mut h = gst_check::Harness::new_parse(element);
+        h.set_src_caps(
+            gst::Caps::builder("video/x-raw")
+                .field("format", "NV12")
+                .field("width", 64)
+                .field("height", 36)
+                .field("framerate", gst::Fraction::new(30, 1))
+                .build(),
+        );
+        let input = seamstream::noise::Noise::new(4).gray(64, 54);
+        let bytes: Vec<u8> = (0..54).flat_map(|y| input.row(y).to_vec()).collect();
+        let out = h
+            .push_and_pull(gst::Buffer::from_mut_slice(bytes.clone()))
+            .unwrap();
+        assert!(
+            self::bytes(&out) == bytes,
+            "{element}: the frame was changed"
+        );
+    }
+    // A different size is not passthrough.
+    let mut h = gst_check::Harness::new_parse("seamcarve width=60 device=cpu");
+    h.set_src_caps(
+        gst::Caps::builder("video/x-raw")
+            .field("format", "RGBA")
+            .field("width", 64)
+            .field("height", 36)
+            .field("framerate", gst::Fraction::new(30, 1))
+            .build(),
+    );
+    let out = h.push_and_pull(frame(64, 36, 0)).unwrap();
+    assert_eq!(out.size(), 60 * 36 * 4);
+}

@@ -341,7 +341,11 @@ impl Engine {
             if out_cuda { "CUDA" } else { "system" },
         );
         let yuv_out = yuv_layout(out_info.format());
-        let passthrough = chain.is_empty() && incaps == outcaps;
+        // An empty chain, or retargeting to the size the frames have, is
+        // passthrough: the buffers go on untouched.
+        let same_size = (output.0, output.1) == (input.0, input.1);
+        let passthrough =
+            chain.names().iter().all(|n| *n == "retarget") && same_size && incaps == outcaps;
         let work = Work::new(chain, backend.clone(), SLOTS, yuv_out, false);
         *lock(&self.state) = Some(State {
             text: settings.chain.clone(),
