@@ -277,6 +277,20 @@ impl Engine {
         out.intersect_with_mode(&template_caps(), gst::CapsIntersectMode::First)
     }
 
+    /// Compiles (or loads from the cache) the kernels of the chain for the
+    /// GPU it will run on, when it will run on one; best effort (set_caps
+    /// reports what fails).
+    pub fn warm_up(&self, settings: &Settings) {
+        let Ok(mut chain) = registry::parse_chain_line(&settings.chain) else {
+            return;
+        };
+        chain.streaming();
+        let shared = self.cuda.gpu().ok();
+        if let Ok(Some(gpu)) = open_device(&settings.device, &chain, shared.as_ref()) {
+            crate::cuda::stage::warm_up(&gpu, &chain);
+        }
+    }
+
     /// `caps` with its structures in CUDA memory first.
     pub fn cuda_first(caps: gst::Caps) -> gst::Caps {
         let mut out = gst::Caps::new_empty();
@@ -767,6 +781,14 @@ macro_rules! chain_transform {
                     Some(b) => GenerateOutputSuccess::Buffer(b),
                     None => GenerateOutputSuccess::NoOutput,
                 })
+            }
+
+            fn start(&self) -> Result<(), gst::ErrorMessage> {
+                // The kernels are compiled (or read from the cache) now,
+                // before the source starts, not on a live stream's first
+                // frame.
+                self.engine.warm_up(&self.settings());
+                Ok(())
             }
 
             fn stop(&self) -> Result<(), gst::ErrorMessage> {
