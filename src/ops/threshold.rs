@@ -189,7 +189,30 @@ pub fn threshold<P: Pixel>(src: &Plane<P>, t: u8, max: u8, kind: ThresholdType) 
 }
 
 /// Each pixel's colour channels set to `f(luma)`, alpha kept.
-pub(crate) fn map_luma<P: Pixel>(src: &Plane<P>, f: impl Fn(u8) -> u8 + Sync + Copy) -> Plane<P> {
+pub(crate) fn map_luma<P: Pixel>(
+    src: &Plane<P>,
+    f: impl Fn(u8) -> u8 + Sync + Send + Copy,
+) -> Plane<P> {
+    let (w, h) = (src.width(), src.height());
+    if src.stride() == w {
+        // Written straight into the new plane's memory (no zero fill first),
+        // in runs long enough to vectorise.
+        let mut data = Vec::new();
+        let rule = f;
+        src.as_slice()[..w * h]
+            .par_iter()
+            .with_min_len(1 << 14)
+            .map(move |&p| {
+                let r = rule(p.luma());
+                let mut o = p;
+                for ch in 0..P::FILTERED {
+                    o.set_channel(ch, r);
+                }
+                o
+            })
+            .collect_into_vec(&mut data);
+        return Plane::from_vec(w, h, data).expect("the source's size");
+    }
     let mut out = Plane::new(src.width(), src.height(), P::default());
     out.par_rows_mut().for_each(|(y, row)| {
         // A local copy: stores of bytes may alias anything reached through
