@@ -194,9 +194,10 @@ pub(crate) fn map_luma<P: Pixel>(
     f: impl Fn(u8) -> u8 + Sync + Send + Copy,
 ) -> Plane<P> {
     let (w, h) = (src.width(), src.height());
-    if src.stride() == w {
-        // Written straight into the new plane's memory (no zero fill first),
-        // in runs long enough to vectorise.
+    if P::CHANNELS == 1 && src.stride() == w {
+        // Gray: written straight into the new plane's memory (no zero fill
+        // first), in runs long enough to vectorise. (RGBA's luma does not
+        // vectorise through rayon's collect; it keeps the row loop below.)
         let mut data = Vec::new();
         let rule = f;
         src.as_slice()[..w * h]
