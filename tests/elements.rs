@@ -161,6 +161,8 @@ fn harness(element: &str, w: i32, h: i32) -> gst_check::Harness {
 /// An RGBA frame with detail everywhere, `step` pixels along (so that
 /// consecutive frames are a small pan, not a scene cut).
 fn frame(w: usize, h: usize, step: usize) -> gst::Buffer {
+    // GStreamer is set up first, whichever test runs first.
+    init();
     let mut noise = seamstream::noise::Noise::new(9);
     let base = noise.gray(w + 16, h);
     let bytes: Vec<u8> = (0..h)
