@@ -2,7 +2,7 @@
 # The GPU host's whole check-and-bench, in one call (../shared/gpu/README.md):
 #   here:  cargo build --release && cargo test --release --no-run
 #          bench/gpu-bundle.sh            (bundles the binaries into .gpu/b)
-#   there: bench/gpu-check.sh [tests|bench|e2e|transcode|retarget|overhead|all|quality|elements]
+#   there: bench/gpu-check.sh [tests|bench|e2e|transcode|retarget|overhead|all|quality|elements|firststart]
 #   (quality: bench/gpu-bundle.sh quality first; not part of all)
 # Logs go to $OUT (or ./gpu-out); the last lines printed are a short summary.
 set -u
@@ -126,5 +126,25 @@ if [ "$what" = elements ] || [ "$what" = all ]; then
       done
     done
   done
+fi
+if [ "$what" = firststart ] || [ "$what" = all ]; then
+  # A first start of each operation's chain with an empty kernel cache: the
+  # kernels' own line of the summary (compiled before the source starts),
+  # then the same run with the cache filled.
+  printf '%-62s %9s %9s %9s %9s\n' "chain (1080p, 30 frames)" "empty: s" "compiled" "cached: s" "run: s" > "$out/firststart.txt"
+  for op in "gray:matrix=bt601" "yuv:matrix=bt601,range=full" "gaussian:sigma=2.5,border=reflect101" \
+      "box:radius=4,border=reflect101" "convolve:kernel=[0,-1,0,-1,5,-1,0,-1,0]" "sobel:ksize=5,output=dx" \
+      "warp:affine=[0.9,-0.1,12,0.1,0.9,-5],interpolation=bicubic" "threshold:t=otsu,type=binary_inv" \
+      "adaptive:method=sauvola,window=31,k=0.3" "integral" "equalize" \
+      "retarget:width=75%,mode=fast" "retarget:width=75%,mode=exact" "segment:tile=32,threshold=0.5,output=borders"; do
+    cache="$out/fs-cache"; rm -rf "$cache"
+    j1=$(SEAMSTREAM_CACHE="$cache" seamstream run test:ball null --frames 30 --size 1920x1080 --op "$op" --device cuda --json 2>/dev/null)
+    j2=$(SEAMSTREAM_CACHE="$cache" seamstream run test:ball null --frames 30 --size 1920x1080 --op "$op" --device cuda --json 2>/dev/null)
+    f() { echo "$1" | sed -n "s/.*\"$2\":\([^,}]*\).*/\1/p"; }
+    printf '%-62s %9s %9s %9s %9s\n' "$op" "$(f "$j1" kernel_seconds)" "$(f "$j1" kernels_compiled)" \
+      "$(f "$j2" kernel_seconds)" "$(f "$j1" seconds)" >> "$out/firststart.txt"
+  done
+  rm -rf "$out/fs-cache"
+  cat "$out/firststart.txt"
 fi
 printf '%s\n' "${summary[@]}"

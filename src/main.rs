@@ -452,12 +452,26 @@ fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
     let audio = !a.no_audio && keys.audio.unwrap_or(true);
     chain.streaming();
     let backend = choose_backend(device, &chain)?;
-    if let Backend::Cuda(gpu) = &backend {
-        let bar =
-            spinner("preparing the CUDA kernels (compiled on a first start, then cached)".into());
-        seamstream::cuda::stage::warm_up(gpu, &chain);
-        bar.finish_and_clear();
-    }
+    // The kernels are compiled (or read from the cache) before the source
+    // starts, so that a live source loses no frames to it; the time is its
+    // own line of the summary.
+    let kernels = match &backend {
+        Backend::Cuda(gpu) => {
+            use std::sync::atomic::Ordering::Relaxed;
+            let bar = spinner(
+                "preparing the CUDA kernels (compiled on a first start, then cached)".into(),
+            );
+            let compiled = seamstream::cuda::module::COMPILES.load(Relaxed);
+            let start = std::time::Instant::now();
+            seamstream::cuda::stage::warm_up(gpu, &chain);
+            bar.finish_and_clear();
+            Some(Kernels {
+                seconds: start.elapsed().as_secs_f64(),
+                compiled: seamstream::cuda::module::COMPILES.load(Relaxed) - compiled,
+            })
+        }
+        Backend::Cpu => None,
+    };
     let test = TestSettings {
         width,
         height,
@@ -496,8 +510,14 @@ fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
     };
     let s = run::run(&opts, chain, stop)?;
     if a.json {
-        println!("{}", summary_json(&s));
+        println!("{}", summary_json(&s, kernels.as_ref()));
     } else {
+        if let Some(k) = &kernels {
+            eprintln!(
+                "CUDA kernels ready in {:.2} s, before the source started ({} compiled by NVRTC, the rest from the cache)",
+                k.seconds, k.compiled
+            );
+        }
         eprintln!(
             "{} frames in, {} out, {} dropped, {:.1} fps; {}x{} -> {}x{}; ms a frame: copy in {:.2}, chain {:.2}, copy out {:.2}",
             s.frames_in,
@@ -536,8 +556,15 @@ fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// The CUDA kernels' preparation before a run: its time, and how many
+/// kernel files NVRTC compiled (the others came from the cache).
+struct Kernels {
+    seconds: f64,
+    compiled: usize,
+}
+
 /// The run's summary as one JSON object.
-fn summary_json(s: &seamstream::gst::run::Summary) -> String {
+fn summary_json(s: &seamstream::gst::run::Summary, kernels: Option<&Kernels>) -> String {
     use seamstream::gst::outfile::Kept;
     let text = |t: &str| {
         let mut out = String::from("\"");
@@ -570,7 +597,7 @@ fn summary_json(s: &seamstream::gst::run::Summary) -> String {
         _ => ("null".to_string(), false),
     };
     format!(
-        "{{\"frames_in\":{},\"frames_out\":{},\"dropped\":{},\"seconds\":{:.3},\"fps\":{:.2},\"ms_copy_in\":{:.3},\"ms_chain\":{:.3},\"ms_copy_out\":{:.3},\"size_in\":[{},{}],\"size_out\":[{},{}],\"interrupted\":{},\"output\":{output},\"partial\":{partial},\"streams\":[{}]}}",
+        "{{\"frames_in\":{},\"frames_out\":{},\"dropped\":{},\"seconds\":{:.3},\"fps\":{:.2},\"ms_copy_in\":{:.3},\"ms_chain\":{:.3},\"ms_copy_out\":{:.3},\"size_in\":[{},{}],\"size_out\":[{},{}],\"interrupted\":{},\"output\":{output},\"partial\":{partial},\"kernel_seconds\":{},\"kernels_compiled\":{},\"streams\":[{}]}}",
         s.frames_in,
         s.frames_out,
         s.dropped,
@@ -584,6 +611,8 @@ fn summary_json(s: &seamstream::gst::run::Summary) -> String {
         s.width_out,
         s.height_out,
         s.interrupted,
+        kernels.map_or("null".into(), |k| format!("{:.3}", k.seconds)),
+        kernels.map_or("null".into(), |k| k.compiled.to_string()),
         streams.join(",")
     )
 }

@@ -454,3 +454,56 @@ fn a_real_clip_gives_the_same_bytes_on_either_device() {
     }
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// A run on the GPU prepares its kernels before the source starts and says
+/// so: with an empty cache NVRTC compiles them (counted in the summary), and
+/// the next run finds them all in the cache.
+#[test]
+fn kernels_are_prepared_before_the_run_and_counted_in_the_summary() {
+    let Some(_) = gpu() else { return };
+    if !seamstream::cuda::testing::nvrtc("the kernels' first start") {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("seamstream-firststart-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let field = |json: &str, key: &str| -> String {
+        json.split(&format!("\"{key}\":"))
+            .nth(1)
+            .and_then(|r| r.split([',', '}']).next())
+            .unwrap_or_else(|| panic!("no {key} in {json}"))
+            .to_string()
+    };
+    let run = || {
+        let o = std::process::Command::new(seamstream_bin())
+            .args([
+                "run",
+                "test:ball",
+                "null",
+                "--frames",
+                "3",
+                "--size",
+                "320x240",
+                "--op",
+                "gaussian:sigma=2",
+                "--device",
+                "cuda",
+                "--json",
+            ])
+            .env("SEAMSTREAM_CACHE", dir.join("cache"))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).to_string()
+    };
+    let first = run();
+    let compiled: usize = field(&first, "kernels_compiled").parse().unwrap();
+    assert!(compiled >= 1, "an empty cache compiled nothing: {first}");
+    assert!(
+        field(&first, "kernel_seconds").parse::<f64>().is_ok(),
+        "{first}"
+    );
+    let second = run();
+    assert_eq!(field(&second, "kernels_compiled"), "0", "{second}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
