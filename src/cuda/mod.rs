@@ -390,6 +390,14 @@ pub trait GpuOp: Send {
         Ok((width, height, format))
     }
 
+    /// The kernel files `prepare` will load on `gpu`, as far as the op can
+    /// tell before it sees a frame, so that a first start compiles them all
+    /// at once ([`module::prefetch`]). None by default: `prepare` compiles
+    /// what it loads, one file after another.
+    fn kernel_files(&self, _gpu: &Gpu) -> Vec<String> {
+        Vec::new()
+    }
+
     /// The op set up for inputs of this size and format.
     fn prepare(
         &self,

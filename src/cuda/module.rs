@@ -153,6 +153,47 @@ pub fn compile_source(file: &str, source: &str, arch: (u32, u32)) -> Result<Vec<
     Ok(cubin)
 }
 
+/// Compiles `files` for `arch` at once, one thread a file (each is one
+/// NVRTC program), into the in-process memo and the disk cache, so that a
+/// first start takes as long as its slowest file, not their sum. Files
+/// already memoised are skipped; failures are left for the op that loads
+/// the file to report.
+pub fn prefetch(files: &[String], arch: (u32, u32)) {
+    let todo: Vec<(String, String)> = {
+        let memo = MEMO.lock().unwrap_or_else(|p| p.into_inner());
+        files
+            .iter()
+            .filter_map(|f| expand(f).ok().map(|src| (f.clone(), src)))
+            .filter(|(f, src)| {
+                let key = (f.clone(), fnv1a(src.as_bytes()), arch);
+                !memo.iter().any(|(k, _)| *k == key)
+            })
+            .collect()
+    };
+    let done: Vec<(MemoKey, Vec<u8>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = todo
+            .iter()
+            .map(|(f, src)| {
+                s.spawn(move || {
+                    compile_cached(f, src, arch)
+                        .ok()
+                        .map(|cubin| ((f.clone(), fnv1a(src.as_bytes()), arch), cubin))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .filter_map(|h| h.join().ok().flatten())
+            .collect()
+    });
+    let mut memo = MEMO.lock().unwrap_or_else(|p| p.into_inner());
+    for (key, cubin) in done {
+        if !memo.iter().any(|(k, _)| *k == key) {
+            memo.push((key, cubin));
+        }
+    }
+}
+
 /// Compiles through the disk cache only (what a new process does).
 pub fn compile_cached(file: &str, source: &str, arch: (u32, u32)) -> Result<Vec<u8>> {
     let nvrtc = nvrtc_version()?;

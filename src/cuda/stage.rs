@@ -245,6 +245,14 @@ impl GpuChain {
 /// frame (where a live source would drop frames meanwhile). Best effort: a
 /// chain that cannot take the small frame is set up on the real one later.
 pub fn warm_up(gpu: &Gpu, chain: &dyn GpuHalves) {
+    // Every file the chain will load, compiled at once on parallel threads.
+    let mut files = vec!["yuv.cu".to_string()];
+    if let Ok(halves) = chain.gpu_halves() {
+        for g in &halves {
+            files.extend(g.kernel_files(gpu));
+        }
+    }
+    super::module::prefetch(&files, gpu.arch());
     let _ = gpu.function("yuv.cu", "yuv420_to_rgba");
     let _ = GpuChain::new(gpu, chain, 64, 64, DevFormat::Rgba);
 }

@@ -103,6 +103,23 @@ pub(crate) struct SeamDp {
     row_bound: i64,
 }
 
+/// The file of the sweeps [`SeamDp::load`] picks on `gpu` for `energy`:
+/// the narrow cluster shape on Hopper on, else the one block. (Where a
+/// cluster turns out not to fit, `load` takes the block's file too.)
+pub(super) fn file_for(gpu: &Gpu, energy: Energy) -> String {
+    let kind = if energy == Energy::Forward {
+        "forward"
+    } else {
+        "energy"
+    };
+    let shape = match (gpu.arch().0 >= 9, DP_NARROW) {
+        (true, true) => "cluster2",
+        (true, false) => "cluster",
+        (false, _) => "block",
+    };
+    format!("retarget_dp_{shape}_{kind}.cu")
+}
+
 impl SeamDp {
     pub(crate) fn load(gpu: &Gpu, energy: Energy) -> Result<SeamDp> {
         SeamDp::load_with(gpu, energy, true, DP_NARROW)
@@ -128,7 +145,10 @@ impl SeamDp {
         let shared_limit = (optin.max(0) as usize).saturating_sub(DP_STATIC_SHARED);
         let sweeps = |name: &str, shape: Shape, warps: usize| {
             let load = |bits: &str| -> Result<CudaFunction> {
-                let func = gpu.function(FILE, &format!("seam_dp_{name}_{bits}_{kind}"))?;
+                // Each shape and kind is a file of its own, so that a
+                // first start compiles only the sweeps it launches.
+                let file = format!("retarget_dp_{name}_{kind}.cu");
+                let func = gpu.function(&file, &format!("seam_dp_{name}_{bits}_{kind}"))?;
                 func.set_attribute(
                     sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                     (warps * shape.ring_bytes()) as i32,

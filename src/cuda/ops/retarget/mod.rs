@@ -365,6 +365,14 @@ impl GpuOp for GpuRetarget {
         Ok((tw, th, format))
     }
 
+    fn kernel_files(&self, gpu: &Gpu) -> Vec<String> {
+        let mut files = vec![FILE.to_string(), dp::file_for(gpu, self.energy)];
+        if self.fast.is_some() {
+            files.push(fast::FILE.to_string());
+        }
+        files
+    }
+
     fn prepare(
         &self,
         gpu: &Gpu,

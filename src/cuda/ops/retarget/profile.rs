@@ -10,7 +10,10 @@ use super::dp::{
     sweep_config,
 };
 use super::tests::{input, reference, upload};
-use super::{FILE, PushOptional, launch};
+use super::{PushOptional, launch};
+
+/// The profiled sweeps' file (tests only).
+const FILE: &str = "retarget_dp_profile.cu";
 use crate::cuda::Gpu;
 use crate::ops::retarget::{Energy, OUTSIDE, PROTECT_COST, REMOVE_BONUS};
 

@@ -28,7 +28,7 @@ use crate::ops::retarget::fast::FastParams;
 use crate::ops::retarget::motion::SEARCH;
 use crate::ops::retarget::{CarveOptions, Energy, combine_masks};
 
-const FILE: &str = "retarget_fast.cu";
+pub(super) const FILE: &str = "retarget_fast.cu";
 /// The motion state's words (kernels/retarget_fast.cu).
 const MS_LEVEL_X: usize = 0;
 const MS_WORDS: usize = 10;
