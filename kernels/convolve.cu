@@ -116,6 +116,7 @@ __device__ __forceinline__ void sep_fused(const typename Px<C>::W* __restrict__ 
     }
 }
 
+#if !defined(SEP_N) && !defined(F2D_N)  // the run-time kernels: the plain file
 extern "C" __global__ void __launch_bounds__(SEP_THREADS)
     sep_fused_u8(const u8* src, u8* dst, int w, int h, const float* taps, int nr, int nc,
                  float delta, int border) {
@@ -127,6 +128,7 @@ extern "C" __global__ void __launch_bounds__(SEP_THREADS)
                    float delta, int border) {
     sep_fused<3, 0>(src, dst, w, h, taps, nullptr, nr, nc, delta, border);
 }
+#endif
 
 // The fixed-length fused kernels `sep_fused_{u8,u8x4}_n{N}`: odd N up to
 // SEP_NMAX (src/cuda/ops/convolve.rs picks them for equal row and column
@@ -143,19 +145,13 @@ extern "C" __global__ void __launch_bounds__(SEP_THREADS)
         sep_fused<3, N>(src, dst, w, h, nullptr, k.t, N, N, delta, border);                \
     }
 
-SEP_FIXED(1)
-SEP_FIXED(3)
-SEP_FIXED(5)
-SEP_FIXED(7)
-SEP_FIXED(9)
-SEP_FIXED(11)
-SEP_FIXED(13)
-SEP_FIXED(15)
-SEP_FIXED(17)
-SEP_FIXED(19)
-SEP_FIXED(21)
-SEP_FIXED(23)
-SEP_FIXED(25)
+// Built one length at a time: src/cuda/ops/convolve.rs loads the variant
+// `convolve.cu?SEP_N=n`, which holds only these two kernels (the whole set
+// took NVRTC 20–25 s on a first start).
+#define SEP_FIXED_OF(N) SEP_FIXED(N)
+#ifdef SEP_N
+SEP_FIXED_OF(SEP_N)
+#endif
 
 // Taps too long for the fused tile (a wide Gaussian): the row pass over
 // every frame row into `mid` (C planes of w × h floats), then the column
@@ -207,6 +203,7 @@ __device__ __forceinline__ void sep_rows(const typename Px<C>::W* __restrict__ s
     }
 }
 
+#if !defined(SEP_N) && !defined(F2D_N)  // the run-time kernels: the plain file
 extern "C" __global__ void __launch_bounds__(SEP_THREADS)
     sep_rows_u8(const u8* src, float* mid, int w, int h, const float* taps, int nr, int border) {
     sep_rows<1>(src, mid, w, h, taps, nr, border);
@@ -217,6 +214,7 @@ extern "C" __global__ void __launch_bounds__(SEP_THREADS)
                   int border) {
     sep_rows<3>(src, mid, w, h, taps, nr, border);
 }
+#endif
 
 // Column pass: a 32 × 4 block, each thread B consecutive rows of one column
 // (32 × 32 outputs a block), reading `mid` through the border. Dynamic shared
@@ -257,6 +255,7 @@ __device__ __forceinline__ void sep_cols(const typename Px<C>::W* __restrict__ s
     }
 }
 
+#if !defined(SEP_N) && !defined(F2D_N)  // the run-time kernels: the plain file
 extern "C" __global__ void __launch_bounds__(SEP_THREADS)
     sep_cols_u8(const u8* src, const float* mid, u8* dst, int w, int h, const float* taps,
                 int nr, int nc, float delta, int border) {
@@ -268,6 +267,7 @@ extern "C" __global__ void __launch_bounds__(SEP_THREADS)
                   int nr, int nc, float delta, int border) {
     sep_cols<3>(src, mid, dst, w, h, taps, nr, nc, delta, border);
 }
+#endif
 
 // 2-D kernel, n × n row-major, passed by value so that with n known at
 // compile time every tap is a constant-bank operand.
@@ -349,10 +349,9 @@ __device__ __forceinline__ void filter2d(const typename Px<C>::W* __restrict__ s
         filter2d<3, N>(src, dst, w, h, k, delta, border);                                  \
     }
 
-FILTER2D(1)
-FILTER2D(2)
-FILTER2D(3)
-FILTER2D(4)
-FILTER2D(5)
-FILTER2D(6)
-FILTER2D(7)
+// One size at a time, as the fixed separable kernels: the variant
+// `convolve.cu?F2D_N=n`.
+#define FILTER2D_OF(N) FILTER2D(N)
+#ifdef F2D_N
+FILTER2D_OF(F2D_N)
+#endif

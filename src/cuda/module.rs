@@ -28,12 +28,28 @@ pub fn source(name: &str) -> Option<&'static str> {
 
 /// `kernels/{file}` with its `#include "…"` lines replaced by the headers'
 /// text (each header once).
+///
+/// A file may name a variant, `base.cu?NAME=VALUE,…`: the same source with
+/// those macros defined first, compiled (and cached) apart, so that a file
+/// of many instantiations can build only the one a chain launches (see
+/// `kernels/convolve.cu`).
 pub fn expand(file: &str) -> Result<String> {
-    let text = source(file)
-        .ok_or_else(|| Error::Device(format!("there is no kernels/{file} in this build")))?;
+    let (base, defines) = file.split_once('?').unwrap_or((file, ""));
+    let text = source(base)
+        .ok_or_else(|| Error::Device(format!("there is no kernels/{base} in this build")))?;
     let mut out = String::new();
+    let word = |t: &str| !t.is_empty() && t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    for d in defines.split(',').filter(|d| !d.is_empty()) {
+        let (name, value) = d.split_once('=').unwrap_or((d, "1"));
+        if !word(name) || !word(value) {
+            return Err(Error::Device(format!(
+                "kernel variant `{file}`: `{d}` is not NAME=VALUE in letters, digits and _"
+            )));
+        }
+        out.push_str(&format!("#define {name} {value}\n"));
+    }
     let mut seen = Vec::new();
-    expand_into(file, text, &mut out, &mut seen)?;
+    expand_into(base, text, &mut out, &mut seen)?;
     Ok(out)
 }
 
@@ -111,7 +127,12 @@ pub fn cache_path(
     nvrtc: (i32, i32),
     arch: (u32, u32),
 ) -> Option<PathBuf> {
-    let stem = file.trim_end_matches(".cu");
+    // A variant (`convolve.cu?SEP_N=17`) is cached as `convolve-SEP_N17-…`.
+    let stem = file
+        .replace(".cu", "")
+        .replace('?', "-")
+        .replace('=', "")
+        .replace(',', "-");
     let hash = fnv1a(source.as_bytes());
     cache_dir().map(|d| {
         d.join(format!(

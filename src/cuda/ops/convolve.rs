@@ -154,7 +154,8 @@ impl GpuOp for Separable {
             .map_err(|e| cuda_err(&format!("{}: uploading the taps", self.name), e))?;
         let sfx = suffix(format);
         let passes = if nr == nc && nr % 2 == 1 && nr <= SEP_NMAX {
-            let kernel = gpu.function("convolve.cu", &format!("sep_fused_{sfx}_n{nr}"))?;
+            let file = format!("convolve.cu?SEP_N={nr}");
+            let kernel = gpu.function(&file, &format!("sep_fused_{sfx}_n{nr}"))?;
             let smem = Self::fused_smem(format, nr, nc);
             allow_shared(gpu, &kernel, smem, self.name)?;
             let mut k = [0.0; 2 * SEP_NMAX];
@@ -407,9 +408,10 @@ impl GpuOp for GpuConvolve {
         match &self.inner {
             Inner::Full(f) => {
                 let name = format!("filter2d_{}_n{}", suffix(format), f.n);
+                let file = format!("convolve.cu?F2D_N={}", f.n);
                 Ok(Box::new(FullRun {
                     op: f.clone(),
-                    kernel: gpu.function("convolve.cu", &name)?,
+                    kernel: gpu.function(&file, &name)?,
                     shape: (w, h, format),
                 }))
             }
