@@ -321,6 +321,30 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_variant_defines_its_macros_first_and_is_cached_apart() {
+        let v = expand("convolve.cu?SEP_N=17,EXTRA").unwrap();
+        assert!(
+            v.starts_with("#define SEP_N 17\n#define EXTRA 1\n"),
+            "{}",
+            &v[..60]
+        );
+        assert_eq!(
+            &v[v.find("\n#define EXTRA 1\n").unwrap() + 17..],
+            expand("convolve.cu").unwrap()
+        );
+        let e = expand("convolve.cu?SEP_N=1;rm").unwrap_err().to_string();
+        assert!(e.contains("SEP_N=1;rm"), "{e}");
+        let name = |f: &str| {
+            cache_path(f, "x", (13, 0), (9, 0))
+                .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        };
+        if let (Some(plain), Some(variant)) = (name("convolve.cu"), name("convolve.cu?SEP_N=17")) {
+            assert!(plain.starts_with("convolve-"), "{plain}");
+            assert!(variant.starts_with("convolve-SEP_N17-"), "{variant}");
+        }
+    }
+
     /// Compiles every kernel for sm_90 where NVRTC can be loaded (no GPU
     /// needed), so a kernel that does not compile fails here, not on the
     /// GPU host.
@@ -329,9 +353,20 @@ mod tests {
         if !crate::cuda::testing::nvrtc("the kernel compile test") {
             return;
         }
-        for (name, _) in KERNEL_FILES.iter().filter(|(n, _)| n.ends_with(".cu")) {
-            let src = expand(name).unwrap();
-            if let Err(e) = nvrtc_cubin(name, &src, (9, 0)) {
+        let files = KERNEL_FILES
+            .iter()
+            .map(|(n, _)| n.to_string())
+            .filter(|n| n.ends_with(".cu"))
+            // The variants convolve.rs loads: every fixed length and size.
+            .chain(
+                (1..=25)
+                    .step_by(2)
+                    .map(|n| format!("convolve.cu?SEP_N={n}")),
+            )
+            .chain((1..=7).map(|n| format!("convolve.cu?F2D_N={n}")));
+        for name in files {
+            let src = expand(&name).unwrap();
+            if let Err(e) = nvrtc_cubin(&name, &src, (9, 0)) {
                 panic!("{e}");
             }
         }
