@@ -6,6 +6,8 @@ use gstreamer as gst;
 use gstreamer::prelude::*;
 use gstreamer_check as gst_check;
 
+mod common;
+
 fn init() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
@@ -80,15 +82,7 @@ fn seamstream_runs_a_chain_written_on_one_line() {
 /// got (width, height each), or the error posted on the bus.
 fn run_line(line: &str) -> Result<Vec<(u32, u32)>, String> {
     init();
-    let pipe = gst::parse::launch(line)
-        .unwrap()
-        .downcast::<gst::Pipeline>()
-        .unwrap();
-    let sink = pipe
-        .by_name("out")
-        .unwrap()
-        .downcast::<gstreamer_app::AppSink>()
-        .unwrap();
+    let (pipe, sink) = common::video::pipeline_with_sink(line, "out");
     pipe.set_state(gst::State::Playing)
         .unwrap_or(gst::StateChangeSuccess::Success);
     let mut frames = Vec::new();

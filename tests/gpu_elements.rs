@@ -7,8 +7,9 @@
 
 use gstreamer as gst;
 use gstreamer::prelude::*;
-use gstreamer_app as gst_app;
 use seamstream::cuda::testing;
+
+mod common;
 
 fn init() {
     static ONCE: std::sync::Once = std::sync::Once::new();
@@ -22,15 +23,7 @@ fn init() {
 /// `seamcarve`/`seamstream` (named `e`) put on its output.
 fn frames(line: &str) -> (Vec<Vec<u8>>, String) {
     init();
-    let pipe = gst::parse::launch(line)
-        .unwrap()
-        .downcast::<gst::Pipeline>()
-        .unwrap();
-    let sink = pipe
-        .by_name("out")
-        .unwrap()
-        .downcast::<gst_app::AppSink>()
-        .unwrap();
+    let (pipe, sink) = common::video::pipeline_with_sink(line, "out");
     pipe.set_state(gst::State::Playing).unwrap();
     let mut out = Vec::new();
     let mut caps = String::new();
@@ -98,20 +91,15 @@ fn the_latency_query_counts_the_frame_the_ring_holds() {
     }
     init();
     let latency = |device: &str| {
-        let pipe = gst::parse::launch(&format!(
-            "videotestsrc is-live=true ! video/x-raw,format=RGBA,width=64,height=36,framerate=25/1 ! seamcarve width=48 device={device} ! appsink name=out"
-        ))
-        .unwrap()
-        .downcast::<gst::Pipeline>()
-        .unwrap();
+        let (pipe, sink) = common::video::pipeline_with_sink(
+            &format!(
+                "videotestsrc is-live=true ! video/x-raw,format=RGBA,width=64,height=36,framerate=25/1 ! seamcarve width=48 device={device} ! appsink name=out"
+            ),
+            "out",
+        );
         pipe.set_state(gst::State::Playing).unwrap();
         // A live source negotiates after PLAYING: once a frame is out, the
         // element knows its caps and device.
-        let sink = pipe
-            .by_name("out")
-            .unwrap()
-            .downcast::<gst_app::AppSink>()
-            .unwrap();
         sink.pull_sample().unwrap();
         let mut q = gst::query::Latency::new();
         assert!(pipe.query(&mut q));

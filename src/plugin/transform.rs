@@ -83,6 +83,9 @@ struct State {
     out_cuda: bool,
     /// The output's 4:2:0 layout, if it is YUV.
     yuv_out: Option<PixelFormat>,
+    /// Recycled output buffers in system memory, for frames the CPU makes
+    /// (`run`'s pool).
+    out: Option<run::OutBuffers>,
 }
 
 impl State {
@@ -194,6 +197,9 @@ pub(crate) struct Engine {
     pub cuda: cuda::ContextSlot,
     /// CUDA memory for the output, when it is negotiated.
     pub pool: Mutex<Option<gst::BufferPool>>,
+    /// The GPU `start` compiled the kernels on (when not GStreamer's), for
+    /// `set_caps` to run on: its kernels are loaded already.
+    warm: Mutex<Option<Gpu>>,
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -288,6 +294,7 @@ impl Engine {
         let shared = self.cuda.gpu().ok();
         if let Ok(Some(gpu)) = open_device(&settings.device, &chain, shared.as_ref()) {
             crate::cuda::stage::warm_up(&gpu, &chain);
+            *lock(&self.warm) = Some(gpu);
         }
     }
 
@@ -332,7 +339,9 @@ impl Engine {
             .map_err(|e| fail(e.to_string()))?;
         let (in_cuda, out_cuda) = (cuda::caps_in_cuda(incaps), cuda::caps_in_cuda(outcaps));
         let shared = self.cuda.gpu().ok();
-        let gpu = open_device(&settings.device, &chain, shared.as_ref()).map_err(fail)?;
+        let warm = lock(&self.warm).clone();
+        let gpu = open_device(&settings.device, &chain, shared.as_ref().or(warm.as_ref()))
+            .map_err(fail)?;
         if (in_cuda || out_cuda) && gpu.is_some() && shared.is_none() {
             return Err(fail(format!(
                 "device={}: CUDA memory was negotiated without GStreamer's CUDA context",
@@ -361,6 +370,11 @@ impl Engine {
         let passthrough =
             chain.names().iter().all(|n| *n == "retarget") && same_size && incaps == outcaps;
         let work = Work::new(chain, backend.clone(), SLOTS, yuv_out, false);
+        let out = if out_cuda {
+            None
+        } else {
+            Some(run::OutBuffers::new(out_info.clone()).map_err(|e| fail(e.to_string()))?)
+        };
         *lock(&self.state) = Some(State {
             text: settings.chain.clone(),
             backend,
@@ -370,6 +384,7 @@ impl Engine {
             in_cuda,
             out_cuda,
             yuv_out,
+            out,
         });
         if let Some(t) = element.downcast_ref::<gst_base::BaseTransform>() {
             t.set_passthrough(passthrough);
@@ -468,13 +483,17 @@ impl Engine {
                         "the chain made a {w}x{h} frame where {ow}x{oh} was negotiated"
                     )));
                 }
-                let mut b = match lock(&self.pool).clone().filter(|_| state.out_cuda) {
-                    Some(pool) => pool
-                        .acquire_buffer(None)
-                        .map_err(|_| failed("cannot get an output buffer in CUDA memory".into()))?,
-                    None => gst::Buffer::with_size(state.out_info.size())
-                        .map_err(|e| failed(e.to_string()))?,
-                };
+                if let Some(out) = &state.out {
+                    return run::buffer_from_picture(&p, out, t.pts, t.duration)
+                        .map_err(|e| failed(e.to_string()));
+                }
+                // CUDA memory out from the CPU: written through its host
+                // mapping (GStreamer uploads it when next mapped for CUDA).
+                let mut b = lock(&self.pool)
+                    .clone()
+                    .ok_or_else(|| failed("no CUDA memory pool was set up for the output".into()))?
+                    .acquire_buffer(None)
+                    .map_err(|_| failed("cannot get an output buffer in CUDA memory".into()))?;
                 let mut map = b
                     .make_mut()
                     .map_writable()
@@ -553,6 +572,7 @@ impl Engine {
     }
 
     pub fn stop(&self) {
+        *lock(&self.warm) = None;
         *lock(&self.state) = None;
         lock(&self.pending).clear();
     }

@@ -105,6 +105,20 @@ pub fn decode(path: &Path) -> Vec<(u64, u32, u32)> {
     frames
 }
 
+/// A gst-launch line as a pipeline, and its appsink named `sink`.
+pub fn pipeline_with_sink(line: &str, sink: &str) -> (gst::Pipeline, gst_app::AppSink) {
+    let pipe = gst::parse::launch(line)
+        .unwrap_or_else(|e| panic!("{line}: {e}"))
+        .downcast::<gst::Pipeline>()
+        .unwrap();
+    let sink = pipe
+        .by_name(sink)
+        .unwrap_or_else(|| panic!("{line}: no element named {sink}"))
+        .downcast::<gst_app::AppSink>()
+        .unwrap();
+    (pipe, sink)
+}
+
 /// Calls `frame` with every video frame of a file, decoded to RGBA, one at
 /// a time; fails the test if the decoding does.
 fn each_frame(path: &Path, mut frame: impl FnMut(&gst::Sample)) {
@@ -113,15 +127,7 @@ fn each_frame(path: &Path, mut frame: impl FnMut(&gst::Sample)) {
         "filesrc location=\"{}\" ! decodebin ! videoconvert ! video/x-raw,format=RGBA ! appsink name=s sync=false",
         path.display()
     );
-    let pipe = gst::parse::launch(&desc)
-        .unwrap()
-        .downcast::<gst::Pipeline>()
-        .unwrap();
-    let sink = pipe
-        .by_name("s")
-        .unwrap()
-        .downcast::<gst_app::AppSink>()
-        .unwrap();
+    let (pipe, sink) = pipeline_with_sink(&desc, "s");
     pipe.set_state(gst::State::Playing).unwrap();
     while let Some(sample) = sink.try_pull_sample(gst::ClockTime::from_seconds(10)) {
         frame(&sample);

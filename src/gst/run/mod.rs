@@ -22,7 +22,7 @@
 
 mod intake;
 pub(crate) use intake::picture_from_buffer;
-pub(crate) use output::write_picture;
+pub(crate) use output::{OutBuffers, buffer_from_picture, write_picture};
 pub(crate) mod engine;
 use engine::{Pixels, Timed};
 mod output;

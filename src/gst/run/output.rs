@@ -208,7 +208,7 @@ impl<'a> Outlet<'a> {
 /// Buffers for the output frames, laid out as the output caps say, from a
 /// pool that recycles them once the output is done with them: no
 /// allocation, and no page faults on fresh memory, per frame.
-pub(super) struct OutBuffers {
+pub(crate) struct OutBuffers {
     pub info: gst_video::VideoInfo,
     pool: gst::BufferPool,
 }
@@ -351,7 +351,7 @@ pub(crate) fn write_picture(picture: &Picture, info: &gst_video::VideoInfo, b: &
 }
 
 /// A GStreamer buffer holding `picture` in the output layout, from the pool.
-fn buffer_from_picture(
+pub(crate) fn buffer_from_picture(
     picture: &Picture,
     out: &OutBuffers,
     pts: Option<gst::ClockTime>,
