@@ -2,7 +2,8 @@
 # The GPU host's whole check-and-bench, in one call (../shared/gpu/README.md):
 #   here:  cargo build --release && cargo test --release --no-run
 #          bench/gpu-bundle.sh            (bundles the binaries into .gpu/b)
-#   there: bench/gpu-check.sh [tests|bench|e2e|transcode|retarget|overhead|all|quality|elements|firststart]
+#   there: bench/gpu-check.sh [tests|bench|e2e|transcode|retarget|overhead|all|quality|elements|firststart|peers]
+#   (peers: CV-CUDA unpacked in /root/stash first, see bench/peers/README.md)
 #   (quality: bench/gpu-bundle.sh quality first; not part of all)
 # Logs go to $OUT (or ./gpu-out); the last lines printed are a short summary.
 set -u
@@ -149,5 +150,40 @@ if [ "$what" = firststart ] || [ "$what" = all ]; then
   done
   rm -rf "$out/fs-cache" "$out/fs-nv"; unset CUDA_CACHE_PATH
   cat "$out/firststart.txt"
+fi
+if [ "$what" = peers ]; then
+  # Ours, NPP and CV-CUDA side by side, one run, the same cases and method
+  # (bench/peers/README.md): then bench/peers/table.py makes the table.
+  step peers-ours sh -c "seamstream bench ops --runs 200 --json > '$out/ours.json'"
+  # Our kernels' CUPTI durations, a process a case (the figure CV-CUDA's
+  # column is): bench/peers/kernel_times.cpp injected by the driver.
+  cupti=/usr/local/cuda/extras/CUPTI
+  for kv in 12 11 10 9; do
+    nvcc -shared -Xcompiler -fPIC -DKV=$kv -I$cupti/include -I/usr/local/cuda/include bench/peers/kernel_times.cpp \
+      -L$cupti/lib64 -lcupti -Xlinker -rpath=$cupti/lib64 -o "$out/libkernel_times.so" 2>/dev/null && break
+  done
+  echo "kernel_times built with CUpti_ActivityKernel$kv"
+  rm -f "$out/ours-cupti.tsv"
+  for c in "gaussian 17 taps RGBA" "gaussian 17 taps gray" "box r=8 gray" "box r=8 RGBA" "warp affine" \
+      "warp perspective" "threshold gray" "threshold otsu gray" "RGBA to gray" "equalize gray" "equalize RGBA"; do
+    for s in 1920x1080 3840x2160; do
+      CUDA_INJECTION64_PATH="$out/libkernel_times.so" KERNEL_TIMES_OUT="$out/ours-cupti.tsv" \
+        KERNEL_TIMES_TAG="$c|$s|$((20 + 8 * 50))" seamstream bench ops --runs 50 --sizes $s --filter "$c" > /dev/null 2>&1
+    done
+  done
+  cat "$out/ours-cupti.tsv"
+  step peers-npp-build nvcc -O2 -arch=sm_90 -o "$out/npp_side" bench/peers/npp_side.cu \
+    -lnppif -lnppig -lnppist -lnppidei -lnppitc -lnppicc -lnppial -lnppc
+  step peers-npp sh -c "'$out/npp_side' 200 > '$out/npp.json'"
+  cat "$out/peers-npp.log"
+  site=/root/stash/site
+  if [ ! -d "$site" ] && ls /root/stash/part.* >/dev/null 2>&1; then
+    mkdir -p "$site" && cat /root/stash/part.* | xz -dc | tar -xf - -C "$site"
+  fi
+  step peers-cvcuda env PYTHONPATH="$site" python3 bench/peers/cvcuda_side.py --runs 200 --json "$out/cvcuda.json"
+  cat "$out/peers-cvcuda.log"
+  step peers-table sh -c "python3 bench/peers/table.py '$out/ours.json' '$out/cvcuda.json' '$out/npp.json' '$out/ours-cupti.tsv' > '$out/peers.md'"
+  cat "$out/peers.md"
+  rm -f "$out/npp_side" "$out/libkernel_times.so"
 fi
 printf '%s\n' "${summary[@]}"

@@ -1,39 +1,34 @@
-// equalize: the luma histogram, its CDF by scan, the table of equalize_lut
-// (src/ops/equalize.rs) in the same u64 arithmetic, applied to the value
-// (gray) or to R, G and B alike (RGBA, alpha kept). All on the device.
+// equalize: the luma histogram, then, in every block of the apply kernel,
+// the table of equalize_lut (src/ops/equalize.rs) from the histogram's CDF in
+// the same integer arithmetic, applied to the value (gray) or to R, G and B
+// alike (RGBA, alpha kept). All on the device, in two launches.
 #include "common.cuh"
 #include "histogram.cuh"
 
-// The table from the histogram, one thread a level:
-// ((cdf − cdf_min)·255 + range/2) / range with range = N − cdf_min, 0 below
-// the lowest present level. A frame of fewer than two levels (N ≤ cdf_min,
-// or empty) gets the identity, so it passes unchanged. Zeroes the histogram
-// for the next frame.
-extern "C" __global__ void __launch_bounds__(HIST_THREADS)
-    equalize_lut(u32* __restrict__ hist, u8* __restrict__ lut) {
+// Entry v of the table, for thread v of a block of HIST_THREADS (every
+// thread must call it): ((cdf − cdf_min)·255 + range/2) / range with range =
+// N − cdf_min, 0 below the lowest present level. A frame of fewer than two
+// levels (N ≤ cdf_min, or empty) gets the identity, so it passes unchanged.
+// Frames under 2^24 pixels divide in 32 bits (where (cdf − cdf_min)·255 +
+// range/2 < 256·N cannot overflow), exactly as in 64.
+__device__ __forceinline__ u8 lut_entry(u32 count) {
     __shared__ u64 cdf_min;
     u32 v = threadIdx.x;
-    u64 c = hist[v];
-    hist[v] = 0;
     if (v == 0) cdf_min = 0;
     u64 n;
     // The scan's barriers order the write above before the one below.
-    u64 cdf = block_scan_256(c, n);
+    u64 cdf = block_scan_256(count, n);
     // The lowest present level is the one level whose cdf is its own count.
-    if (c > 0 && cdf == c) cdf_min = c;
+    if (count > 0 && cdf == count) cdf_min = count;
     __syncthreads();
     u64 m = cdf_min;
-    u32 out;
-    if (m == 0 || n <= m) {
-        out = v;
-    } else if (cdf < m) {
-        out = 0;
-    } else {
-        u64 range = n - m;
-        u64 q = ((cdf - m) * 255 + range / 2) / range;
-        out = (u32)(q < 255 ? q : 255);
-    }
-    lut[v] = (u8)out;
+    if (m == 0 || n <= m) return (u8)v;
+    if (cdf < m) return 0;
+    u64 range = n - m;
+    u64 q = n < (1ull << 24)
+                ? (u64)(((u32)(cdf - m) * 255u + (u32)range / 2u) / (u32)range)
+                : ((cdf - m) * 255 + range / 2) / range;
+    return (u8)(q < 255 ? q : 255);
 }
 
 // Four gray values through the table.
@@ -48,28 +43,39 @@ __device__ __forceinline__ u32 map_pixel(u32 p, const u8* table) {
            (u32)table[(p >> 16) & 0xff] << 16 | (p & 0xff000000u);
 }
 
-// One thread a 16-byte unit (map_units: 16 gray or 4 RGBA pixels), the
-// table in shared memory. Blocks of HIST_THREADS threads (one table entry
-// each).
-template <bool RGBA>
+// N 16-byte units a thread (map_units: 16 gray or 4 RGBA pixels each),
+// through the table each block makes in shared memory from `hist`. Blocks of
+// HIST_THREADS threads (one table entry each). The last block to finish
+// zeroes `hist` and `done` for the next frame: every block has read the
+// histogram before it counts itself done.
+template <bool RGBA, int N>
 __device__ __forceinline__ void equalize(const u8* __restrict__ in, u8* __restrict__ out, u32 n,
-                                         const u8* __restrict__ lut) {
+                                         u32* __restrict__ hist, u32* __restrict__ done) {
     __shared__ u8 table[256];
-    table[threadIdx.x] = lut[threadIdx.x];
+    __shared__ bool last;
+    table[threadIdx.x] = lut_entry(__ldcg(&hist[threadIdx.x]));
     __syncthreads();
-    map_units<RGBA>(in, out, n, blockIdx.x * HIST_THREADS + threadIdx.x, [&](u32 v) {
+    map_units<RGBA, N>(in, out, n, [&](u32 v) {
         return RGBA ? map_pixel(v, table) : map4(v, table);
     });
+    if (threadIdx.x == 0) last = atomicAdd(done, 1u) == gridDim.x - 1;
+    __syncthreads();
+    if (last) {
+        hist[threadIdx.x] = 0;
+        if (threadIdx.x == 0) *done = 0;
+    }
 }
 
-extern "C" __global__ void __launch_bounds__(HIST_THREADS)
-    equalize_gray(const u8* __restrict__ in, u8* __restrict__ out, u32 n,
-                  const u8* __restrict__ lut) {
-    equalize<false>(in, out, n, lut);
-}
+// equalize_{gray,rgba}_x{2,8}(in, out, n, hist, done): 2 or 8 units a
+// thread (unit_grid in src/cuda/ops/threshold.rs chooses).
+#define EQUALIZE_KERNEL(NAME, RGBA, N)                                                        \
+    extern "C" __global__ void __launch_bounds__(HIST_THREADS)                                 \
+        NAME(const u8* __restrict__ in, u8* __restrict__ out, u32 n, u32* __restrict__ hist,   \
+             u32* __restrict__ done) {                                                         \
+        equalize<RGBA, N>(in, out, n, hist, done);                                             \
+    }
 
-extern "C" __global__ void __launch_bounds__(HIST_THREADS)
-    equalize_rgba(const u8* __restrict__ in, u8* __restrict__ out, u32 n,
-                  const u8* __restrict__ lut) {
-    equalize<true>(in, out, n, lut);
-}
+EQUALIZE_KERNEL(equalize_gray_x2, false, 2)
+EQUALIZE_KERNEL(equalize_gray_x8, false, 8)
+EQUALIZE_KERNEL(equalize_rgba_x2, true, 2)
+EQUALIZE_KERNEL(equalize_rgba_x8, true, 8)

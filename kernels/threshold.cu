@@ -31,25 +31,28 @@ __device__ __forceinline__ u32 threshold_pixel(u32 p, u32 t4, u32 max4, u32 type
     return r * 0x010101u | (p & 0xff000000u);
 }
 
-// One thread a 16-byte unit (map_units): 16 gray or 4 RGBA pixels.
-template <bool RGBA>
+// N 16-byte units a thread (map_units): 16 gray or 4 RGBA pixels each.
+template <bool RGBA, int N>
 __device__ __forceinline__ void threshold(const u8* __restrict__ in, u8* __restrict__ out, u32 n,
                                           const u32* __restrict__ level, u32 max, u32 type) {
     u32 t4 = *level * 0x01010101u, max4 = max * 0x01010101u;
-    map_units<RGBA>(in, out, n, blockIdx.x * blockDim.x + threadIdx.x, [&](u32 v) {
+    map_units<RGBA, N>(in, out, n, [&](u32 v) {
         return RGBA ? threshold_pixel(v, t4, max4, type) : rule4(v, t4, max4, type);
     });
 }
 
-extern "C" __global__ void threshold_gray(const u8* __restrict__ in, u8* __restrict__ out, u32 n,
-                                          const u32* __restrict__ level, u32 max, u32 type) {
-    threshold<false>(in, out, n, level, max, type);
-}
+// threshold_{gray,rgba}_x{2,8}(in, out, n, level, max, type): 2 or 8 units
+// a thread (unit_grid in src/cuda/ops/threshold.rs chooses).
+#define THRESHOLD_KERNEL(NAME, RGBA, N)                                                       \
+    extern "C" __global__ void NAME(const u8* __restrict__ in, u8* __restrict__ out, u32 n,    \
+                                    const u32* __restrict__ level, u32 max, u32 type) {        \
+        threshold<RGBA, N>(in, out, n, level, max, type);                                      \
+    }
 
-extern "C" __global__ void threshold_rgba(const u8* __restrict__ in, u8* __restrict__ out, u32 n,
-                                          const u32* __restrict__ level, u32 max, u32 type) {
-    threshold<true>(in, out, n, level, max, type);
-}
+THRESHOLD_KERNEL(threshold_gray_x2, false, 2)
+THRESHOLD_KERNEL(threshold_gray_x8, false, 8)
+THRESHOLD_KERNEL(threshold_rgba_x2, true, 2)
+THRESHOLD_KERNEL(threshold_rgba_x8, true, 8)
 
 // Otsu's level from the histogram, as otsu() in src/ops/threshold.rs, one
 // thread a candidate t: w0, s0 by scan, then in f64 with the CPU's

@@ -77,8 +77,11 @@ struct Matrix {
 
 // The source point of destination (x, y), clamped to ±COORD_LIMIT; false
 // where there is none (w == 0 or NaN). NaN points clamp to −COORD_LIMIT, so
-// their (unused) taps still have valid addresses.
-template <bool PERSPECTIVE>
+// their (unused) taps still have valid addresses. BOUNDED (affine only):
+// the host has shown that every point of the destination lies well within
+// ±COORD_LIMIT (src/cuda/ops/warp.rs, affine_bounded), so the clamp and the
+// NaN test would change nothing and are left out.
+template <bool PERSPECTIVE, bool BOUNDED = false>
 __device__ __forceinline__ bool source_point(const Matrix& mat, int x, int y, float* sx,
                                              float* sy) {
     const float* m = mat.m;
@@ -95,6 +98,11 @@ __device__ __forceinline__ bool source_point(const Matrix& mat, int x, int y, fl
     } else {
         px = m[0] * xf + m[1] * yf + m[2];
         py = m[3] * xf + m[4] * yf + m[5];
+        if (BOUNDED) {
+            *sx = px;
+            *sy = py;
+            return true;
+        }
     }
     ok &= !isnan(px) && !isnan(py);
     *sx = clamp_coord(px);
@@ -178,15 +186,21 @@ WARP_KERNEL(warp_perspective_bicubic_gray, u8, true, BICUBIC)
 
 // ---------------------------------------------------------------------------
 // Bilinear: the same f32 operations in the same order as the CPU, shaped for
-// throughput. There are no per-tap branches: the four tap coordinates are
-// clamped into the frame (the replicate rule, and a safe address for the
-// constant border), all four loads are issued at once, and only then is the
-// fill swapped in for constant-border taps that were outside. A thread does
-// two vertically adjacent pixels, so it has eight loads in flight and the
-// two share source lines. Bytes are unpacked to floats by a byte permute
-// and a subtract (PRMT, FADD), and floors and roundings are exact
-// magic-number adds instead of F2I conversions. On the H100 this took 1080p
-// RGBA affine from 19.9 µs (a warp_pixel instantiation) to 14.9 µs.
+// throughput. The kernel is bound by issuing instructions, not by memory
+// (about 115 a pixel, a third of them on the half-rate integer pipe), so
+// the work a pixel is kept small. A pixel whose four taps are all inside
+// the frame (nearly all of them) loads them from one address with no
+// clamps; the others clamp the four tap coordinates into the frame (the
+// replicate rule, and a safe address for the constant border), issue the
+// four loads at once, and only then swap the fill in for constant-border
+// taps that were outside. A thread does two vertically adjacent pixels, so
+// it has eight loads in flight and the two share source lines. Bytes are
+// unpacked to floats by a byte permute and a subtract (PRMT, FADD), and
+// floors and roundings are exact magic-number adds instead of F2I
+// conversions. On the H100 1080p RGBA affine took 19.9 µs as a warp_pixel
+// instantiation, 14.9 µs in this shape and 13.2 µs with the inside path
+// (bench/tune/variants.cu; staging each block's source box in shared
+// memory instead took 24 µs).
 
 // floor(v) as an int, and v − floor(v) in *frac, for |v| ≤ COORD_LIMIT < 2^22:
 // v + 1.5·2^23 rounded down lies in [2^23, 2^24), where floats are the
@@ -273,16 +287,15 @@ __device__ __forceinline__ void load_quad(const W* __restrict__ src, int w, int 
     }
 }
 
-// Bilinear, destination pixels (x, 2t) and (x, 2t + 1) for thread (x, t):
-// both pixels' loads are issued before either blend.
-template <typename T, bool PERSPECTIVE>
+// Bilinear, destination pixels (x, R·t) to (x, R·t + R − 1) for thread
+// (x, t): every pixel's loads are issued before any blend.
+template <typename T, bool PERSPECTIVE, int R, bool FAST, bool BOUNDED = false>
 __device__ __forceinline__ void warp_bilinear(const typename Word<T>::W* __restrict__ src,
                                               int sw, int sh,
                                               typename Word<T>::W* __restrict__ dst, int dw,
                                               int dh, Matrix mat, int replicate,
                                               u32 fill_bits) {
     typedef typename Word<T>::W W;
-    constexpr int R = 2;
     int x = blockIdx.x * blockDim.x + threadIdx.x;
     int y0 = (blockIdx.y * blockDim.y + threadIdx.y) * R;
     if (x >= dw || y0 >= dh) return;
@@ -300,9 +313,19 @@ __device__ __forceinline__ void warp_bilinear(const typename Word<T>::W* __restr
 #pragma unroll
     for (int r = 0; r < R; ++r) {
         float sx, sy;
-        ok[r] = source_point<PERSPECTIVE>(mat, x, y0 + r, &sx, &sy);
+        ok[r] = source_point<PERSPECTIVE, BOUNDED>(mat, x, y0 + r, &sx, &sy);
         int xi = floor_split(sx, &fx[r]), yi = floor_split(sy, &fy[r]);
-        load_quad<W>(src, sw, sh, xi, yi, replicate != 0, fill, q[r]);
+        if (FAST && (u32)xi < (u32)(sw - 1) && (u32)yi < (u32)(sh - 1)) {
+            // All four taps inside: no clamps, no fill, and one address
+            // for the four loads (constant offsets from p and p + sw).
+            const W* p = src + ((u32)yi * (u32)sw + (u32)xi);
+            q[r][0] = __ldg(p);
+            q[r][1] = __ldg(p + 1);
+            q[r][2] = __ldg(p + sw);
+            q[r][3] = __ldg(p + sw + 1);
+        } else {
+            load_quad<W>(src, sw, sh, xi, yi, replicate != 0, fill, q[r]);
+        }
     }
 #pragma unroll
     for (int r = 0; r < R; ++r)
@@ -310,17 +333,21 @@ __device__ __forceinline__ void warp_bilinear(const typename Word<T>::W* __restr
 }
 
 // warp_{affine,perspective}_bilinear_{rgba,gray}: arguments as
-// WARP_KERNEL's, the grid covering dw × ⌈dh / 2⌉ threads.
-#define WARP_BILINEAR(NAME, T, PERSPECTIVE)                                                    \
+// WARP_KERNEL's, the grid covering dw × ⌈dh / 2⌉ threads; the _bounded
+// affine ones for matrices whose points the host has bounded.
+#define WARP_BILINEAR(NAME, T, PERSPECTIVE, BOUNDED)                                           \
     extern "C" __global__ void NAME(const Word<T>::W* __restrict__ src, int sw, int sh,         \
                                     Word<T>::W* __restrict__ dst, int dw, int dh, float m0,     \
                                     float m1, float m2, float m3, float m4, float m5, float m6, \
                                     float m7, float m8, int replicate, u32 fill) {              \
         Matrix mat = {{m0, m1, m2, m3, m4, m5, m6, m7, m8}};                                    \
-        warp_bilinear<T, PERSPECTIVE>(src, sw, sh, dst, dw, dh, mat, replicate, fill);          \
+        warp_bilinear<T, PERSPECTIVE, 2, true, BOUNDED>(src, sw, sh, dst, dw, dh, mat,          \
+                                                        replicate, fill);                       \
     }
 
-WARP_BILINEAR(warp_affine_bilinear_rgba, uchar4, false)
-WARP_BILINEAR(warp_perspective_bilinear_rgba, uchar4, true)
-WARP_BILINEAR(warp_affine_bilinear_gray, u8, false)
-WARP_BILINEAR(warp_perspective_bilinear_gray, u8, true)
+WARP_BILINEAR(warp_affine_bilinear_rgba, uchar4, false, false)
+WARP_BILINEAR(warp_affine_bilinear_rgba_bounded, uchar4, false, true)
+WARP_BILINEAR(warp_perspective_bilinear_rgba, uchar4, true, false)
+WARP_BILINEAR(warp_affine_bilinear_gray, u8, false, false)
+WARP_BILINEAR(warp_affine_bilinear_gray_bounded, u8, false, true)
+WARP_BILINEAR(warp_perspective_bilinear_gray, u8, true, false)

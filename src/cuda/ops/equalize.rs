@@ -1,11 +1,14 @@
 //! GPU `equalize` (kernels/equalize.cu): the luma histogram
-//! (kernels/histogram.cuh), the table from its CDF in one block, and the
-//! table applied 16 bytes a thread; the frame never goes back to the host.
+//! (kernels/histogram.cuh), then one kernel whose every block makes the table
+//! from the histogram's CDF and applies it; the frame never goes back to the
+//! host. Two launches a frame: the table used to be a launch of its own, which
+//! cost more than making it in every block.
 
 use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
 
 use super::threshold::{
-    ONE_BLOCK, histogram_blocks, histogram_kernel, launch_histogram, unit_grid,
+    histogram_blocks, histogram_kernel, launch_histogram, sm_count, unit_grid, unit_kernel,
+    units_per_thread,
 };
 use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, Prepared, cuda_err};
 use crate::error::Result;
@@ -15,11 +18,12 @@ use crate::ops::equalize::Equalize;
 struct Ready {
     histogram: CudaFunction,
     max_blocks: u32,
-    lut: CudaFunction,
+    per_thread: u32,
     apply: CudaFunction,
-    /// 256 counts, kept zero between frames by equalize_lut.
+    /// 256 counts, and the apply kernel's count of finished blocks, both
+    /// kept zero between frames by its last block.
     hist: CudaSlice<u32>,
-    table: CudaSlice<u8>,
+    done: CudaSlice<u32>,
 }
 
 #[derive(Default)]
@@ -39,28 +43,33 @@ impl GpuOp for GpuEqualize {
     fn prepare(
         &self,
         gpu: &Gpu,
-        _: usize,
-        _: usize,
+        width: usize,
+        height: usize,
         format: DevFormat,
     ) -> Result<Box<dyn Prepared>> {
         let stream = gpu.stream();
+        let per_thread =
+            units_per_thread(width * height * format.bytes_per_pixel(), sm_count(gpu)?);
         Ok(Box::new(Ready {
             histogram: histogram_kernel(gpu, "equalize.cu", format)?,
             max_blocks: histogram_blocks(gpu)?,
-            lut: gpu.function("equalize.cu", "equalize_lut")?,
+            per_thread,
             apply: gpu.function(
                 "equalize.cu",
-                match format {
-                    DevFormat::Gray => "equalize_gray",
-                    DevFormat::Rgba => "equalize_rgba",
-                },
+                &unit_kernel(
+                    match format {
+                        DevFormat::Gray => "equalize_gray",
+                        DevFormat::Rgba => "equalize_rgba",
+                    },
+                    per_thread,
+                ),
             )?,
             hist: stream
                 .alloc_zeros::<u32>(256)
                 .map_err(|e| cuda_err("equalize: allocating the histogram", e))?,
-            table: stream
-                .alloc_zeros::<u8>(256)
-                .map_err(|e| cuda_err("equalize: allocating the table", e))?,
+            done: stream
+                .alloc_zeros::<u32>(1)
+                .map_err(|e| cuda_err("equalize: allocating the block count", e))?,
         }))
     }
 }
@@ -77,22 +86,20 @@ impl Prepared for Ready {
             &mut p.hist,
             "equalize",
         )?;
-        let mut b = stream.launch_builder(&p.lut);
-        b.arg(&mut p.hist).arg(&mut p.table);
-        // SAFETY: equalize_lut takes (hist, lut): 256 u32 and 256 bytes, run
-        // by one block of 256 threads, one a level.
-        unsafe { b.launch(ONE_BLOCK) }
-            .map_err(|e| cuda_err("equalize: launching equalize_lut", e))?;
         let n = (input.width * input.height) as u32;
         let mut b = stream.launch_builder(&p.apply);
         b.arg(&input.data)
             .arg(&mut output.data)
             .arg(&n)
-            .arg(&p.table);
-        // SAFETY: equalize_{gray,rgba} take (in, out, n, lut) as pushed; in
-        // and out hold n pixels of the kernel's format, lut 256 bytes. The
-        // grid is the one-thread-a-unit grid of blocks of 256 they expect.
-        unsafe { b.launch(unit_grid(input)) }.map_err(|e| cuda_err("equalize: launching", e))?;
+            .arg(&mut p.hist)
+            .arg(&mut p.done);
+        // SAFETY: equalize_{gray,rgba}_x{2,8} take (in, out, n, hist, done)
+        // as pushed; in and out hold n pixels of the kernel's format, hist
+        // 256 u32, done one u32 (zero between frames). Blocks of 256
+        // threads, one a table entry, covering the units at the kernel's
+        // per_thread (unit_grid).
+        unsafe { b.launch(unit_grid(input, p.per_thread)) }
+            .map_err(|e| cuda_err("equalize: launching", e))?;
         Ok(())
     }
 }

@@ -13,22 +13,60 @@ use crate::ops::threshold::{Level, Threshold, ThresholdType};
 /// kernels/histogram.cuh), and of the kernels that load a 256-entry table.
 pub(crate) const HIST_THREADS: u32 = 256;
 
-/// One block of [`HIST_THREADS`], one thread a level: otsu_level and
-/// equalize_lut.
+/// One block of [`HIST_THREADS`], one thread a level: otsu_level.
 pub(crate) const ONE_BLOCK: LaunchConfig = LaunchConfig {
     grid_dim: (1, 1, 1),
     block_dim: (HIST_THREADS, 1, 1),
     shared_mem_bytes: 0,
 };
 
-/// Blocks of [`HIST_THREADS`] covering `frame` with one thread a 16-byte
-/// unit, the last thread taking the bytes after the last whole unit.
-pub(crate) fn unit_grid(frame: &DevFrame) -> LaunchConfig {
+/// The 16-byte units a thread of a map_units kernel (kernels/common.cuh)
+/// takes for frames of `bytes`: 2, or 8 for frames of about 4 units a
+/// thread or more at two blocks a multiprocessor. Fewer, busier threads have
+/// more loads in flight each and cost less to schedule; on the H100 a 1080p
+/// gray threshold takes 2.14 µs with 2 (2.58 with 1) and a 4K one 7.25 with
+/// 8 (7.70 with 1), the device-to-device copy of the frame taking 2.41 and
+/// 7.46 (bench/results/peers-h100.md).
+pub(crate) fn units_per_thread(bytes: usize, sms: u32) -> u32 {
+    let units = bytes / 16;
+    let per_thread_at_two_blocks_an_sm = units.div_ceil(HIST_THREADS as usize * 2 * sms as usize);
+    if per_thread_at_two_blocks_an_sm >= 4 {
+        8
+    } else {
+        2
+    }
+}
+
+/// The name of a map_units kernel's instantiation for `per_thread`
+/// (`threshold_gray` → `threshold_gray_x8`).
+pub(crate) fn unit_kernel(name: &str, per_thread: u32) -> String {
+    format!("{name}_x{per_thread}")
+}
+
+/// Blocks of [`HIST_THREADS`] covering `frame` at `per_thread` units a
+/// thread (at least one block: it also does the bytes after the last whole
+/// unit).
+pub(crate) fn unit_grid(frame: &DevFrame, per_thread: u32) -> LaunchConfig {
+    let units = frame.len() / 16;
     LaunchConfig {
-        grid_dim: (blocks(frame.len().div_ceil(16), HIST_THREADS), 1, 1),
+        grid_dim: (
+            blocks(units.div_ceil(per_thread as usize).max(1), HIST_THREADS),
+            1,
+            1,
+        ),
         block_dim: (HIST_THREADS, 1, 1),
         shared_mem_bytes: 0,
     }
+}
+
+/// The GPU's multiprocessors.
+pub(crate) fn sm_count(gpu: &Gpu) -> Result<u32> {
+    use cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT;
+    let sms = gpu
+        .ctx()
+        .attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+        .map_err(|e| cuda_err("reading the SM count", e))?;
+    Ok(sms.max(1) as u32)
 }
 
 /// The luma histogram kernel of `file` for frames of `format`.
@@ -40,15 +78,11 @@ pub(crate) fn histogram_kernel(gpu: &Gpu, file: &str, format: DevFormat) -> Resu
     gpu.function(file, name)
 }
 
-/// Blocks of the grid-stride histogram: enough to fill every SM a few times
-/// over, few enough that adding the blocks' bins to the result stays cheap.
+/// Blocks of the grid-stride histogram: two a multiprocessor, few enough
+/// that adding the blocks' bins to the result stays cheap (on the H100 a
+/// 1080p gray histogram took 3.4 µs with 264 blocks, 4.3 with 507).
 pub(crate) fn histogram_blocks(gpu: &Gpu) -> Result<u32> {
-    use cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT;
-    let sms = gpu
-        .ctx()
-        .attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
-        .map_err(|e| cuda_err("reading the SM count", e))?;
-    Ok(4 * sms.max(1) as u32)
+    Ok(2 * sm_count(gpu)?)
 }
 
 /// Adds the luma histogram of `input` to `hist` (256 counts, zero before).
@@ -61,8 +95,15 @@ pub(crate) fn launch_histogram(
     what: &str,
 ) -> Result<()> {
     // A thread a 16-byte unit, up to the cap; then the grid strides.
-    let mut cfg = unit_grid(input);
-    cfg.grid_dim.0 = cfg.grid_dim.0.min(max_blocks);
+    let cfg = LaunchConfig {
+        grid_dim: (
+            blocks(input.len().div_ceil(16), HIST_THREADS).min(max_blocks),
+            1,
+            1,
+        ),
+        block_dim: (HIST_THREADS, 1, 1),
+        shared_mem_bytes: 0,
+    };
     let n32 = (input.width * input.height) as u32;
     let mut b = gpu.stream().launch_builder(kernel);
     b.arg(&input.data).arg(&n32).arg(hist);
@@ -112,6 +153,7 @@ pub struct GpuThreshold {
 struct Ready {
     op: GpuThreshold,
     prepared: Setup,
+    per_thread: u32,
 }
 
 impl GpuThreshold {
@@ -132,17 +174,22 @@ impl GpuOp for GpuThreshold {
     fn prepare(
         &self,
         gpu: &Gpu,
-        _: usize,
-        _: usize,
+        width: usize,
+        height: usize,
         format: DevFormat,
     ) -> Result<Box<dyn Prepared>> {
         let stream = gpu.stream();
+        let per_thread =
+            units_per_thread(width * height * format.bytes_per_pixel(), sm_count(gpu)?);
         let apply = gpu.function(
             "threshold.cu",
-            match format {
-                DevFormat::Gray => "threshold_gray",
-                DevFormat::Rgba => "threshold_rgba",
-            },
+            &unit_kernel(
+                match format {
+                    DevFormat::Gray => "threshold_gray",
+                    DevFormat::Rgba => "threshold_rgba",
+                },
+                per_thread,
+            ),
         )?;
         let mut level = stream
             .alloc_zeros::<u32>(1)
@@ -166,6 +213,7 @@ impl GpuOp for GpuThreshold {
         Ok(Box::new(Ready {
             op: self.clone(),
             prepared: Setup { apply, level, otsu },
+            per_thread,
         }))
     }
 }
@@ -198,10 +246,12 @@ impl Prepared for Ready {
             .arg(&p.level)
             .arg(&op.max)
             .arg(&op.kind);
-        // SAFETY: threshold_{gray,rgba} take (in, out, n, level, max, type)
-        // as pushed; in and out hold n pixels of the kernel's format, level
-        // one u32; the grid is the one-thread-a-unit grid they expect.
-        unsafe { b.launch(unit_grid(input)) }.map_err(|e| cuda_err("threshold: launching", e))?;
+        // SAFETY: threshold_{gray,rgba}_x{2,8} take (in, out, n, level, max,
+        // type) as pushed; in and out hold n pixels of the kernel's format,
+        // level one u32; the grid covers the units at the kernel's
+        // per_thread (unit_grid).
+        unsafe { b.launch(unit_grid(input, self.per_thread)) }
+            .map_err(|e| cuda_err("threshold: launching", e))?;
         Ok(())
     }
 }
