@@ -791,9 +791,11 @@ mod avx2_rgba {
             let top = weigh(gx, chan(taps[0]), fx, chan(taps[1]));
             let bot = weigh(gx, chan(taps[2]), fx, chan(taps[3]));
             let v = weigh(gy, top, fy, bot);
-            // `saturate_u8`: clamp to 0..=255, add just under a half, floor
-            // (truncation, as the value is positive).
-            let v = _mm256_min_ps(_mm256_max_ps(v, _mm256_setzero_ps()), _mm256_set1_ps(255.0));
+            // `saturate_u8`: add just under a half and floor (truncation, as
+            // the value is positive). Its clamp to 0..=255 changes nothing
+            // here, so it is left out: taps and weights are ≥ 0, and the
+            // weights sum to at most 1 + 5·2⁻²⁴, so the blend lies in
+            // 0..=255.0001, which rounds into 0..=255 anyway.
             let v = _mm256_cvttps_epi32(_mm256_add_ps(v, _mm256_set1_ps(BELOW_HALF)));
             _mm256_sllv_epi32(v, _mm256_set1_epi32(8 * c))
         };
@@ -1199,7 +1201,12 @@ mod tests {
         let planes = sources
             .iter()
             .flat_map(|&(w, h)| [noisy_rgba(w, h), opaque(w, h)])
-            .chain([strided, almost]);
+            .chain([strided, almost])
+            // Channels all 255 or all 0 between varying alpha: the blend must
+            // round back to exactly 255 and 0.
+            .chain([Plane::from_fn(9, 7, |x, y| {
+                [255, 0, 255, (x * 30 + y) as u8]
+            })]);
         for src in planes {
             let (sw, sh) = (src.width(), src.height());
             for t in &transforms {
