@@ -15,7 +15,7 @@ use super::pixel::Pixel;
 use super::{Op, OpBox};
 use crate::color::saturate_u8;
 use crate::error::{Error, Result};
-use crate::frame::{Frame, Plane, Rgba};
+use crate::frame::{Frame, Plane};
 
 pub static SPEC: OpSpec = OpSpec {
     name: "warp",
@@ -853,8 +853,8 @@ pub fn warp<P: Pixel>(
     #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
     if interp == Interpolation::Bilinear && s.data.len() <= i32::MAX as usize {
         use std::any::Any;
-        let rgba_src = (src as &dyn Any).downcast_ref::<Plane<Rgba>>();
-        let rgba_out = (&mut out as &mut dyn Any).downcast_mut::<Plane<Rgba>>();
+        let rgba_src = (src as &dyn Any).downcast_ref::<Plane<crate::frame::Rgba>>();
+        let rgba_out = (&mut out as &mut dyn Any).downcast_mut::<Plane<crate::frame::Rgba>>();
         if let (Some(src), Some(rgba_out)) = (rgba_src, rgba_out) {
             let s = Source {
                 src,
