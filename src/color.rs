@@ -83,7 +83,7 @@ pub fn saturate_u8(v: f32) -> u8 {
 }
 
 /// The largest f32 below one half.
-const BELOW_HALF: f32 = 0.499_999_97;
+pub(crate) const BELOW_HALF: f32 = 0.499_999_97;
 /// 2²³: adding it to a value in [0, 2²³) leaves that value rounded to an
 /// integer in the low mantissa bits.
 const MAGIC: f32 = 8_388_608.0;
