@@ -197,22 +197,28 @@ pub(crate) fn map_luma<P: Pixel>(
     let (w, h) = (src.width(), src.height());
     if P::CHANNELS == 1 && src.stride() == w {
         // Gray: written straight into the new plane's memory (no zero fill
-        // first), in runs long enough to vectorise. (RGBA's luma does not
-        // vectorise through rayon's collect; it keeps the row loop below.)
-        let mut data = Vec::new();
-        let rule = f;
-        src.as_slice()[..w * h]
-            .par_iter()
-            .with_min_len(1 << 14)
-            .map(move |&p| {
-                let r = rule(p.luma());
-                let mut o = p;
-                for ch in 0..P::FILTERED {
-                    o.set_channel(ch, r);
+        // first), in chunks long enough to vectorise, each a plain loop.
+        // (RGBA's luma does not vectorise this way; it keeps the row loop
+        // below.)
+        let n = w * h;
+        let mut data: Vec<P> = Vec::with_capacity(n);
+        data.spare_capacity_mut()[..n]
+            .par_chunks_mut(1 << 16)
+            .zip(src.as_slice()[..n].par_chunks(1 << 16))
+            .for_each(|(out, input)| {
+                let rule = f;
+                for (o, &p) in out.iter_mut().zip(input) {
+                    let r = rule(p.luma());
+                    let mut v = p;
+                    for ch in 0..P::FILTERED {
+                        v.set_channel(ch, r);
+                    }
+                    o.write(v);
                 }
-                o
-            })
-            .collect_into_vec(&mut data);
+            });
+        // SAFETY: the chunks above cover the first n elements, and each
+        // element of each chunk was written.
+        unsafe { data.set_len(n) };
         return Plane::from_vec(w, h, data).expect("the source's size");
     }
     let mut out = Plane::new(src.width(), src.height(), P::default());
