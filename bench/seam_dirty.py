@@ -5,7 +5,7 @@ M(r, c) = e(r, c) + min(M(r−1, c−1..c+1)), seams removed one at a time; afte
 each removal the new M is compared with the old one, with the columns right
 of the removed pixel shifted left, and the changed columns of each row
 counted (and the span from the first changed column to the last).
-usage: python3 bench/seam_dirty.py FRAME.pgm... [--seams 20]
+usage: python3 bench/seam_dirty.py FRAME.pgm... [--seams 20] [--energy forward]
 """
 import argparse
 import numpy as np
@@ -31,6 +31,28 @@ def cumulative(e):
     return m
 
 
+def cumulative_forward(l):
+    """Forward energy (Rubinstein et al.): the cost of the edges a removal
+    creates, M(r, c) = min(M(r−1, c−1) + CL, M(r−1, c) + CU, M(r−1, c+1) + CR)."""
+    l = l.astype(np.int64)
+    h, w = l.shape
+    left = np.concatenate((l[:, :1], l[:, :-1]), axis=1)
+    right = np.concatenate((l[:, 1:], l[:, -1:]), axis=1)
+    up = np.concatenate((l[:1], l[:-1]), axis=0)
+    cu = np.abs(right - left)
+    cl = cu + np.abs(up - left)
+    cr = cu + np.abs(up - right)
+    m = np.empty((h, w), np.int64)
+    m[0] = cu[0]
+    big = np.iinfo(np.int64).max // 4
+    for r in range(1, h):
+        p = m[r - 1]
+        pl = np.concatenate(([big], p[:-1]))
+        pr = np.concatenate((p[1:], [big]))
+        m[r] = np.minimum(np.minimum(pl + cl[r], p + cu[r]), pr + cr[r])
+    return m
+
+
 def seam(m):
     h, w = m.shape
     s = np.empty(h, dtype=np.int64)
@@ -52,15 +74,17 @@ def remove(a, s):
 ap = argparse.ArgumentParser()
 ap.add_argument("frames", nargs="+")
 ap.add_argument("--seams", type=int, default=20)
+ap.add_argument("--energy", choices=["backward", "forward"], default="backward")
 a = ap.parse_args()
+full = (lambda l: cumulative(energy(l))) if a.energy == "backward" else cumulative_forward
 for path in a.frames:
     luma = np.frombuffer(open(path, "rb").read()[-1920 * 1080:], np.uint8).reshape(1080, 1920)
-    m = cumulative(energy(luma))
+    m = full(luma)
     changed, spans, first_rows = [], [], []
     for k in range(a.seams):
         s = seam(m)
         luma = remove(luma, s)
-        m_new = cumulative(energy(luma))
+        m_new = full(luma)
         diff = remove(m, s) != m_new
         per_row = diff.sum(axis=1)
         cols = [np.flatnonzero(d) for d in diff]
@@ -71,6 +95,6 @@ for path in a.frames:
         first_rows.append(rows[0] if len(rows) else -1)
         m = m_new
     name = path.rsplit("/", 1)[-1]
-    print(f"{name}: {a.seams} seams; cells of M changed {100 * np.mean(changed):.1f}% "
+    print(f"{name}: {a.seams} seams, {a.energy} energy; cells of M changed {100 * np.mean(changed):.1f}% "
           f"(max {100 * np.max(changed):.1f}%); a row's changed span {100 * np.mean(spans):.1f}% "
           f"of the width on average (max {100 * np.max(spans):.1f}%)")
