@@ -20,6 +20,7 @@ pub mod planes;
 pub mod plugin;
 pub mod quality;
 pub mod registry;
+pub mod split;
 
 pub use error::{Error, Result};
 pub use frame::{Frame, PixelFormat, Plane, Rgba, Yuv420};
