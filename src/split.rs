@@ -1,9 +1,9 @@
-//! Splitting an offline job in time (for `run --segment K/N`, issue 15, not
-//! yet a flag of `run`): which
-//! frames the K-th of N parts processes. The parts are equal runs of frames,
-//! except that a boundary moves to a scene cut lying within `snap` frames of
-//! it, as Av1an splits: a stateful operation's memory resets at a cut
-//! anyway, so a part that starts there needs no warm-up to match one run.
+//! Splitting an offline job in time (for `run --segment K/N`, issue 15; not
+//! yet a flag of `run`): which frames the K-th of N parts processes. The
+//! parts are equal runs of frames, except that a boundary moves to a scene
+//! cut lying within `snap` frames of it, as Av1an splits: a stateful
+//! operation's memory resets at a cut anyway, so a part that starts there
+//! needs no warm-up to match one run.
 //!
 //! Frames are counted in presentation order from 0; a cut at frame `c` means
 //! that frame `c` starts a new shot. (The module is `split`, not `segment`,
