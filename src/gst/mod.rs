@@ -11,6 +11,7 @@ pub mod audio;
 pub mod decode;
 pub mod encode;
 pub mod outfile;
+pub mod probe;
 pub mod run;
 pub mod sample;
 

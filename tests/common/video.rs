@@ -216,7 +216,7 @@ pub fn clip_with_audio(path: &Path, seconds: u32) {
 
 /// Plays `pipe` to its end, failing the test (`what` failed) on an error or
 /// after a minute.
-fn play_to_eos(pipe: &gst::Element, what: &str) {
+pub fn play_to_eos(pipe: &gst::Element, what: &str) {
     pipe.set_state(gst::State::Playing).unwrap();
     let bus = pipe.bus().unwrap();
     let msg = bus.timed_pop_filtered(

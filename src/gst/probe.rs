@@ -1,0 +1,170 @@
+//! What a file's video holds before it is decoded: its coded frames in
+//! presentation order, with their timestamps and which of them are
+//! keyframes, read by demuxing and parsing alone (`filesrc ! parsebin`), so
+//! that a long file is counted in a fraction of its decoding time. For
+//! planning the parts of a job split in time (issue 15, [`crate::split`]).
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use gst::prelude::*;
+use gstreamer as gst;
+use gstreamer_app as gst_app;
+
+use crate::error::{Error, Result};
+
+/// One coded frame of the video.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CodedFrame {
+    /// Presentation time.
+    pub pts: gst::ClockTime,
+    /// Decodable on its own (no `DELTA_UNIT` flag).
+    pub keyframe: bool,
+}
+
+/// How long the parser may stay silent before the file counts as stuck.
+const STALL: Duration = Duration::from_secs(30);
+
+/// The coded frames of the first video stream of the file at `path`, in
+/// presentation order.
+pub fn video_frames(path: &Path) -> Result<Vec<CodedFrame>> {
+    let read_error = |reason: String| Error::Read {
+        path: path.into(),
+        reason,
+    };
+    if !path.is_file() {
+        return Err(read_error("there is no such file".into()));
+    }
+    gst::init().map_err(|e| Error::Pipeline(format!("GStreamer did not start: {e}")))?;
+    let element = |factory: &str| {
+        gst::ElementFactory::make(factory)
+            .build()
+            .map_err(|_| Error::Pipeline(format!("GStreamer has no `{factory}` element")))
+    };
+    let pipe = gst::Pipeline::new();
+    let src = element("filesrc")?;
+    src.set_property("location", path.to_string_lossy().as_ref());
+    let parse = element("parsebin")?;
+    // No sink waits to preroll (`async` off): the demuxer feeds every sink
+    // from one thread, and a sink waiting for its first buffer would hold
+    // back the others' (the appsink blocking it on a video frame while the
+    // audio's fakesink waits for one). Frames are pulled as they come, a
+    // few at a time.
+    let sink = gst_app::AppSink::builder()
+        .sync(false)
+        .max_buffers(64)
+        .build();
+    sink.set_property("async", false);
+    pipe.add_many([&src, &parse, sink.upcast_ref()])
+        .and_then(|()| src.link(&parse))
+        .map_err(|e| Error::Pipeline(format!("cannot build the probe: {e}")))?;
+    // The first video pad goes to the appsink, every other pad to a
+    // fakesink of its own, so that the demuxer never blocks on it.
+    let linked = Arc::new(Mutex::new(false));
+    // Set when a stream that is not video ends with none linked to the
+    // appsink: the file has no video, and the appsink would wait forever.
+    // (parsebin exposes a file's streams together, so a video stream would
+    // have been linked by then.)
+    let no_video = Arc::new(Mutex::new(false));
+    {
+        let (pipe, sink) = (pipe.downgrade(), sink.clone());
+        let (linked, no_video) = (linked.clone(), no_video.clone());
+        parse.connect_pad_added(move |_, pad| {
+            let Some(pipe) = pipe.upgrade() else { return };
+            let is_video = pad
+                .current_caps()
+                .or_else(|| Some(pad.query_caps(None)))
+                .and_then(|c| c.structure(0).map(|s| s.name().starts_with("video/")))
+                .unwrap_or(false);
+            let linked_flag = linked.clone();
+            let mut linked = linked.lock().unwrap_or_else(|e| e.into_inner());
+            let target = if is_video && !*linked {
+                *linked = true;
+                sink.static_pad("sink")
+            } else {
+                let Ok(fake) = gst::ElementFactory::make("fakesink")
+                    .property("sync", false)
+                    .property("async", false)
+                    .build()
+                else {
+                    return;
+                };
+                if pipe.add(&fake).is_err() || fake.sync_state_with_parent().is_err() {
+                    return;
+                }
+                fake.static_pad("sink")
+            };
+            if !is_video {
+                let (linked, no_video) = (linked_flag.clone(), no_video.clone());
+                pad.add_probe(gst::PadProbeType::EVENT_DOWNSTREAM, move |_, info| {
+                    if let Some(gst::PadProbeData::Event(e)) = &info.data
+                        && e.type_() == gst::EventType::Eos
+                        && !*linked.lock().unwrap_or_else(|e| e.into_inner())
+                    {
+                        *no_video.lock().unwrap_or_else(|e| e.into_inner()) = true;
+                    }
+                    gst::PadProbeReturn::Ok
+                });
+            }
+            if let Some(target) = target {
+                let _ = pad.link(&target);
+            }
+        });
+    }
+    pipe.set_state(gst::State::Playing)
+        .map_err(|_| read_error("GStreamer could not start reading it".into()))?;
+    let bus = pipe.bus().expect("a pipeline has a bus");
+    let mut frames = Vec::new();
+    let outcome = loop {
+        if let Some(sample) = sink.try_pull_sample(gst::ClockTime::from_mseconds(100)) {
+            if let Some(buffer) = sample.buffer() {
+                let Some(pts) = buffer.pts() else {
+                    break Err(read_error(format!(
+                        "its video frame {} has no presentation time",
+                        frames.len()
+                    )));
+                };
+                frames.push(CodedFrame {
+                    pts,
+                    keyframe: !buffer.flags().contains(gst::BufferFlags::DELTA_UNIT),
+                });
+            }
+            continue;
+        }
+        if sink.is_eos() {
+            break Ok(());
+        }
+        if *no_video.lock().unwrap_or_else(|e| e.into_inner()) {
+            break Err(read_error("it has no video stream".into()));
+        }
+        if let Some(msg) = bus.pop_filtered(&[gst::MessageType::Error])
+            && let gst::MessageView::Error(e) = msg.view()
+        {
+            break Err(read_error(format!(
+                "{} (is it a complete, playable video?)",
+                e.error()
+            )));
+        }
+        if frames.is_empty() && stalled(&pipe, STALL) {
+            break Err(read_error(format!(
+                "nothing came out of it in {} s",
+                STALL.as_secs()
+            )));
+        }
+    };
+    let _ = pipe.set_state(gst::State::Null);
+    outcome?;
+    if !*linked.lock().unwrap_or_else(|e| e.into_inner()) {
+        return Err(read_error("it has no video stream".into()));
+    }
+    frames.sort_by_key(|f| f.pts);
+    Ok(frames)
+}
+
+/// Whether the pipeline has been playing for longer than `limit` (its
+/// running time); asked while no frame has come.
+fn stalled(pipe: &gst::Pipeline, limit: Duration) -> bool {
+    pipe.current_running_time()
+        .is_some_and(|t| t > gst::ClockTime::from_nseconds(limit.as_nanos() as u64))
+}
