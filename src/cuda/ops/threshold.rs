@@ -1,7 +1,8 @@
-//! GPU `threshold` (kernels/threshold.cu): one pass, 16 bytes a thread, the
-//! level read from a device scalar. With `t=otsu` two kernels set that scalar
-//! first: the luma histogram (kernels/histogram.cuh) and Otsu's level from it,
-//! so the frame never goes back to the host.
+//! GPU `threshold` (kernels/threshold.cu): one pass, 2 or 8 16-byte units a
+//! thread (`units_per_thread`), the level read from a device scalar. With
+//! `t=otsu` two kernels set that scalar first: the luma histogram
+//! (kernels/histogram.cuh) and Otsu's level from it, so the frame never goes
+//! back to the host.
 
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 
