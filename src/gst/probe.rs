@@ -5,7 +5,8 @@
 //! planning the parts of a job split in time (issue 15, [`crate::split`]).
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use gst::prelude::*;
@@ -61,12 +62,12 @@ pub fn video_frames(path: &Path) -> Result<Vec<CodedFrame>> {
         .map_err(|e| Error::Pipeline(format!("cannot build the probe: {e}")))?;
     // The first video pad goes to the appsink, every other pad to a
     // fakesink of its own, so that the demuxer never blocks on it.
-    let linked = Arc::new(Mutex::new(false));
+    let linked = Arc::new(AtomicBool::new(false));
     // Set when a stream that is not video ends with none linked to the
     // appsink: the file has no video, and the appsink would wait forever.
     // (parsebin exposes a file's streams together, so a video stream would
     // have been linked by then.)
-    let no_video = Arc::new(Mutex::new(false));
+    let no_video = Arc::new(AtomicBool::new(false));
     {
         let (pipe, sink) = (pipe.downgrade(), sink.clone());
         let (linked, no_video) = (linked.clone(), no_video.clone());
@@ -77,10 +78,7 @@ pub fn video_frames(path: &Path) -> Result<Vec<CodedFrame>> {
                 .or_else(|| Some(pad.query_caps(None)))
                 .and_then(|c| c.structure(0).map(|s| s.name().starts_with("video/")))
                 .unwrap_or(false);
-            let linked_flag = linked.clone();
-            let mut linked = linked.lock().unwrap_or_else(|e| e.into_inner());
-            let target = if is_video && !*linked {
-                *linked = true;
+            let target = if is_video && !linked.swap(true, Ordering::AcqRel) {
                 sink.static_pad("sink")
             } else {
                 let Ok(fake) = gst::ElementFactory::make("fakesink")
@@ -96,13 +94,13 @@ pub fn video_frames(path: &Path) -> Result<Vec<CodedFrame>> {
                 fake.static_pad("sink")
             };
             if !is_video {
-                let (linked, no_video) = (linked_flag.clone(), no_video.clone());
+                let (linked, no_video) = (linked.clone(), no_video.clone());
                 pad.add_probe(gst::PadProbeType::EVENT_DOWNSTREAM, move |_, info| {
                     if let Some(gst::PadProbeData::Event(e)) = &info.data
                         && e.type_() == gst::EventType::Eos
-                        && !*linked.lock().unwrap_or_else(|e| e.into_inner())
+                        && !linked.load(Ordering::Acquire)
                     {
-                        *no_video.lock().unwrap_or_else(|e| e.into_inner()) = true;
+                        no_video.store(true, Ordering::Release);
                     }
                     gst::PadProbeReturn::Ok
                 });
@@ -135,7 +133,7 @@ pub fn video_frames(path: &Path) -> Result<Vec<CodedFrame>> {
         if sink.is_eos() {
             break Ok(());
         }
-        if *no_video.lock().unwrap_or_else(|e| e.into_inner()) {
+        if no_video.load(Ordering::Acquire) {
             break Err(read_error("it has no video stream".into()));
         }
         if let Some(msg) = bus.pop_filtered(&[gst::MessageType::Error])
@@ -155,7 +153,7 @@ pub fn video_frames(path: &Path) -> Result<Vec<CodedFrame>> {
     };
     let _ = pipe.set_state(gst::State::Null);
     outcome?;
-    if !*linked.lock().unwrap_or_else(|e| e.into_inner()) {
+    if !linked.load(Ordering::Acquire) {
         return Err(read_error("it has no video stream".into()));
     }
     frames.sort_by_key(|f| f.pts);
