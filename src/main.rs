@@ -156,6 +156,38 @@ Examples:
         /// Leave the input's audio out of the output.
         #[arg(long)]
         no_audio: bool,
+        /// Process only the K-th (from 0) of N equal parts of a video file,
+        /// into a video-only part for `seamstream join` (e.g. 2/8).
+        #[arg(long, value_name = "K/N")]
+        segment: Option<String>,
+        /// With --segment: frames before the part that an operation with
+        /// memory (fast retargeting) runs on first, their output dropped
+        /// [default: 30]
+        #[arg(long, value_name = "FRAMES", requires = "segment")]
+        warmup: Option<u64>,
+    },
+    /// Join the parts of a split job (`run --segment K/N`) into one file,
+    /// without re-encoding, with the source's audio.
+    #[command(
+        after_help = "The parts are laid end to end in the order given; each must come from the same
+job (same options), and with --audio-from they must hold exactly the source's
+frames. The audio is copied from the source once (re-encoded only where the
+container cannot hold it). OUT is written beside itself and replaces an
+existing file only when complete; the parts are left as they are.
+Examples:
+  seamstream run in.mp4 parts/part-0.mp4 --segment 0/3 --op gaussian:sigma=2   # and 1/3, 2/3
+  seamstream join out.mp4 parts/part-0.mp4 parts/part-1.mp4 parts/part-2.mp4 --audio-from in.mp4"
+    )]
+    Join {
+        /// The joined file: .mp4, .mkv or .webm
+        output: PathBuf,
+        /// The parts, in order
+        #[arg(required = true, value_name = "PART")]
+        parts: Vec<PathBuf>,
+        /// The source the parts were cut from: its audio is muxed in, and
+        /// the parts must hold all its frames
+        #[arg(long, value_name = "IN")]
+        audio_from: Option<PathBuf>,
     },
     /// List every operation with its parameters and defaults.
     Ops,
@@ -316,6 +348,8 @@ struct RunArgs<'a> {
     json: bool,
     encoder: EncoderArgs<'a>,
     no_audio: bool,
+    segment: Option<&'a str>,
+    warmup: Option<u64>,
 }
 
 /// The encoder flags as given.
@@ -451,6 +485,10 @@ fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
     };
     let audio = !a.no_audio && keys.audio.unwrap_or(true);
     chain.streaming();
+    let span = a
+        .segment
+        .map(|text| plan_segment(text, &input, &output, a.warmup, &chain))
+        .transpose()?;
     let backend = choose_backend(device, &chain)?;
     // The kernels are compiled (or read from the cache) before the source
     // starts, so that a live source loses no frames to it; the time is its
@@ -507,6 +545,7 @@ fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
         slots: 3,
         encoder,
         audio,
+        span,
     };
     let s = run::run(&opts, chain, stop)?;
     if a.json {
@@ -554,6 +593,82 @@ fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+fn run_join(
+    output: &Path,
+    parts: &[PathBuf],
+    audio_from: Option<&Path>,
+) -> anyhow::Result<ExitCode> {
+    use seamstream::gst::outfile::Kept;
+    let bar = spinner(format!(
+        "joining {} parts into {}",
+        parts.len(),
+        output.display()
+    ));
+    let result = seamstream::gst::join::join(output, parts, audio_from);
+    bar.finish_and_clear();
+    let s = result?;
+    let counts: Vec<String> = s.part_frames.iter().map(u64::to_string).collect();
+    eprintln!(
+        "{} frames from {} parts ({}), {:.2} s of video, in {:.2} s",
+        s.frames(),
+        parts.len(),
+        counts.join(" + "),
+        s.duration.nseconds() as f64 / 1e9,
+        s.seconds
+    );
+    for st in &s.streams {
+        eprintln!("  {} {}: {}", st.kind, st.what, st.action);
+    }
+    if let Some(Kept::Target(p)) = &s.kept {
+        eprintln!("wrote {}", p.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Plans `--segment K/N` of a file input into a file output, and says in
+/// one line which frames the part takes.
+fn plan_segment(
+    text: &str,
+    input: &seamstream::gst::Input,
+    output: &seamstream::gst::Output,
+    warmup: Option<u64>,
+    chain: &Chain,
+) -> anyhow::Result<seamstream::gst::parts::Span> {
+    use seamstream::gst::Output;
+    use seamstream::gst::parts::{DEFAULT_WARMUP, Span};
+    let segment = seamstream::split::Segment::parse(text)?;
+    let Some(path) = input.local_path() else {
+        bail!("`--segment {text}`: the input must be a video file, not {input}");
+    };
+    if !matches!(output, Output::File { .. }) {
+        bail!(
+            "`--segment {text}`: a part goes to a file (e.g. part-{}.mp4) for `seamstream join`, not to {}",
+            segment.index,
+            output.launch(0, 0, None, None)
+        );
+    }
+    let span = Span::plan(
+        &path,
+        segment,
+        warmup.unwrap_or(DEFAULT_WARMUP),
+        chain.remembers(),
+    )?;
+    let warm = match span.warmup {
+        0 => String::new(),
+        n => format!(", after {n} warm-up frames"),
+    };
+    let cut = if span.at_cut && span.range.start > 0 {
+        ", from a scene cut"
+    } else {
+        ""
+    };
+    eprintln!(
+        "segment {text}: frames {}..{} of {}{cut}{warm}",
+        span.range.start, span.range.end, span.total
+    );
+    Ok(span)
 }
 
 /// The CUDA kernels' preparation before a run: its time, and how many
@@ -686,6 +801,8 @@ fn main() -> ExitCode {
             bitrate,
             preset,
             no_audio,
+            segment,
+            warmup,
         } => match place_files(
             [input.as_deref(), output.as_deref()],
             input_flag.as_deref(),
@@ -714,8 +831,15 @@ fn main() -> ExitCode {
                     preset: preset.as_deref(),
                 },
                 no_audio: *no_audio,
+                segment: segment.as_deref(),
+                warmup: *warmup,
             }),
         },
+        Command::Join {
+            output,
+            parts,
+            audio_from,
+        } => run_join(output, parts, audio_from.as_deref()),
         Command::Ops => {
             list_ops();
             Ok(ExitCode::SUCCESS)

@@ -10,7 +10,9 @@
 pub mod audio;
 pub mod decode;
 pub mod encode;
+pub mod join;
 pub mod outfile;
+pub mod parts;
 pub mod probe;
 pub mod run;
 pub mod sample;
@@ -316,7 +318,7 @@ impl Container {
     /// The muxer as the output pipeline runs it. MP4 is written in
     /// fragments of a second, each playable once written, and rewritten
     /// as a plain MP4 at the end: a crash or a kill keeps every fragment.
-    fn muxer_launch(self) -> String {
+    pub(crate) fn muxer_launch(self) -> String {
         match self {
             Container::Mp4 => {
                 "mp4mux name=seamstream_mux fragment-duration=1000 fragment-mode=first-moov-then-finalise"

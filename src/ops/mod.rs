@@ -49,6 +49,13 @@ pub trait Op: std::any::Any + Send + std::fmt::Debug {
     /// Called once before a video stream: an operation whose best default
     /// differs for video takes it (retarget: fast mode unless told).
     fn streaming(&mut self) {}
+
+    /// Whether a frame's output depends on the frames before it (fast
+    /// retargeting's seam memory), so that a part of a job split in time
+    /// must warm up on the frames before its first.
+    fn remembers(&self) -> bool {
+        false
+    }
 }
 
 pub type OpBox = Box<dyn Op>;
@@ -106,6 +113,11 @@ impl Chain {
         for op in &mut self.ops {
             op.streaming();
         }
+    }
+
+    /// Whether any operation keeps memory from frame to frame ([`Op::remembers`]).
+    pub fn remembers(&self) -> bool {
+        self.ops.iter().any(|o| o.remembers())
     }
 
     /// Runs every operation in order.

@@ -436,6 +436,7 @@ impl Engine {
             pts: inbuf.pts(),
             duration: inbuf.duration(),
             info: state.in_info.clone(),
+            warmup: false,
         };
         let mut done = state.work.push(timed).map_err(|e| failed(e.to_string()))?;
         let held = state.held();

@@ -74,6 +74,9 @@ pub(crate) struct Timed {
     pub pts: Option<gst::ClockTime>,
     pub duration: Option<gst::ClockTime>,
     pub info: gst_video::VideoInfo,
+    /// A warm-up frame of a part of a split job: it goes through the chain
+    /// (whose memory it fills) but not into the output.
+    pub warmup: bool,
 }
 
 /// What travels with a frame through the GPU stage: its timing and caps,
@@ -83,6 +86,7 @@ struct Meta {
     pts: Option<gst::ClockTime>,
     duration: Option<gst::ClockTime>,
     info: gst_video::VideoInfo,
+    warmup: bool,
     _input: Option<gst::Buffer>,
     out: Option<(gst::Buffer, gst_video::VideoInfo)>,
 }
@@ -237,6 +241,7 @@ impl Work {
                     pts: t.pts,
                     duration: t.duration,
                     info: t.info,
+                    warmup: t.warmup,
                     _input: Some(buffer),
                     out: out.map(|o| (o.buffer, o.info)),
                 };
@@ -253,6 +258,7 @@ impl Work {
                     pts: t.pts,
                     duration: t.duration,
                     info: t.info,
+                    warmup: t.warmup,
                     _input: None,
                     out: None,
                 };
@@ -331,6 +337,7 @@ impl Taken {
             pts,
             duration,
             info,
+            warmup,
             out,
             ..
         } = meta;
@@ -341,6 +348,7 @@ impl Taken {
                 pts,
                 duration,
                 info,
+                warmup,
             });
             return Ok(());
         }
@@ -359,6 +367,7 @@ impl Taken {
             pts,
             duration,
             info,
+            warmup,
         });
         Ok(())
     }

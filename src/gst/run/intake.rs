@@ -19,6 +19,7 @@ use crate::color::{Colorimetry, Matrix, Range};
 use crate::error::{Error, GstCause, Result};
 use crate::frame::{Frame, Picture, PixelFormat, Plane, Yuv420};
 use crate::gst::audio::Bridge;
+use crate::gst::parts::{Place, Span, seek_paused};
 use crate::gst::{Input, running_time};
 
 /// How long a file input may take to give its first frame before the run
@@ -69,7 +70,13 @@ impl<'a> Intake<'a> {
         // The CPU chain takes frames copied out; the GPU stage copies from
         // GStreamer's buffer itself, straight into pinned memory.
         let copy_frames = matches!(opts.backend, Backend::Cpu);
-        connect(&appsink, live, copy_frames, frames, shared.clone());
+        connect(
+            &appsink,
+            (live, copy_frames),
+            opts.span.clone(),
+            frames,
+            shared.clone(),
+        );
         Ok(Intake {
             opts,
             pipe,
@@ -84,6 +91,10 @@ impl<'a> Intake<'a> {
     /// Starts the input.
     pub fn play(&mut self) -> Result<()> {
         self.started = Instant::now();
+        // A part of a split job decodes from the keyframe before its warm-up.
+        if let Some(span) = &self.opts.span {
+            seek_paused(&self.pipe, span.seek_to())?;
+        }
         self.pipe
             .set_state(gst::State::Playing)
             .map_err(|_| match poll_bus(&self.pipe) {
@@ -140,8 +151,8 @@ impl<'a> Intake<'a> {
 /// stream as [`Msg::Eos`].
 fn connect(
     appsink: &gst_app::AppSink,
-    live: bool,
-    copy_frames: bool,
+    (live, copy_frames): (bool, bool),
+    span: Option<Span>,
     (tx, rx_oldest): (&Sender<Msg>, &Receiver<Msg>),
     shared: Arc<Shared>,
 ) {
@@ -154,8 +165,40 @@ fn connect(
                 if shared.closing.load(Ordering::Relaxed) {
                     return Err(gst::FlowError::Eos);
                 }
+                // A part of a split job: frames before its warm-up are
+                // dropped uncopied, and the next part's first ends it.
+                let place = span.as_ref().map(|s| {
+                    let pts = sample.buffer().and_then(|b| b.pts());
+                    pts.map(|p| s.place(p))
+                });
+                match place {
+                    Some(Some(Place::Before)) => return Ok(gst::FlowSuccess::Ok),
+                    Some(Some(Place::After)) => {
+                        shared.closing.store(true, Ordering::Relaxed);
+                        let _ = hand_over_waiting(&tx, Msg::Eos, &shared);
+                        return Err(gst::FlowError::Eos);
+                    }
+                    Some(None) => {
+                        let e = Error::Pipeline(
+                            "a frame of the input has no presentation time, so the part cannot be found by time".into(),
+                        );
+                        let _ = hand_over_waiting(&tx, Msg::Failed(e), &shared);
+                        return Err(gst::FlowError::Error);
+                    }
+                    _ => {}
+                }
                 let start = Instant::now();
-                let msg = take_sample(&sample, copy_frames);
+                let msg = take_sample(&sample, copy_frames).map(|mut t| {
+                    match place {
+                        Some(Some(Place::Warmup)) => t.warmup = true,
+                        Some(Some(Place::Part { pts, duration })) => {
+                            t.pts = Some(pts);
+                            t.duration = duration.or(t.duration);
+                        }
+                        _ => {}
+                    }
+                    t
+                });
                 Shared::add(&shared.copy_in_ns, start.elapsed());
                 shared.frames_in.fetch_add(1, Ordering::Relaxed);
                 let msg = match msg {
@@ -208,6 +251,7 @@ fn take_sample(sample: &gst::Sample, copy_frames: bool) -> Result<Timed> {
         pts: running_time(sample, buffer.pts()),
         duration: buffer.duration(),
         info,
+        warmup: false,
     })
 }
 

@@ -72,6 +72,9 @@ pub struct RunOptions {
     pub encoder: EncoderChoice,
     /// Carry the input's audio to a file output (`--no-audio` clears it).
     pub audio: bool,
+    /// One part of a job split in time (`--segment K/N`): only its frames
+    /// go out, stamped from 0, video only.
+    pub span: Option<super::parts::Span>,
 }
 
 /// What happened, for the summary line and `--json`.
@@ -250,9 +253,12 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
     summary.frames_out = out.stop();
     summary.seconds = intake.started().elapsed().as_secs_f64();
     shared.report(&mut summary, out.pushed);
-    let result = result.and(finish);
+    let result = result.and(finish).and_then(|()| check_part(opts, &summary));
     let ending = match &result {
         _ if summary.frames_out == 0 => Ending::Empty,
+        // A part file must hold its whole part, or be absent: a stopped
+        // part stays in the partial file, where no join picks it up.
+        Ok(()) if summary.interrupted && opts.span.is_some() => Ending::Failed,
         Ok(()) if summary.interrupted => Ending::Interrupted,
         Ok(()) => Ending::Complete,
         Err(_) => Ending::Failed,
@@ -278,6 +284,28 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
     });
     summary.streams.extend(bridge.reports());
     Ok(summary)
+}
+
+/// A part of a split job that ended without being stopped must hold every
+/// frame of its plan: a decoder that lost frames after the seek, or a file
+/// that ends early, fails the part rather than leaving a gap in the join.
+fn check_part(opts: &RunOptions, summary: &Summary) -> Result<()> {
+    let Some(span) = &opts.span else {
+        return Ok(());
+    };
+    if summary.interrupted || summary.frames_out == span.frames() {
+        return Ok(());
+    }
+    Err(Error::Pipeline(format!(
+        "segment {}/{} should hold frames {}..{} of {} ({} frames), but {} came out; the part is incomplete and must not be joined",
+        span.segment.index,
+        span.segment.count,
+        span.range.start,
+        span.range.end,
+        span.total,
+        span.frames(),
+        summary.frames_out
+    )))
 }
 
 /// The calling thread's part: takes the worker's frames into the output
@@ -325,6 +353,8 @@ fn deliver(
             }
         };
         match msg {
+            // A warm-up frame has filled the chain's memory; it goes no further.
+            Msg::Frame(t) if t.warmup => continue,
             Msg::Frame(t) => {
                 if !out.is_open() {
                     if let Err(e) = out.open(&t, summary) {

@@ -52,6 +52,10 @@ pub(super) fn claim_file(opts: &RunOptions) -> Result<Option<OutFile>> {
 pub(super) fn audio_dropped(opts: &RunOptions) -> Option<String> {
     match &opts.output {
         _ if !opts.audio => Some("--no-audio".to_string()),
+        _ if opts.span.is_some() => Some(
+            "a part of a split job is video only; `seamstream join --audio-from` adds the audio"
+                .into(),
+        ),
         Output::File {
             container: Container::Y4m,
             ..

@@ -15,6 +15,9 @@ pub(super) fn expected_frames(
     pipe: &gst::Pipeline,
     info: &gst_video::VideoInfo,
 ) -> Option<u64> {
+    if let Some(span) = &opts.span {
+        return Some(span.frames());
+    }
     match opts.input {
         Input::Test { .. } => return opts.test.frames,
         Input::Sample => {

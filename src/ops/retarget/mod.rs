@@ -358,6 +358,10 @@ impl Op for Retarget {
     fn streaming(&mut self) {
         self.mode.get_or_insert(Mode::Fast);
     }
+
+    fn remembers(&self) -> bool {
+        self.mode == Some(Mode::Fast)
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,543 @@
+//! `seamstream join OUT PART... [--audio-from IN]`: the parts of a job split
+//! in time ([`super::parts`]), laid end to end without re-encoding, with the
+//! source's audio muxed once beside them, as ffmpeg's concat demuxer and
+//! Av1an's final mux do.
+//!
+//! Before anything is written, every part is counted ([`super::probe`]):
+//! with the source given, the parts must hold exactly its frames. Then each
+//! part's coded frames are read in turn (`filesrc ! parsebin`) and pushed
+//! into one muxer, each part's timestamps moved to follow the one before
+//! (a part starts at 0 and its last frame lasts until the next part's
+//! first, so the source's timeline comes back). A part whose video differs
+//! from the first's (codec, size, rate, encoder settings) is refused by
+//! name. The audio goes through the same [`Bridge`] as `run`'s: copied when
+//! the container takes it, else re-encoded once.
+//!
+//! The output is written beside the target and replaces it only when the
+//! join is complete ([`OutFile`]); the parts are never touched.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use gst::prelude::*;
+use gstreamer as gst;
+use gstreamer_app as gst_app;
+
+use super::audio::{Bridge, ENCODED_AUDIO, StreamReport};
+use super::outfile::{Ending, Kept, OutFile};
+use super::{Container, DECODER, Output, probe};
+use crate::error::{Error, Result};
+
+/// How long a part's reader may stay silent before the join is called stuck.
+const STALL: Duration = Duration::from_secs(30);
+
+/// Coded video that `uridecodebin` leaves undecoded in the audio source
+/// (its video is not needed).
+const CODED_VIDEO: &str = "video/x-h264; video/x-h265; video/x-vp8; video/x-vp9; video/x-av1; \
+     video/mpeg; video/x-raw(ANY); image/jpeg; text/x-raw(ANY); subpicture/x-dvd; \
+     subpicture/x-dvb; subpicture/x-pgs";
+
+/// What a join did.
+#[derive(Clone, Debug, Default)]
+pub struct JoinSummary {
+    /// Frames of each part, in order.
+    pub part_frames: Vec<u64>,
+    /// The joined video's length.
+    pub duration: gst::ClockTime,
+    pub seconds: f64,
+    pub streams: Vec<StreamReport>,
+    pub kept: Option<Kept>,
+}
+
+impl JoinSummary {
+    pub fn frames(&self) -> u64 {
+        self.part_frames.iter().sum()
+    }
+}
+
+/// Joins `parts` into `out`, with the audio of `audio_from` (the source the
+/// parts were cut from), whose frame count they must then add up to.
+pub fn join(out: &Path, parts: &[PathBuf], audio_from: Option<&Path>) -> Result<JoinSummary> {
+    gst::init().map_err(|e| Error::Pipeline(format!("GStreamer did not start: {e}")))?;
+    let container = match Output::parse(&out.to_string_lossy())? {
+        Output::File { container, .. } if container != Container::Y4m => container,
+        _ => {
+            return Err(Error::Write {
+                path: out.into(),
+                reason:
+                    "join writes .mp4, .mkv or .webm (y4m parts are raw frames: join them with \
+                         `cat`); name the output with one of those"
+                        .into(),
+            });
+        }
+    };
+    if parts.is_empty() {
+        return Err(Error::BadArgument {
+            flag: "join",
+            value: String::new(),
+            reason: "no parts given; list them in order, e.g. `seamstream join out.mp4 parts/part-*.mp4 --audio-from in.mp4`".into(),
+        });
+    }
+    for (i, p) in parts.iter().enumerate() {
+        if let Some(q) = parts[..i].iter().find(|q| super::outfile::same_file(p, q)) {
+            return Err(Error::BadArgument {
+                flag: "join",
+                value: p.display().to_string(),
+                reason: format!(
+                    "it is given twice (also as `{}`); each part once, in order",
+                    q.display()
+                ),
+            });
+        }
+    }
+    let start = Instant::now();
+    // Counted first: nothing is written for parts that cannot add up.
+    let mut part_frames = Vec::with_capacity(parts.len());
+    for p in parts {
+        part_frames.push(probe::video_frames(p)?.len() as u64);
+    }
+    let mut base = gst::ClockTime::ZERO;
+    if let Some(src) = audio_from {
+        let source = probe::video_frames(src)?;
+        let total: u64 = part_frames.iter().sum();
+        if total != source.len() as u64 {
+            let counts: Vec<String> = parts
+                .iter()
+                .zip(&part_frames)
+                .map(|(p, n)| format!("{}: {n}", p.display()))
+                .collect();
+            return Err(Error::Pipeline(format!(
+                "the parts hold {total} frames, but `{}` has {}: a part is missing, incomplete or from another job ({}); rerun the part that is short (`seamstream run IN PART --segment K/N`) and join again",
+                src.display(),
+                source.len(),
+                counts.join(", ")
+            )));
+        }
+        // The source's first frame's running time, which `run` keeps (its
+        // time less the demuxer's segment start), so that the video keeps
+        // its place beside the audio.
+        if let Some(first) = source.first() {
+            base = running_start(src, first.pts)?;
+        }
+    }
+    let inputs: Vec<&Path> = parts
+        .iter()
+        .map(|p| p.as_path())
+        .chain(audio_from)
+        .collect();
+    let file = OutFile::open(out, container, None)?;
+    if let Some(p) = inputs.iter().find(|p| super::outfile::same_file(p, out)) {
+        let _ = file.close(Ending::Empty);
+        return Err(Error::Write {
+            path: out.into(),
+            reason: format!(
+                "that is an input (`{}`); give another output name",
+                p.display()
+            ),
+        });
+    }
+    let bridge = Bridge::new(audio_from.is_none().then(|| "no --audio-from".to_string()));
+    let result = write(&file, container, parts, audio_from, base, &bridge);
+    let ending = match &result {
+        Ok(_) => Ending::Complete,
+        Err(_) => Ending::Failed,
+    };
+    let kept = file.close(ending)?;
+    let duration = result?;
+    Ok(JoinSummary {
+        part_frames,
+        duration,
+        seconds: start.elapsed().as_secs_f64(),
+        streams: bridge.reports(),
+        kept: Some(kept),
+    })
+}
+
+/// Writes the joined file at `file`'s location; returns the video's length.
+fn write(
+    file: &OutFile,
+    container: Container,
+    parts: &[PathBuf],
+    audio_from: Option<&Path>,
+    base: gst::ClockTime,
+    bridge: &Bridge,
+) -> Result<gst::ClockTime> {
+    let location = file.location().to_string_lossy().replace('"', "\\\"");
+    let description = format!(
+        "{} ! filesink location=\"{location}\" appsrc name=join_video format=time block=true max-bytes=8000000 ! queue ! seamstream_mux.video_0",
+        container.muxer_launch()
+    );
+    let pipe = gst::parse::launch(&description)
+        .map_err(|e| Error::Pipeline(format!("cannot build the join: {e}")))?
+        .downcast::<gst::Pipeline>()
+        .map_err(|_| Error::Pipeline("the join is not a pipeline".into()))?;
+    let src = pipe
+        .by_name("join_video")
+        .and_then(|e| e.downcast::<gst_app::AppSrc>().ok())
+        .ok_or_else(|| Error::Pipeline("the join has no appsrc".into()))?;
+    let audio = match audio_from {
+        Some(path) => Some(audio_source(path, bridge)?),
+        None => None,
+    };
+    let result = (|| {
+        // The source's streams are known before the muxer starts, so that
+        // it gets a pad for each audio stream.
+        if let Some((a, known)) = &audio {
+            a.set_state(gst::State::Playing)
+                .map_err(|_| Error::Pipeline("the audio source would not start".into()))?;
+            let since = Instant::now();
+            while !known.load(Ordering::Acquire) {
+                if let Some(e) = bus_error(a) {
+                    return Err(e);
+                }
+                if since.elapsed() > STALL {
+                    return Err(Error::Pipeline(
+                        "the source's streams did not show in time".into(),
+                    ));
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+        bridge.connect_output(&pipe, container)?;
+        pipe.set_state(gst::State::Playing)
+            .map_err(|_| Error::Pipeline("the join's muxer would not start".into()))?;
+        let end = feed(&src, parts, base, &pipe)?;
+        let _ = src.end_of_stream();
+        wait_eos(&pipe, audio.as_ref().map(|(a, _)| a))?;
+        Ok(end - base)
+    })();
+    if result.is_err() {
+        bridge.close();
+    }
+    if let Some((a, _)) = &audio {
+        let _ = a.set_state(gst::State::Null);
+    }
+    let _ = pipe.set_state(gst::State::Null);
+    result
+}
+
+/// Pushes every part's coded frames into `src`, each part's times moved to
+/// follow the one before from `base`; returns where the last part ends.
+fn feed(
+    src: &gst_app::AppSrc,
+    parts: &[PathBuf],
+    base: gst::ClockTime,
+    pipe: &gst::Pipeline,
+) -> Result<gst::ClockTime> {
+    let mut offset = base;
+    // The first part's caps, which every other part must match.
+    let mut caps: Option<gst::Caps> = None;
+    for part in parts {
+        let reader = read_part(part)?;
+        let mut first_pts: Option<gst::ClockTime> = None;
+        let mut end = offset;
+        let mut checked = false;
+        let mut quiet = Instant::now();
+        loop {
+            if let Some(e) = bus_error(pipe) {
+                return Err(e);
+            }
+            let Some(sample) = reader
+                .sink
+                .try_pull_sample(gst::ClockTime::from_mseconds(100))
+            else {
+                if reader.sink.is_eos() {
+                    break;
+                }
+                if let Some(e) = reader.error() {
+                    return Err(part_error(part, e));
+                }
+                if quiet.elapsed() > STALL {
+                    return Err(part_error(
+                        part,
+                        format!("nothing came out of it in {} s", STALL.as_secs()),
+                    ));
+                }
+                continue;
+            };
+            quiet = Instant::now();
+            if !checked {
+                let got = sample
+                    .caps_owned()
+                    .ok_or_else(|| part_error(part, "its video has no caps".into()))?;
+                let want = caps.get_or_insert_with(|| {
+                    src.set_caps(Some(&got));
+                    got.clone()
+                });
+                if let Some(why) = mismatch(want, &got) {
+                    return Err(part_error(
+                        part,
+                        format!(
+                            "it does not fit the first part ({why}); every part must come from one job, with the same options"
+                        ),
+                    ));
+                }
+                checked = true;
+            }
+            let Some(buffer) = sample.buffer() else {
+                continue;
+            };
+            let Some(pts) = buffer.pts() else {
+                return Err(part_error(part, "a frame has no presentation time".into()));
+            };
+            // A part starts at its first keyframe, the first frame read
+            // (stamped 0 by `run --segment`).
+            let zero = *first_pts.get_or_insert(pts);
+            let pts = offset + pts.saturating_sub(zero);
+            let mut b = buffer.copy();
+            {
+                let b = b.make_mut();
+                b.set_pts(pts);
+                b.set_dts(buffer.dts().and_then(|d| (offset + d).checked_sub(zero)));
+                b.set_offset(u64::MAX);
+                b.set_offset_end(u64::MAX);
+            }
+            end = end.max(pts + buffer.duration().unwrap_or(gst::ClockTime::ZERO));
+            src.push_buffer(b).map_err(|e| {
+                Error::Pipeline(format!(
+                    "the muxer stopped taking frames ({e:?}) during `{}`",
+                    part.display()
+                ))
+            })?;
+        }
+        offset = end;
+    }
+    Ok(offset)
+}
+
+/// The running time of `pts` in the file's video stream, as a plain
+/// reading of the file sees it.
+fn running_start(path: &Path, pts: gst::ClockTime) -> Result<gst::ClockTime> {
+    let reader = read_part(path)?;
+    let since = Instant::now();
+    loop {
+        if let Some(sample) = reader
+            .sink
+            .try_pull_sample(gst::ClockTime::from_mseconds(100))
+        {
+            return Ok(super::running_time(&sample, Some(pts)).unwrap_or(pts));
+        }
+        if reader.sink.is_eos() {
+            return Ok(pts);
+        }
+        if let Some(e) = reader.error() {
+            return Err(part_error(path, e));
+        }
+        if since.elapsed() > STALL {
+            return Err(part_error(
+                path,
+                format!("nothing came out of it in {} s", STALL.as_secs()),
+            ));
+        }
+    }
+}
+
+/// The first error on the pipeline's bus.
+fn bus_error(pipe: &gst::Pipeline) -> Option<Error> {
+    let msg = pipe.bus()?.pop_filtered(&[gst::MessageType::Error])?;
+    match msg.view() {
+        gst::MessageView::Error(e) => Some(super::run::element_error(e)),
+        _ => None,
+    }
+}
+
+/// Why caps `got` differ from the first part's `want`, if they do.
+fn mismatch(want: &gst::Caps, got: &gst::Caps) -> Option<String> {
+    let (Some(w), Some(g)) = (want.structure(0), got.structure(0)) else {
+        return Some("no caps".into());
+    };
+    if w.name() != g.name() {
+        return Some(format!("codec {} against {}", g.name(), w.name()));
+    }
+    let field = |s: &gst::StructureRef, k: &str| {
+        s.value(k)
+            .ok()
+            .and_then(|v| v.serialize().ok())
+            .map(|v| v.to_string())
+    };
+    for (key, what) in [
+        ("width", "width"),
+        ("height", "height"),
+        ("framerate", "frame rate"),
+        ("pixel-aspect-ratio", "pixel aspect ratio"),
+        ("stream-format", "stream format"),
+        ("profile", "profile"),
+        ("codec_data", "encoder settings (codec data)"),
+    ] {
+        let (a, b) = (field(w, key), field(g, key));
+        if a != b {
+            let show = |v: Option<String>| match v {
+                Some(v) if v.len() <= 24 => v,
+                Some(_) => "other".into(),
+                None => "none".into(),
+            };
+            return Some(format!("{what} {} against {}", show(b), show(a)));
+        }
+    }
+    None
+}
+
+fn part_error(part: &Path, reason: String) -> Error {
+    Error::Read {
+        path: part.into(),
+        reason,
+    }
+}
+
+/// A part's reader: its coded video frames come out of `sink`.
+struct Reader {
+    pipe: gst::Pipeline,
+    sink: gst_app::AppSink,
+}
+
+impl Reader {
+    fn error(&self) -> Option<String> {
+        let msg = self.pipe.bus()?.pop_filtered(&[gst::MessageType::Error])?;
+        match msg.view() {
+            gst::MessageView::Error(e) => Some(format!("{} (is it a complete part?)", e.error())),
+            _ => None,
+        }
+    }
+}
+
+impl Drop for Reader {
+    fn drop(&mut self) {
+        let _ = self.pipe.set_state(gst::State::Null);
+    }
+}
+
+/// Starts reading `part`'s coded video (its first video stream).
+fn read_part(part: &Path) -> Result<Reader> {
+    if !part.is_file() {
+        return Err(part_error(part, "there is no such file".into()));
+    }
+    let pipe = gst::Pipeline::new();
+    let make = |f: &str| {
+        gst::ElementFactory::make(f)
+            .build()
+            .map_err(|_| Error::Pipeline(format!("GStreamer has no `{f}` element")))
+    };
+    let src = make("filesrc")?;
+    src.set_property("location", part.to_string_lossy().as_ref());
+    let parse = make("parsebin")?;
+    let sink = gst_app::AppSink::builder()
+        .sync(false)
+        .max_buffers(16)
+        .build();
+    pipe.add_many([&src, &parse, sink.upcast_ref()])
+        .and_then(|()| src.link(&parse))
+        .map_err(|e| Error::Pipeline(format!("cannot read the part: {e}")))?;
+    let video_in = sink.static_pad("sink").expect("an appsink has a sink pad");
+    let weak = pipe.downgrade();
+    parse.connect_pad_added(move |_, pad| {
+        let is_video = pad
+            .current_caps()
+            .or_else(|| Some(pad.query_caps(None)))
+            .and_then(|c| c.structure(0).map(|s| s.name().starts_with("video/")))
+            .unwrap_or(false);
+        if is_video && !video_in.is_linked() {
+            let _ = pad.link(&video_in);
+            return;
+        }
+        let Some(pipe) = weak.upgrade() else { return };
+        if let Ok(fake) = gst::ElementFactory::make("fakesink")
+            .property("sync", false)
+            .property("async", false)
+            .build()
+            && pipe.add(&fake).is_ok()
+            && fake.sync_state_with_parent().is_ok()
+            && let Some(p) = fake.static_pad("sink")
+        {
+            let _ = pad.link(&p);
+        }
+    });
+    pipe.set_state(gst::State::Playing)
+        .map_err(|_| part_error(part, "GStreamer could not start reading it".into()))?;
+    Ok(Reader { pipe, sink })
+}
+
+/// The source's audio, read undecoded into `bridge` (its video is left
+/// coded and dropped), and a flag set once all its streams are known.
+fn audio_source(path: &Path, bridge: &Bridge) -> Result<(gst::Pipeline, Arc<AtomicBool>)> {
+    let uri = gst::glib::filename_to_uri(
+        std::fs::canonicalize(path).map_err(|e| part_error(path, e.to_string()))?,
+        None,
+    )
+    .map_err(|e| part_error(path, e.to_string()))?;
+    let caps = format!("audio/x-raw(ANY); {ENCODED_AUDIO}; {CODED_VIDEO}");
+    let decoder = gst::ElementFactory::make("uridecodebin")
+        .name(DECODER)
+        .property("uri", uri.as_str())
+        .property(
+            "caps",
+            caps.parse::<gst::Caps>()
+                .map_err(|e| Error::Pipeline(format!("bad audio caps: {e}")))?,
+        )
+        .build()
+        .map_err(|_| Error::Pipeline("GStreamer has no `uridecodebin` element".into()))?;
+    let pipe = gst::Pipeline::new();
+    pipe.add(&decoder).map_err(|e| {
+        Error::Pipeline(format!(
+            "cannot read the audio of `{}`: {e}",
+            path.display()
+        ))
+    })?;
+    bridge.attach(&pipe, &decoder);
+    let known = Arc::new(AtomicBool::new(false));
+    let flag = known.clone();
+    decoder.connect_no_more_pads(move |_| flag.store(true, Ordering::Release));
+    // Whatever is not audio goes nowhere, without holding the demuxer back.
+    let weak = pipe.downgrade();
+    decoder.connect_pad_added(move |_, pad| {
+        let is_audio = pad
+            .current_caps()
+            .and_then(|c| c.structure(0).map(|s| s.name().starts_with("audio/")))
+            .unwrap_or(false);
+        let Some(pipe) = weak.upgrade() else { return };
+        if is_audio {
+            return;
+        }
+        if let Ok(fake) = gst::ElementFactory::make("fakesink")
+            .property("sync", false)
+            .property("async", false)
+            .build()
+            && pipe.add(&fake).is_ok()
+            && fake.sync_state_with_parent().is_ok()
+            && let Some(p) = fake.static_pad("sink")
+        {
+            let _ = pad.link(&p);
+        }
+    });
+    Ok((pipe, known))
+}
+
+/// Waits for the muxer's EOS (the file finished), failing on an error of
+/// either pipeline.
+fn wait_eos(pipe: &gst::Pipeline, audio: Option<&gst::Pipeline>) -> Result<()> {
+    let bus = pipe.bus().expect("a pipeline has a bus");
+    loop {
+        if let Some(msg) = bus.timed_pop_filtered(
+            gst::ClockTime::from_mseconds(100),
+            &[gst::MessageType::Error, gst::MessageType::Eos],
+        ) {
+            match msg.view() {
+                gst::MessageView::Eos(_) => return Ok(()),
+                gst::MessageView::Error(e) => return Err(super::run::element_error(e)),
+                _ => {}
+            }
+        }
+        if let Some(a) = audio
+            && let Some(msg) = a
+                .bus()
+                .and_then(|b| b.pop_filtered(&[gst::MessageType::Error]))
+            && let gst::MessageView::Error(e) = msg.view()
+        {
+            return Err(Error::Pipeline(format!(
+                "reading the source's audio: {}",
+                e.error()
+            )));
+        }
+    }
+}

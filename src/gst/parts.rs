@@ -1,0 +1,409 @@
+//! One part of a job split in time (`run IN PART --segment K/N`): which of
+//! a file's frames it processes, chosen by presentation time so that no
+//! frame is lost or doubled at a boundary, and how its output is stamped.
+//!
+//! Every task plans on its own, from the file alone, and all reach the same
+//! plan: the coded frames are counted by [`probe`](super::probe), the N
+//! ranges are equal ([`crate::split::plan`]), and a boundary moves to a
+//! scene cut within a second of it. Cuts are looked for only around the two
+//! boundaries of the part (a few seconds decoded small), with the same
+//! measure as fast retargeting's shot detection; the snap is at most a
+//! quarter of a part, so no other boundary can move these two.
+//!
+//! A part's frames are stamped from 0, and its last frame lasts until the
+//! next part's first: parts laid end to end ([`super::join`]) give the
+//! input's timeline back. An operation that remembers earlier frames (fast
+//! retargeting) first runs on `warmup` frames before the part, whose output
+//! is dropped.
+
+use std::ops::Range;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use gst::prelude::*;
+use gstreamer as gst;
+use gstreamer_app as gst_app;
+
+use super::probe;
+use crate::error::{Error, Result};
+use crate::frame::Plane;
+use crate::ops::retarget::fast::{DEFAULT_CUT, is_cut};
+use crate::ops::retarget::motion::global_shift;
+use crate::split::{Segment, plan};
+
+/// Warm-up frames of a part whose chain remembers (`--warmup`), chosen by
+/// measurement: see bench/results/segments.md.
+pub const DEFAULT_WARMUP: u64 = 30;
+
+/// How far a boundary may move to a scene cut, in seconds of video.
+const SNAP_SECONDS: u64 = 1;
+
+/// The size the cut search decodes to (the measure is a mean over a grid).
+const CUT_SIZE: (usize, usize) = (320, 180);
+
+/// How long a decode for the cut search may stay silent.
+const STALL: Duration = Duration::from_secs(30);
+
+/// The frames one part of a split job takes, by presentation time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Span {
+    pub segment: Segment,
+    /// The part's frames, counted in presentation order over the whole file.
+    pub range: Range<u64>,
+    /// Frames in the whole file.
+    pub total: u64,
+    /// Frames before the part that the chain runs on first.
+    pub warmup: u64,
+    /// Whether the part starts at a detected scene cut (or the file's start).
+    pub at_cut: bool,
+    /// Presentation times from the first warm-up frame on: the warm-up
+    /// frames, the part's, then the next part's first frame if there is one.
+    pts: Vec<gst::ClockTime>,
+}
+
+/// Where a decoded frame falls, by its presentation time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// Before the warm-up: decoded only to reach it.
+    Before,
+    /// A warm-up frame: through the chain, not into the output.
+    Warmup,
+    /// One of the part's frames, stamped from the part's start, lasting
+    /// until the next frame (`None` for the file's last frame: its own).
+    Part {
+        pts: gst::ClockTime,
+        duration: Option<gst::ClockTime>,
+    },
+    /// The next part's: the part is complete.
+    After,
+}
+
+impl Span {
+    /// Plans `segment` of the video file at `path`: its frames and, when
+    /// `remembers`, up to `warmup` frames before them.
+    pub fn plan(path: &Path, segment: Segment, warmup: u64, remembers: bool) -> Result<Span> {
+        let coded = probe::video_frames(path)?;
+        let pts: Vec<gst::ClockTime> = coded.iter().map(|f| f.pts).collect();
+        if let Some(w) = pts.windows(2).find(|w| w[0] == w[1]) {
+            return Err(Error::Read {
+                path: path.into(),
+                reason: format!(
+                    "two of its video frames are stamped {}, so it cannot be split by time; remux it first (e.g. ffmpeg -i IN -c copy OUT.mkv)",
+                    w[0]
+                ),
+            });
+        }
+        let total = pts.len() as u64;
+        let count = u64::from(segment.count);
+        // Fails with a clear message when there are more parts than frames.
+        plan(total, segment.count, &[], 0)?;
+        let snap = snap_frames(&pts, total / count);
+        let ideal = |i: u64| (i * total + count / 2) / count;
+        let mut cuts = Vec::new();
+        for i in [segment.index as u64, segment.index as u64 + 1] {
+            if i > 0 && i < count && snap > 0 {
+                cuts.extend(find_cuts(path, &pts, ideal(i), snap)?);
+            }
+        }
+        let range = segment.frames(&plan(total, segment.count, &cuts, snap)?);
+        let warmup = if remembers {
+            warmup.min(range.start)
+        } else {
+            0
+        };
+        let from = (range.start - warmup) as usize;
+        let to = (range.end as usize + 1).min(pts.len());
+        Ok(Span {
+            segment,
+            at_cut: range.start == 0 || cuts.contains(&range.start),
+            range,
+            total,
+            warmup,
+            pts: pts[from..to].to_vec(),
+        })
+    }
+
+    /// The part's frame count.
+    pub fn frames(&self) -> u64 {
+        self.range.end - self.range.start
+    }
+
+    /// Where decoding starts: the first warm-up frame's time (the input
+    /// seeks to the keyframe at or before it).
+    pub fn seek_to(&self) -> gst::ClockTime {
+        self.pts[0]
+    }
+
+    /// Where the frame stamped `pts` falls.
+    pub fn place(&self, pts: gst::ClockTime) -> Place {
+        let start = self.pts[self.warmup as usize];
+        let end = self.pts.get((self.warmup + self.frames()) as usize);
+        if pts < self.pts[0] {
+            return Place::Before;
+        }
+        if end.is_some_and(|&e| pts >= e) {
+            return Place::After;
+        }
+        if pts < start {
+            return Place::Warmup;
+        }
+        let next = self.pts.partition_point(|&p| p <= pts);
+        Place::Part {
+            pts: pts - start,
+            duration: self.pts.get(next).map(|&n| n - pts),
+        }
+    }
+}
+
+/// How far a boundary may move to a cut: a second of frames (from the
+/// median frame interval), at most a quarter of a part.
+fn snap_frames(pts: &[gst::ClockTime], part: u64) -> u64 {
+    let mut steps: Vec<u64> = pts.windows(2).map(|w| (w[1] - w[0]).nseconds()).collect();
+    if steps.is_empty() {
+        return 0;
+    }
+    let mid = steps.len() / 2;
+    let step = *steps.select_nth_unstable(mid).1;
+    let second = (SNAP_SECONDS * 1_000_000_000)
+        .checked_div(step)
+        .unwrap_or(0);
+    second.min(part / 4)
+}
+
+/// The scene cuts within `snap` frames of frame `at`: frames whose luma
+/// differs from the frame before by more than fast retargeting's cut level,
+/// the global shift taken out.
+fn find_cuts(path: &Path, pts: &[gst::ClockTime], at: u64, snap: u64) -> Result<Vec<u64>> {
+    let first = at.saturating_sub(snap + 1) as usize;
+    let last = ((at + snap) as usize).min(pts.len() - 1);
+    let lumas = decode_luma(path, pts[first], pts[last])?;
+    let index = |p: gst::ClockTime| pts.binary_search(&p).ok().map(|i| i as u64);
+    let mut cuts = Vec::new();
+    for w in lumas.windows(2) {
+        let (Some(a), Some(b)) = (index(w[0].0), index(w[1].0)) else {
+            continue;
+        };
+        if b == a + 1
+            && b > first as u64
+            && is_cut(
+                &w[0].1,
+                &w[1].1,
+                global_shift(&w[0].1, &w[1].1),
+                DEFAULT_CUT,
+            )
+        {
+            cuts.push(b);
+        }
+    }
+    Ok(cuts)
+}
+
+/// The frames stamped `from` to `to` (inclusive) of the file's video, as
+/// small luma planes with their times.
+fn decode_luma(
+    path: &Path,
+    from: gst::ClockTime,
+    to: gst::ClockTime,
+) -> Result<Vec<(gst::ClockTime, Plane<u8>)>> {
+    let read_error = |reason: String| Error::Read {
+        path: path.into(),
+        reason,
+    };
+    let element = |factory: &str| {
+        gst::ElementFactory::make(factory)
+            .build()
+            .map_err(|_| Error::Pipeline(format!("GStreamer has no `{factory}` element")))
+    };
+    let pipe = gst::Pipeline::new();
+    let src = element("filesrc")?;
+    src.set_property("location", path.to_string_lossy().as_ref());
+    let decode = element("decodebin")?;
+    let convert = element("videoconvert")?;
+    let scale = element("videoscale")?;
+    let (w, h) = CUT_SIZE;
+    let caps = gst::Caps::builder("video/x-raw")
+        .field("format", "GRAY8")
+        .field("width", w as i32)
+        .field("height", h as i32)
+        .build();
+    let sink = gst_app::AppSink::builder()
+        .caps(&caps)
+        .sync(false)
+        .max_buffers(4)
+        .build();
+    pipe.add_many([&src, &decode, &convert, &scale, sink.upcast_ref()])
+        .and_then(|()| src.link(&decode))
+        .and_then(|()| gst::Element::link_many([&convert, &scale, sink.upcast_ref()]))
+        .map_err(|e| Error::Pipeline(format!("cannot build the cut search: {e}")))?;
+    let video_in = convert
+        .static_pad("sink")
+        .expect("videoconvert has a sink pad");
+    decode.connect_pad_added(move |_, pad| {
+        let is_video = pad
+            .current_caps()
+            .and_then(|c| c.structure(0).map(|s| s.name().starts_with("video/")))
+            .unwrap_or(false);
+        if is_video && !video_in.is_linked() {
+            let _ = pad.link(&video_in);
+        }
+    });
+    let outcome = seek_paused(&pipe, from)
+        .and_then(|()| {
+            pipe.set_state(gst::State::Playing)
+                .map(|_| ())
+                .map_err(|_| read_error("GStreamer could not start decoding it".into()))
+        })
+        .and_then(|()| {
+            let mut frames = Vec::new();
+            let mut quiet = Instant::now();
+            loop {
+                if let Some(sample) = sink.try_pull_sample(gst::ClockTime::from_mseconds(100)) {
+                    quiet = Instant::now();
+                    let (Some(buffer), Some(pts)) =
+                        (sample.buffer(), sample.buffer().and_then(|b| b.pts()))
+                    else {
+                        continue;
+                    };
+                    if pts < from {
+                        continue;
+                    }
+                    if pts > to {
+                        break Ok(frames);
+                    }
+                    let map = buffer
+                        .map_readable()
+                        .map_err(|_| Error::Pipeline("cannot read a decoded frame".into()))?;
+                    // GRAY8 rows are padded to 4 bytes.
+                    let stride = w.div_ceil(4) * 4;
+                    let plane = Plane::from_vec_with_stride(w, h, stride, map.to_vec())?;
+                    frames.push((pts, plane));
+                    continue;
+                }
+                if sink.is_eos() {
+                    break Ok(frames);
+                }
+                if let Some(e) = bus_error(&pipe) {
+                    break Err(read_error(e));
+                }
+                if quiet.elapsed() > STALL {
+                    break Err(read_error(format!(
+                        "no frame came out of it in {} s",
+                        STALL.as_secs()
+                    )));
+                }
+            }
+        });
+    let _ = pipe.set_state(gst::State::Null);
+    outcome
+}
+
+/// The first error on the pipeline's bus, as text.
+fn bus_error(pipe: &gst::Pipeline) -> Option<String> {
+    let msg = pipe.bus()?.pop_filtered(&[gst::MessageType::Error])?;
+    match msg.view() {
+        gst::MessageView::Error(e) => {
+            Some(format!("{} (is it a complete, playable video?)", e.error()))
+        }
+        _ => None,
+    }
+}
+
+/// Prerolls `pipe` and seeks it to the keyframe at or before `to`, so that
+/// playing it decodes from there.
+pub(crate) fn seek_paused(pipe: &gst::Pipeline, to: gst::ClockTime) -> Result<()> {
+    let failed = |what: &str| {
+        Error::Pipeline(match bus_error(pipe) {
+            Some(e) => format!("{what}: {e}"),
+            None => what.to_string(),
+        })
+    };
+    pipe.set_state(gst::State::Paused)
+        .map_err(|_| failed("the input would not start"))?;
+    let (changed, _, _) = pipe.state(gst::ClockTime::from_seconds(STALL.as_secs()));
+    changed.map_err(|_| failed("the input would not start"))?;
+    if to > gst::ClockTime::ZERO {
+        pipe.seek_simple(
+            gst::SeekFlags::FLUSH | gst::SeekFlags::KEY_UNIT | gst::SeekFlags::SNAP_BEFORE,
+            to,
+        )
+        .map_err(|_| failed(&format!("the input cannot seek to {to}")))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn span(times: &[u64], warmup: u64, frames: u64) -> Span {
+        Span {
+            segment: Segment { index: 1, count: 3 },
+            range: 10..10 + frames,
+            total: 100,
+            warmup,
+            at_cut: false,
+            pts: times
+                .iter()
+                .map(|&t| gst::ClockTime::from_mseconds(t))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn frames_fall_before_in_and_after_the_part_by_time() {
+        let ms = gst::ClockTime::from_mseconds;
+        // Two warm-up frames, three of the part's, then the next part's first.
+        let s = span(&[100, 140, 180, 220, 270, 300], 2, 3);
+        assert_eq!(s.seek_to(), ms(100));
+        assert_eq!(s.place(ms(60)), Place::Before);
+        assert_eq!(s.place(ms(100)), Place::Warmup);
+        assert_eq!(s.place(ms(140)), Place::Warmup);
+        assert_eq!(
+            s.place(ms(180)),
+            Place::Part {
+                pts: ms(0),
+                duration: Some(ms(40))
+            }
+        );
+        // The last frame lasts until the next part's first: no gap.
+        assert_eq!(
+            s.place(ms(270)),
+            Place::Part {
+                pts: ms(90),
+                duration: Some(ms(30))
+            }
+        );
+        assert_eq!(s.place(ms(300)), Place::After);
+        assert_eq!(s.place(ms(400)), Place::After);
+    }
+
+    #[test]
+    fn the_files_last_part_keeps_its_last_frames_duration() {
+        let ms = gst::ClockTime::from_mseconds;
+        let s = span(&[0, 40, 80], 0, 3);
+        assert_eq!(
+            s.place(ms(80)),
+            Place::Part {
+                pts: ms(80),
+                duration: None
+            }
+        );
+        assert_eq!(
+            s.place(ms(500)),
+            Place::Part {
+                pts: ms(500),
+                duration: None
+            }
+        );
+    }
+
+    #[test]
+    fn the_snap_is_a_second_and_at_most_a_quarter_part() {
+        let at_25fps: Vec<gst::ClockTime> = (0..1000)
+            .map(|i| gst::ClockTime::from_mseconds(40 * i))
+            .collect();
+        assert_eq!(snap_frames(&at_25fps, 1000), 25);
+        assert_eq!(snap_frames(&at_25fps, 40), 10);
+        assert_eq!(snap_frames(&at_25fps[..1], 1), 0);
+    }
+}
