@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 mod bench;
+mod fanout;
 mod quality_cli;
 
 use anyhow::{Context, bail};
@@ -163,8 +164,19 @@ Examples:
         /// With --segment: frames before the part that an operation with
         /// memory (fast retargeting) runs on first, their output dropped
         /// [default: 30]
-        #[arg(long, value_name = "FRAMES", requires = "segment")]
+        #[arg(long, value_name = "FRAMES")]
         warmup: Option<u64>,
+        /// Split the job over this many GPUs of this machine (or `all`),
+        /// one worker process each, and join the parts into the output
+        #[arg(long, value_name = "N|all", conflicts_with = "segment")]
+        gpus: Option<String>,
+        /// Worker processes for a split job [default: one per GPU]; with
+        /// --device cpu and no --gpus, the job is split over CPU workers
+        #[arg(long, value_name = "M", conflicts_with = "segment")]
+        workers: Option<u32>,
+        /// Keep the parts of a split job (in OUT.parts/) after the join
+        #[arg(long)]
+        keep_parts: bool,
     },
     /// Join the parts of a split job (`run --segment K/N`) into one file,
     /// without re-encoding, with the source's audio.
@@ -485,6 +497,9 @@ fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
     };
     let audio = !a.no_audio && keys.audio.unwrap_or(true);
     chain.streaming();
+    if a.warmup.is_some() && a.segment.is_none() {
+        bail!("--warmup applies to a part of a split job: use it with --segment K/N or --gpus");
+    }
     let span = a
         .segment
         .map(|text| plan_segment(text, &input, &output, a.warmup, &chain))
@@ -803,6 +818,82 @@ fn main() -> ExitCode {
             no_audio,
             segment,
             warmup,
+            gpus,
+            workers,
+            keep_parts,
+        } if gpus.is_some() || workers.is_some() => (|| {
+            let (Some(input), Some(output)) = place_files(
+                [input.as_deref(), output.as_deref()],
+                input_flag.as_deref(),
+                output_flag.as_deref(),
+            )?
+            else {
+                bail!("--gpus and --workers split a file: give the input file and the output file");
+            };
+            if gpus.is_some()
+                && device
+                    .as_deref()
+                    .is_some_and(|d| d != "cuda" && d != "auto")
+            {
+                bail!(
+                    "--gpus puts each worker on a GPU of its own; leave out `--device {}` (or split over CPU workers with --workers M --device cpu)",
+                    device.as_deref().unwrap_or_default()
+                );
+            }
+            let mut forward: Vec<std::ffi::OsString> = Vec::new();
+            let mut pass = |flag: &str, value: Option<String>| {
+                if let Some(v) = value {
+                    forward.push(flag.into());
+                    forward.push(v.into());
+                }
+            };
+            for op in ops {
+                pass("--op", Some(op.clone()));
+            }
+            pass(
+                "--pipeline",
+                pipeline.as_ref().map(|p| p.display().to_string()),
+            );
+            if gpus.is_none() {
+                pass("--device", device.clone());
+            }
+            pass("--codec", codec.clone());
+            pass("--crf", crf.map(|v| v.to_string()));
+            pass("--bitrate", bitrate.map(|v| v.to_string()));
+            pass("--preset", preset.clone());
+            pass("--warmup", warmup.map(|v| v.to_string()));
+            let _ = (size, fps, frames, live, json);
+            fanout::run(fanout::Job {
+                input: input.into(),
+                output: output.into(),
+                gpus: gpus.as_deref().map(fanout::Gpus::parse).transpose()?,
+                workers: *workers,
+                forward,
+                audio: !*no_audio,
+                keep_parts: *keep_parts,
+            })
+        })(),
+        Command::Run {
+            input,
+            input_flag,
+            output,
+            output_flag,
+            ops,
+            pipeline,
+            size,
+            fps,
+            frames,
+            live,
+            device,
+            json,
+            codec,
+            crf,
+            bitrate,
+            preset,
+            no_audio,
+            segment,
+            warmup,
+            ..
         } => match place_files(
             [input.as_deref(), output.as_deref()],
             input_flag.as_deref(),

@@ -140,9 +140,10 @@ pub fn join(out: &Path, parts: &[PathBuf], audio_from: Option<&Path>) -> Result<
     }
     let bridge = Bridge::new(audio_from.is_none().then(|| "no --audio-from".to_string()));
     let result = write(&file, container, parts, audio_from, base, &bridge);
+    // A failed join leaves nothing: every frame is still in the parts.
     let ending = match &result {
         Ok(_) => Ending::Complete,
-        Err(_) => Ending::Failed,
+        Err(_) => Ending::Empty,
     };
     let kept = file.close(ending)?;
     let duration = result?;

@@ -27,6 +27,7 @@ pub(crate) mod engine;
 use engine::{Pixels, Timed};
 mod output;
 mod progress;
+pub use progress::PROGRESS_LINES;
 mod worker;
 
 use std::sync::Arc;
@@ -322,6 +323,11 @@ fn deliver(
 ) -> Result<()> {
     let progress = Progress::new(intake.live);
     let mut marker = None;
+    // A fault for the tests of split jobs: the process ends at once (no
+    // clean-up at all, as if killed) after this many frames went out.
+    let kill_after: Option<u64> = std::env::var("SEAMSTREAM_INJECT_KILL_AFTER")
+        .ok()
+        .and_then(|v| v.parse().ok());
     let result = loop {
         if stop.load(Ordering::Relaxed) && !summary.interrupted {
             summary.interrupted = true;
@@ -366,6 +372,9 @@ fn deliver(
                     break Err(e);
                 }
                 progress.frame(intake.shared.dropped.load(Ordering::Relaxed));
+                if kill_after.is_some_and(|n| out.pushed >= n) {
+                    std::process::abort();
+                }
             }
             Msg::Eos => break Ok(()),
             Msg::Failed(e) => break Err(e),

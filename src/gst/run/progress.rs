@@ -42,13 +42,38 @@ pub(super) fn expected_frames(
 pub(super) struct Progress {
     bar: indicatif::ProgressBar,
     live: bool,
+    /// For a worker of `run --gpus` ([`PROGRESS_LINES`] set): frames done,
+    /// and when they were last written to stdout.
+    lines: Option<std::cell::Cell<(u64, std::time::Instant)>>,
 }
+
+/// The environment variable that makes a run write `frames N` lines to
+/// stdout (about ten a second, and at the end): how `run --gpus`'s
+/// coordinator follows its workers.
+pub const PROGRESS_LINES: &str = "SEAMSTREAM_PROGRESS_LINES";
 
 impl Progress {
     pub fn new(live: bool) -> Self {
         Self {
             bar: indicatif::ProgressBar::hidden(),
             live,
+            lines: std::env::var_os(PROGRESS_LINES)
+                .map(|_| std::cell::Cell::new((0, std::time::Instant::now()))),
+        }
+    }
+
+    fn line(&self, last: bool) {
+        use std::io::Write;
+        if let Some(c) = &self.lines {
+            let (n, at) = c.get();
+            let n = if last { n } else { n + 1 };
+            if last || at.elapsed() >= std::time::Duration::from_millis(100) {
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "frames {n}").and_then(|()| out.flush());
+                c.set((n, std::time::Instant::now()));
+            } else {
+                c.set((n, at));
+            }
         }
     }
 
@@ -72,6 +97,7 @@ impl Progress {
 
     pub fn frame(&self, dropped: u64) {
         self.bar.inc(1);
+        self.line(false);
         if self.live && dropped > 0 {
             self.bar.set_message(format!("({dropped} dropped)"));
         }
@@ -79,5 +105,6 @@ impl Progress {
 
     pub fn finish(&self) {
         self.bar.finish_and_clear();
+        self.line(true);
     }
 }

@@ -1,0 +1,374 @@
+//! `run IN OUT --gpus N|all [--workers M]`: one job split in time over
+//! worker processes on one host, then joined.
+//!
+//! The coordinator counts the input's frames, starts M workers (one per
+//! GPU unless `--workers` says otherwise; worker K runs `--segment K/M` on
+//! GPU K mod N, which it sees as its only device through
+//! `CUDA_VISIBLE_DEVICES`), draws one progress bar from the `frames N`
+//! lines they write ([`PROGRESS_LINES`]), and joins their parts into OUT
+//! with the input's audio. Parts go to `OUT.parts/`, each worker's messages
+//! to `part-K.log` beside its part.
+//!
+//! Ctrl-C reaches every worker (they share the terminal's process group;
+//! a SIGTERM to the coordinator alone is passed on): each stops and keeps
+//! its frames in a partial file, which no join takes, and OUT is not
+//! touched. A worker that fails fails the job once the others are done,
+//! naming its segment; the complete parts stay, so that rerunning that
+//! segment alone and joining finishes the job.
+
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitCode, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use seamstream::gst::run::PROGRESS_LINES;
+
+/// How many GPUs `--gpus` asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Gpus {
+    All,
+    Count(usize),
+}
+
+impl Gpus {
+    pub fn parse(text: &str) -> anyhow::Result<Gpus> {
+        match text.trim() {
+            "all" => Ok(Gpus::All),
+            t => match t.parse::<usize>() {
+                Ok(n) if n > 0 => Ok(Gpus::Count(n)),
+                _ => bail!("`--gpus {text}`: expected a number of GPUs (1, 2, …) or `all`"),
+            },
+        }
+    }
+}
+
+/// A job for the workers.
+pub struct Job {
+    pub input: PathBuf,
+    pub output: PathBuf,
+    pub gpus: Option<Gpus>,
+    pub workers: Option<u32>,
+    /// `run`'s other options, given to every worker as they are.
+    pub forward: Vec<OsString>,
+    pub audio: bool,
+    pub keep_parts: bool,
+}
+
+/// One worker process and what it has said.
+struct Worker {
+    index: u32,
+    gpu: Option<usize>,
+    part: PathBuf,
+    log: PathBuf,
+    child: Child,
+    frames: Arc<AtomicU64>,
+    status: Option<std::process::ExitStatus>,
+}
+
+pub fn run(job: Job) -> anyhow::Result<ExitCode> {
+    let ext = job
+        .output
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .filter(|e| matches!(e.as_str(), "mp4" | "mkv" | "webm"))
+        .with_context(|| {
+            format!(
+                "`{}`: a job over several workers writes .mp4, .mkv or .webm (its parts are joined without re-encoding)",
+                job.output.display()
+            )
+        })?;
+    let gpus = match job.gpus {
+        None => None,
+        Some(asked) => {
+            let have = seamstream::cuda::device_count().unwrap_or(0);
+            let n = match asked {
+                Gpus::All => have,
+                Gpus::Count(n) => n,
+            };
+            if have == 0 || n > have {
+                bail!(
+                    "`--gpus {}`: this machine has {have} usable GPU(s); ask for at most {have}, or use --workers M --device cpu",
+                    match asked {
+                        Gpus::All => "all".to_string(),
+                        Gpus::Count(n) => n.to_string(),
+                    }
+                );
+            }
+            Some(n)
+        }
+    };
+    let workers = job.workers.unwrap_or(gpus.unwrap_or(1) as u32);
+    if workers == 0 {
+        bail!("`--workers 0`: give at least 1");
+    }
+    let frames = seamstream::gst::probe::video_frames(&job.input)?.len() as u64;
+    // Fails here, naming the counts, when there are more workers than frames.
+    seamstream::split::plan(frames, workers, &[], 0)?;
+    let parts_dir = parts_dir(&job.output);
+    if parts_dir.exists() && std::fs::read_dir(&parts_dir)?.next().is_some() {
+        bail!(
+            "`{}` holds the parts of an earlier job; finish it (rerun its missing segments with --segment K/N, then `seamstream join`) or remove the folder",
+            parts_dir.display()
+        );
+    }
+    std::fs::create_dir_all(&parts_dir)
+        .with_context(|| format!("cannot create `{}` for the parts", parts_dir.display()))?;
+
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let stop = stop.clone();
+        ctrlc::set_handler(move || stop.store(true, Ordering::Relaxed))
+            .context("cannot install the Ctrl-C handler")?;
+    }
+    let exe =
+        std::env::current_exe().context("cannot find the seamstream binary to start workers")?;
+    let started = Instant::now();
+    let mut pool = Vec::new();
+    for k in 0..workers {
+        let gpu = gpus.map(|n| k as usize % n);
+        let part = parts_dir.join(format!("part-{k:05}.{ext}"));
+        let log = parts_dir.join(format!("part-{k:05}.log"));
+        let mut cmd = Command::new(&exe);
+        cmd.arg("run")
+            .arg(&job.input)
+            .arg(&part)
+            .arg("--segment")
+            .arg(format!("{k}/{workers}"))
+            .args(&job.forward)
+            .env(PROGRESS_LINES, "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&log)?);
+        // A fault for the tests: this worker kills itself mid-segment.
+        if std::env::var("SEAMSTREAM_INJECT_KILL_SEGMENT").is_ok_and(|v| v == k.to_string()) {
+            cmd.env("SEAMSTREAM_INJECT_KILL_AFTER", "3");
+        }
+        if let Some(g) = gpu {
+            cmd.env("CUDA_VISIBLE_DEVICES", g.to_string())
+                .args(["--device", "cuda"]);
+        }
+        let mut child = match cmd.spawn() {
+            Ok(c) => c,
+            Err(e) => {
+                stop_all(&mut pool);
+                bail!("cannot start worker {k}: {e}");
+            }
+        };
+        let count = Arc::new(AtomicU64::new(0));
+        if let Some(out) = child.stdout.take() {
+            let count = count.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(out).lines().map_while(|l| l.ok()) {
+                    if let Some(n) = line.strip_prefix("frames ").and_then(|n| n.parse().ok()) {
+                        count.store(n, Ordering::Relaxed);
+                    }
+                }
+            });
+        }
+        pool.push(Worker {
+            index: k,
+            gpu,
+            part,
+            log,
+            child,
+            frames: count,
+            status: None,
+        });
+    }
+    let place = match gpus {
+        Some(n) => format!("{n} GPU(s)"),
+        None => "this machine".into(),
+    };
+    eprintln!(
+        "{frames} frames of {} in {workers} segments on {place}; parts in {}",
+        job.input.display(),
+        parts_dir.display()
+    );
+    let bar = progress_bar(frames);
+    let mut signalled = false;
+    while pool.iter().any(|w| w.status.is_none()) {
+        for w in pool.iter_mut().filter(|w| w.status.is_none()) {
+            w.status = w.child.try_wait().ok().flatten();
+        }
+        bar.set_position(pool.iter().map(|w| w.frames.load(Ordering::Relaxed)).sum());
+        if stop.load(Ordering::Relaxed) && !signalled {
+            // A terminal's Ctrl-C has reached the workers too; a SIGTERM
+            // to the coordinator alone is passed on here.
+            signal_all(&pool, libc::SIGINT);
+            signalled = true;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    bar.finish_and_clear();
+    let seconds = started.elapsed().as_secs_f64();
+    if stop.load(Ordering::Relaxed) {
+        eprintln!(
+            "interrupted: {} was not written; the complete parts are in {} (rerun the others with --segment K/{workers}, then `seamstream join`)",
+            job.output.display(),
+            parts_dir.display()
+        );
+        return Ok(ExitCode::from(130));
+    }
+    let failed: Vec<&Worker> = pool
+        .iter()
+        .filter(|w| !w.status.is_some_and(|s| s.success()))
+        .collect();
+    if !failed.is_empty() {
+        let mut text = format!(
+            "{} of {workers} segments failed; {} was not written, the complete parts are in {}",
+            failed.len(),
+            job.output.display(),
+            parts_dir.display()
+        );
+        for w in &failed {
+            text.push_str(&format!(
+                "\n  segment {}/{workers}{}: {}; its messages are in {}{}",
+                w.index,
+                w.gpu.map_or(String::new(), |g| format!(" (GPU {g})")),
+                describe_exit(w.status),
+                w.log.display(),
+                last_error(&w.log).map_or(String::new(), |e| format!("\n    {e}"))
+            ));
+        }
+        let forward: Vec<String> = job
+            .forward
+            .iter()
+            .map(|a| shell_word(&a.to_string_lossy()))
+            .collect();
+        text.push_str(&format!(
+            "\nTo finish: rerun each failed segment, e.g.\n  seamstream run {} {} --segment {}/{workers} {}\nthen\n  seamstream join {} {}/part-?????.{ext}{}",
+            shell_word(&job.input.to_string_lossy()),
+            shell_word(&failed[0].part.to_string_lossy()),
+            failed[0].index,
+            forward.join(" "),
+            shell_word(&job.output.to_string_lossy()),
+            shell_word(&parts_dir.to_string_lossy()),
+            if job.audio {
+                format!(" --audio-from {}", shell_word(&job.input.to_string_lossy()))
+            } else {
+                String::new()
+            }
+        ));
+        bail!(text);
+    }
+    let parts: Vec<PathBuf> = pool.iter().map(|w| w.part.clone()).collect();
+    let audio = job.audio.then_some(job.input.as_path());
+    let joined = seamstream::gst::join::join(&job.output, &parts, audio)?;
+    let total = started.elapsed().as_secs_f64();
+    eprintln!(
+        "{} frames in {workers} segments on {place}: {seconds:.2} s ({:.1} fps), joined in {:.2} s; {total:.2} s in all",
+        joined.frames(),
+        joined.frames() as f64 / seconds.max(1e-9),
+        joined.seconds
+    );
+    for st in &joined.streams {
+        eprintln!("  {} {}: {}", st.kind, st.what, st.action);
+    }
+    if !job.keep_parts {
+        let _ = std::fs::remove_dir_all(&parts_dir);
+    }
+    eprintln!("wrote {}", job.output.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `OUT.parts/` beside the output.
+pub fn parts_dir(output: &Path) -> PathBuf {
+    let mut name = output.file_name().unwrap_or_default().to_os_string();
+    name.push(".parts");
+    output.with_file_name(name)
+}
+
+fn progress_bar(total: u64) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(total),
+        indicatif::ProgressDrawTarget::stderr(),
+    );
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} frames, {per_sec}, ETA {eta}")
+    {
+        bar.set_style(style);
+    }
+    bar
+}
+
+fn signal_all(pool: &[Worker], signal: libc::c_int) {
+    for w in pool.iter().filter(|w| w.status.is_none()) {
+        // SAFETY: kill(2) with the pid of a child we started and have not
+        // reaped (its status is unknown), so the pid is still ours.
+        unsafe {
+            libc::kill(w.child.id() as libc::pid_t, signal);
+        }
+    }
+}
+
+fn stop_all(pool: &mut [Worker]) {
+    signal_all(pool, libc::SIGINT);
+    for w in pool.iter_mut() {
+        let _ = w.child.wait();
+    }
+}
+
+fn describe_exit(status: Option<std::process::ExitStatus>) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match status {
+        Some(s) => match (s.code(), s.signal()) {
+            (Some(c), _) => format!("exit code {c}"),
+            (None, Some(sig)) => format!("killed by signal {sig}"),
+            _ => "ended abnormally".into(),
+        },
+        None => "unknown".into(),
+    }
+}
+
+/// The worker's `error:` line, if its log has one.
+fn last_error(log: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(log).ok()?;
+    text.lines()
+        .rev()
+        .find(|l| l.starts_with("error:"))
+        .map(|l| l.chars().take(300).collect())
+}
+
+/// `text` as one shell word.
+fn shell_word(text: &str) -> String {
+    if !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:=%,+@".contains(c))
+    {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gpus_parse_counts_and_all() {
+        assert_eq!(Gpus::parse("all").unwrap(), Gpus::All);
+        assert_eq!(Gpus::parse("4").unwrap(), Gpus::Count(4));
+        for bad in ["0", "-1", "two", ""] {
+            let e = Gpus::parse(bad).unwrap_err().to_string();
+            assert!(e.contains("--gpus") && e.contains("`all`"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn parts_go_beside_the_output() {
+        assert_eq!(
+            parts_dir(Path::new("a/out.mp4")),
+            PathBuf::from("a/out.mp4.parts")
+        );
+        assert_eq!(shell_word("a b"), "'a b'");
+        assert_eq!(shell_word("gaussian:sigma=2"), "gaussian:sigma=2");
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
+    }
+}
