@@ -161,9 +161,9 @@ Examples:
         /// into a video-only part for `seamstream join` (e.g. 2/8).
         #[arg(long, value_name = "K/N")]
         segment: Option<String>,
-        /// With --segment: frames before the part that an operation with
-        /// memory (fast retargeting) runs on first, their output dropped
-        /// [default: 30]
+        /// With --segment or --gpus: frames before a part that an operation
+        /// with memory (fast retargeting) runs on first, their output
+        /// dropped [default: 10 s of frames]
         #[arg(long, value_name = "FRAMES")]
         warmup: Option<u64>,
         /// Split the job over this many GPUs of this machine (or `all`),
@@ -652,7 +652,7 @@ fn plan_segment(
     chain: &Chain,
 ) -> anyhow::Result<seamstream::gst::parts::Span> {
     use seamstream::gst::Output;
-    use seamstream::gst::parts::{DEFAULT_WARMUP, Span};
+    use seamstream::gst::parts::Span;
     let segment = seamstream::split::Segment::parse(text)?;
     let Some(path) = input.local_path() else {
         bail!("`--segment {text}`: the input must be a video file, not {input}");
@@ -664,12 +664,7 @@ fn plan_segment(
             output.launch(0, 0, None, None)
         );
     }
-    let span = Span::plan(
-        &path,
-        segment,
-        warmup.unwrap_or(DEFAULT_WARMUP),
-        chain.remembers(),
-    )?;
+    let span = Span::plan(&path, segment, warmup, chain.remembers())?;
     let warm = match span.warmup {
         0 => String::new(),
         n => format!(", after {n} warm-up frames"),

@@ -31,9 +31,13 @@ use crate::ops::retarget::fast::{DEFAULT_CUT, is_cut};
 use crate::ops::retarget::motion::global_shift;
 use crate::split::{Segment, plan};
 
-/// Warm-up frames of a part whose chain remembers (`--warmup`), chosen by
-/// measurement: see bench/results/segments.md.
-pub const DEFAULT_WARMUP: u64 = 30;
+/// The warm-up of a part whose chain remembers, when `--warmup` is not
+/// given: this many seconds of frames. Fast retargeting's memory lasts a
+/// shot and resets at a cut, so only a warm-up that reaches back to the
+/// cut before the part makes it match one run; a fixed few frames within a
+/// shot change nothing (bench/results/segments.md). Ten seconds reach back
+/// past most shots of edited video.
+pub const DEFAULT_WARMUP_SECONDS: u64 = 10;
 
 /// How far a boundary may move to a scene cut, in seconds of video.
 const SNAP_SECONDS: u64 = 1;
@@ -80,8 +84,14 @@ pub enum Place {
 
 impl Span {
     /// Plans `segment` of the video file at `path`: its frames and, when
-    /// `remembers`, up to `warmup` frames before them.
-    pub fn plan(path: &Path, segment: Segment, warmup: u64, remembers: bool) -> Result<Span> {
+    /// `remembers`, up to `warmup` frames before them (by default
+    /// [`DEFAULT_WARMUP_SECONDS`] of them).
+    pub fn plan(
+        path: &Path,
+        segment: Segment,
+        warmup: Option<u64>,
+        remembers: bool,
+    ) -> Result<Span> {
         let coded = probe::video_frames(path)?;
         let pts: Vec<gst::ClockTime> = coded.iter().map(|f| f.pts).collect();
         if let Some(w) = pts.windows(2).find(|w| w[0] == w[1]) {
@@ -97,7 +107,9 @@ impl Span {
         let count = u64::from(segment.count);
         // Fails with a clear message when there are more parts than frames.
         plan(total, segment.count, &[], 0)?;
-        let snap = snap_frames(&pts, total / count);
+        let per_second = frames_a_second(&pts);
+        let snap = (SNAP_SECONDS * per_second).min(total / count / 4);
+        let warmup = warmup.unwrap_or(DEFAULT_WARMUP_SECONDS * per_second);
         let ideal = |i: u64| (i * total + count / 2) / count;
         let mut cuts = Vec::new();
         for i in [segment.index as u64, segment.index as u64 + 1] {
@@ -155,19 +167,16 @@ impl Span {
     }
 }
 
-/// How far a boundary may move to a cut: a second of frames (from the
-/// median frame interval), at most a quarter of a part.
-fn snap_frames(pts: &[gst::ClockTime], part: u64) -> u64 {
+/// Frames in a second of the video, from its median frame interval (0
+/// for a single frame).
+fn frames_a_second(pts: &[gst::ClockTime]) -> u64 {
     let mut steps: Vec<u64> = pts.windows(2).map(|w| (w[1] - w[0]).nseconds()).collect();
     if steps.is_empty() {
         return 0;
     }
     let mid = steps.len() / 2;
     let step = *steps.select_nth_unstable(mid).1;
-    let second = (SNAP_SECONDS * 1_000_000_000)
-        .checked_div(step)
-        .unwrap_or(0);
-    second.min(part / 4)
+    1_000_000_000u64.checked_div(step).unwrap_or(0)
 }
 
 /// The scene cuts within `snap` frames of frame `at`: frames whose luma
@@ -398,12 +407,14 @@ mod tests {
     }
 
     #[test]
-    fn the_snap_is_a_second_and_at_most_a_quarter_part() {
-        let at_25fps: Vec<gst::ClockTime> = (0..1000)
-            .map(|i| gst::ClockTime::from_mseconds(40 * i))
-            .collect();
-        assert_eq!(snap_frames(&at_25fps, 1000), 25);
-        assert_eq!(snap_frames(&at_25fps, 40), 10);
-        assert_eq!(snap_frames(&at_25fps[..1], 1), 0);
+    fn a_second_of_frames_comes_from_the_median_interval() {
+        let ms = gst::ClockTime::from_mseconds;
+        let at_25fps: Vec<gst::ClockTime> = (0..100).map(|i| ms(40 * i)).collect();
+        assert_eq!(frames_a_second(&at_25fps), 25);
+        // A few long gaps (a variable frame rate) do not move it.
+        let mut vfr = at_25fps.clone();
+        vfr.extend((0..10).map(|i| ms(4000 + 500 * i)));
+        assert_eq!(frames_a_second(&vfr), 25);
+        assert_eq!(frames_a_second(&at_25fps[..1]), 0);
     }
 }

@@ -1,0 +1,397 @@
+//! Jobs split in time: `run --segment K/N`, `seamstream join` and
+//! `run --workers M` (the CPU path of `--gpus`), against one run of the
+//! same job. Parts are encoded losslessly (`--crf 0`) where frames are
+//! compared, so that any difference is the split's.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use gstreamer as gst;
+use gstreamer::prelude::*;
+use seamstream::gst::probe::video_frames;
+
+use common::video::{
+    clip_with_audio, decode_rgba, pipeline_with_sink, play_to_eos, run, stderr, tempdir,
+};
+
+const LOSSLESS: [&str; 6] = ["--device", "cpu", "--crf", "0", "--preset", "ultrafast"];
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// `seamstream ARGS… LOSSLESS`, which must succeed.
+fn ok(args: &[&str]) -> String {
+    let mut all = args.to_vec();
+    all.extend(LOSSLESS);
+    let out = run(&all);
+    assert!(out.status.success(), "{all:?}: {}", stderr(&out));
+    stderr(&out)
+}
+
+/// A clip of `frames` frames at 25 fps, 96x64, a keyframe every `gop`;
+/// with `cut_at`, the picture changes completely at that frame.
+fn clip(path: &Path, frames: u32, gop: u32, cut_at: Option<u32>) {
+    gst::init().unwrap();
+    let caps = "video/x-raw,width=96,height=64,framerate=25/1";
+    // B-frames, but not across `concat`'s join (x264 then leaves a frame
+    // without a time).
+    let bframes = if cut_at.is_some() { 0 } else { 2 };
+    let enc = format!(
+        "x264enc key-int-max={gop} bframes={bframes} option-string=scenecut=0 ! h264parse ! mp4mux ! filesink location=\"{}\"",
+        path.display()
+    );
+    let desc = match cut_at {
+        None => format!("videotestsrc pattern=ball num-buffers={frames} ! {caps} ! {enc}"),
+        Some(c) => format!(
+            "concat name=c ! {enc} videotestsrc pattern=ball num-buffers={c} ! {caps} ! c. \
+             videotestsrc pattern=smpte num-buffers={} ! {caps} ! c.",
+            frames - c
+        ),
+    };
+    play_to_eos(&gst::parse::launch(&desc).unwrap(), "making the clip");
+}
+
+/// Runs segments 0..n of `op` on `input` into `dir`, returning the parts.
+fn segments(input: &Path, dir: &Path, n: u32, op: &str) -> Vec<PathBuf> {
+    (0..n)
+        .map(|k| {
+            let part = dir.join(format!("part-{k:05}.mp4"));
+            let seg = format!("{k}/{n}");
+            ok(&["run", s(input), s(&part), "--segment", &seg, "--op", op]);
+            part
+        })
+        .collect()
+}
+
+fn join(out: &Path, parts: &[PathBuf], audio_from: Option<&Path>) -> std::process::Output {
+    let mut args = vec!["join", s(out)];
+    args.extend(parts.iter().map(|p| s(p)));
+    if let Some(a) = audio_from {
+        args.extend(["--audio-from", s(a)]);
+    }
+    run(&args)
+}
+
+/// Presentation times of the video's frames (ns).
+fn times(path: &Path) -> Vec<u64> {
+    video_frames(path)
+        .unwrap()
+        .iter()
+        .map(|f| f.pts.nseconds())
+        .collect()
+}
+
+/// The audio's coded packets: (pts, bytes), in order.
+fn audio_packets(path: &Path) -> Vec<(Option<u64>, Vec<u8>)> {
+    let (pipe, sink) = pipeline_with_sink(
+        &format!(
+            "filesrc location=\"{}\" ! parsebin ! audio/mpeg ! appsink name=a sync=false",
+            path.display()
+        ),
+        "a",
+    );
+    pipe.set_state(gst::State::Playing).unwrap();
+    let mut packets = Vec::new();
+    while let Some(sample) = sink.try_pull_sample(gst::ClockTime::from_seconds(5)) {
+        let b = sample.buffer().unwrap();
+        packets.push((
+            b.pts().map(|t| t.nseconds()),
+            b.map_readable().unwrap().to_vec(),
+        ));
+    }
+    pipe.set_state(gst::State::Null).unwrap();
+    packets
+}
+
+#[test]
+fn three_segments_joined_are_one_run_with_the_sources_audio() {
+    let dir = tempdir("seg-three");
+    let input = dir.join("in.mp4");
+    clip_with_audio(&input, 4);
+    let single = dir.join("single.mp4");
+    ok(&["run", s(&input), s(&single), "--op", "gaussian:sigma=1.5"]);
+    let parts = segments(&input, &dir, 3, "gaussian:sigma=1.5");
+    // Parts are video only, each starting at 0.
+    for p in &parts {
+        let t = times(p);
+        assert_eq!(t[0], 0, "{}", p.display());
+        let streams = common::video::media_streams(p);
+        assert!(
+            streams.iter().all(|(kind, _)| kind.starts_with("video/")),
+            "{}: {streams:?}",
+            p.display()
+        );
+    }
+    let joined = dir.join("joined.mp4");
+    let out = join(&joined, &parts, Some(&input));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(times(&joined), times(&single));
+    assert_eq!(times(&joined).len(), 100);
+    let (a, b) = (decode_rgba(&joined), decode_rgba(&single));
+    assert_eq!(a.len(), b.len());
+    assert!(a == b, "a stateless chain's frames differ after the split");
+    // The audio is the source's, packet for packet: copied once, no gap.
+    let source = audio_packets(&input);
+    assert!(!source.is_empty());
+    assert_eq!(audio_packets(&joined), source);
+    assert_eq!(audio_packets(&single), source);
+}
+
+#[test]
+fn workers_run_the_job_in_segments_and_join_it() {
+    let dir = tempdir("seg-workers");
+    let input = dir.join("in.mp4");
+    clip_with_audio(&input, 3);
+    let single = dir.join("single.mp4");
+    ok(&["run", s(&input), s(&single), "--op", "sobel"]);
+    let out = dir.join("out.mp4");
+    let said = ok(&["run", s(&input), s(&out), "--workers", "3", "--op", "sobel"]);
+    assert!(said.contains("in 3 segments"), "{said}");
+    assert_eq!(times(&out), times(&single));
+    assert!(decode_rgba(&out) == decode_rgba(&single));
+    assert_eq!(audio_packets(&out), audio_packets(&input));
+    assert!(
+        !dir.join("out.mp4.parts").exists(),
+        "the parts are removed after the join"
+    );
+}
+
+#[test]
+fn a_boundary_near_a_scene_cut_moves_to_it() {
+    let dir = tempdir("seg-cut");
+    let input = dir.join("cut.mp4");
+    // A cut at frame 46 of 100; the even split would be at 50 (the snap is
+    // a quarter of a part here: 12 frames).
+    clip(&input, 100, 25, Some(46));
+    let said = ok(&[
+        "run",
+        s(&input),
+        s(&dir.join("b.mp4")),
+        "--segment",
+        "1/2",
+        "--op",
+        "sobel",
+    ]);
+    assert!(
+        said.contains("frames 46..100 of 100, from a scene cut"),
+        "{said}"
+    );
+    let said = ok(&[
+        "run",
+        s(&input),
+        s(&dir.join("a.mp4")),
+        "--segment",
+        "0/2",
+        "--op",
+        "sobel",
+    ]);
+    assert!(said.contains("frames 0..46 of 100"), "{said}");
+    let joined = dir.join("j.mp4");
+    let out = join(
+        &joined,
+        &[dir.join("a.mp4"), dir.join("b.mp4")],
+        Some(&input),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(times(&joined), times(&input));
+}
+
+#[test]
+fn one_frame_parts_and_more_parts_than_keyframes_lose_nothing() {
+    let dir = tempdir("seg-small");
+    let input = dir.join("in.mp4");
+    // One keyframe in 12 frames, B-frames: every part but the first starts
+    // mid-GOP, and the first and last parts are one frame each.
+    clip(&input, 12, 100, None);
+    let keyframes = video_frames(&input)
+        .unwrap()
+        .iter()
+        .filter(|f| f.keyframe)
+        .count();
+    assert_eq!(keyframes, 1);
+    let single = dir.join("single.mp4");
+    ok(&["run", s(&input), s(&single), "--op", "gaussian:sigma=1"]);
+    let parts = segments(&input, &dir, 12, "gaussian:sigma=1");
+    for p in &parts {
+        assert_eq!(times(p).len(), 1, "{}", p.display());
+    }
+    let joined = dir.join("joined.mp4");
+    let out = join(&joined, &parts, Some(&input));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(times(&joined), times(&single));
+    assert!(decode_rgba(&joined) == decode_rgba(&single));
+    // Too many parts is refused, naming the counts.
+    let out = run(&["run", s(&input), s(&dir.join("x.mp4")), "--segment", "0/13"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("12 frames, too few for 13 parts"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_killed_worker_fails_the_job_and_its_segment_alone_finishes_it() {
+    let dir = tempdir("seg-kill");
+    let input = dir.join("in.mp4");
+    clip_with_audio(&input, 3);
+    let out = dir.join("out.mp4");
+    let mut args = vec!["run", s(&input), s(&out), "--workers", "3", "--op", "sobel"];
+    args.extend(LOSSLESS);
+    let failed = common::video::command(&args)
+        .env("SEAMSTREAM_INJECT_KILL_SEGMENT", "1")
+        .output()
+        .unwrap();
+    let said = stderr(&failed);
+    assert!(!failed.status.success(), "{said}");
+    assert!(
+        said.contains("segment 1/3") && said.contains("killed by signal"),
+        "{said}"
+    );
+    assert!(!out.exists(), "no output after a failed worker");
+    let parts_dir = dir.join("out.mp4.parts");
+    let parts: Vec<PathBuf> = (0..3)
+        .map(|k| parts_dir.join(format!("part-{k:05}.mp4")))
+        .collect();
+    assert!(parts[0].exists() && parts[2].exists() && !parts[1].exists());
+    // A join without the missing part is refused, and writes nothing.
+    let refused = join(&out, &[parts[0].clone(), parts[2].clone()], Some(&input));
+    assert!(!refused.status.success());
+    assert!(
+        stderr(&refused).contains("a part is missing"),
+        "{}",
+        stderr(&refused)
+    );
+    assert!(!out.exists());
+    // The retry the message gives: the segment alone, then the join.
+    ok(&[
+        "run",
+        s(&input),
+        s(&parts[1]),
+        "--segment",
+        "1/3",
+        "--op",
+        "sobel",
+    ]);
+    let joined = join(&out, &parts, Some(&input));
+    assert!(joined.status.success(), "{}", stderr(&joined));
+    let single = dir.join("single.mp4");
+    ok(&["run", s(&input), s(&single), "--op", "sobel"]);
+    assert!(decode_rgba(&out) == decode_rgba(&single));
+}
+
+#[test]
+fn join_refuses_parts_that_do_not_fit_naming_them() {
+    let dir = tempdir("seg-misfit");
+    let input = dir.join("in.mp4");
+    clip_with_audio(&input, 2);
+    let a = dir.join("a.mp4");
+    let b = dir.join("b.mp4");
+    ok(&["run", s(&input), s(&a), "--segment", "0/2", "--op", "sobel"]);
+    // The other half, at another size: not from the same job.
+    ok(&[
+        "run",
+        s(&input),
+        s(&b),
+        "--segment",
+        "1/2",
+        "--op",
+        "retarget:width=50%,mode=exact",
+    ]);
+    let out = dir.join("out.mp4");
+    let refused = join(&out, &[a.clone(), b.clone()], Some(&input));
+    let said = stderr(&refused);
+    assert!(!refused.status.success());
+    assert!(said.contains("b.mp4") && said.contains("width"), "{said}");
+    assert!(!out.exists());
+    assert!(
+        std::fs::read_dir(&dir).unwrap().all(|e| !e
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .contains("partial"))
+    );
+    // The same part twice is refused before anything is read.
+    let twice = join(&out, &[a.clone(), a.clone()], None);
+    assert!(stderr(&twice).contains("given twice"), "{}", stderr(&twice));
+}
+
+/// Fast retargeting remembers its seams from the first frame of a shot on,
+/// and forgets them at a cut. A part whose warm-up reaches back to the cut
+/// before it (or to the file's start) therefore matches one run exactly;
+/// with no warm-up its seams are placed afresh and differ.
+#[test]
+fn fast_retargeting_parts_warmed_up_past_a_cut_match_one_run() {
+    let dir = tempdir("seg-fast");
+    // The built-in sample (a pan across a photograph, where the seams'
+    // memory matters), then its edges: a cut at frame 45 of 90, away from
+    // the boundaries at 30 and 60 (a boundary snaps to a cut within 11).
+    let (a, b) = (dir.join("a.mp4"), dir.join("b.mp4"));
+    let sample = ["--size", "192x108", "--frames", "45"];
+    ok(&[
+        &["run", "sample", s(&a), "--op", "gaussian:sigma=0.1"],
+        &sample[..],
+    ]
+    .concat());
+    ok(&[&["run", "sample", s(&b), "--op", "sobel"], &sample[..]].concat());
+    let input = dir.join("in.mp4");
+    let desc = format!(
+        "concat name=c ! videoconvert ! x264enc bframes=0 ! h264parse ! mp4mux ! filesink location=\"{}\" \
+         filesrc location=\"{}\" ! decodebin ! c. filesrc location=\"{}\" ! decodebin ! c.",
+        input.display(),
+        a.display(),
+        b.display()
+    );
+    gst::init().unwrap();
+    play_to_eos(&gst::parse::launch(&desc).unwrap(), "making the clip");
+    let op = "retarget:width=75%";
+    let single = dir.join("single.mp4");
+    ok(&["run", s(&input), s(&single), "--op", op]);
+    let reference = decode_rgba(&single);
+    assert_eq!(reference.len(), 90);
+    let mad = |warmup: &str| {
+        let parts: Vec<PathBuf> = (0..3)
+            .map(|k| {
+                let part = dir.join(format!("w{warmup}-{k}.mp4"));
+                let seg = format!("{k}/3");
+                let said = ok(&[
+                    "run",
+                    s(&input),
+                    s(&part),
+                    "--segment",
+                    &seg,
+                    "--op",
+                    op,
+                    "--warmup",
+                    warmup,
+                ]);
+                assert!(!said.contains("scene cut"), "{said}");
+                part
+            })
+            .collect();
+        let joined = dir.join(format!("w{warmup}.mp4"));
+        let out = join(&joined, &parts, None);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let frames = decode_rgba(&joined);
+        assert_eq!(frames.len(), reference.len());
+        let (sum, n) = frames
+            .iter()
+            .zip(&reference)
+            .fold((0u64, 0u64), |(s, n), (a, b)| {
+                let d: u64 = a.iter().zip(b).map(|(x, y)| x.abs_diff(*y) as u64).sum();
+                (s + d, n + a.len() as u64)
+            });
+        sum as f64 / n as f64
+    };
+    let (warm, cold) = (mad("30"), mad("0"));
+    eprintln!(
+        "fast retargeting in 3 parts: mean absolute difference from one run {warm:.3} levels with 30 warm-up frames, {cold:.3} with none"
+    );
+    assert_eq!(
+        warm, 0.0,
+        "warmed up past the cut, the parts must match one run"
+    );
+    assert!(cold > 0.0, "with no warm-up the seams are placed afresh");
+}
