@@ -20,13 +20,17 @@ if [ "${1:-}" = quality ]; then
   exit 0
 fi
 tests=()
-for n in elements gpu_elements gpu_color gpu_filters gpu_geometry gpu_registry gpu_retarget gpu_retarget_fast gpu_segment gpu_stage kernel_cache; do
+for n in segments elements gpu_elements gpu_color gpu_filters gpu_geometry gpu_registry gpu_retarget gpu_retarget_fast gpu_segment gpu_stage kernel_cache; do
   f=$(ls -t target/release/deps/$n-* 2>/dev/null | grep -v '\.d$' | head -1 || true)
   [ -n "$f" ] && tests+=("$f")
 done
 # The library's own tests (some of them drive the GPU directly), when given.
 [ -x target/release/seamstream_libtests ] && tests+=(target/release/seamstream_libtests)
 rm -rf .gpu/b
+# The default plugins, and the audio parsers (parsebin reads the AAC of a
+# split job's check with them).
+export GST_BUNDLE_PLUGINS="coreelements app videotestsrc videoconvertscale typefindfunctions playback \
+  isomp4 matroska x264 videoparsersbad nvcodec y4menc y4mdec rawparse videorate png jpeg pbtypes audioparsers"
 ../shared/gpu/bundle.sh .gpu/b target/release/seamstream "${tests[@]}"
 # The first seconds of three shared real clips, for the retarget test
 # there (the carry is limited to 64 MiB; GPU frames equal the CPU's, so the

@@ -2,13 +2,14 @@
 # The GPU host's whole check-and-bench, in one call (../shared/gpu/README.md):
 #   here:  cargo build --release && cargo test --release --no-run
 #          bench/gpu-bundle.sh            (bundles the binaries into .gpu/b)
-#   there: bench/gpu-check.sh [tests|bench|e2e|transcode|retarget|overhead|all|quality|elements|firststart|peers]
+#   there: bench/gpu-check.sh [tests|bench|e2e|transcode|retarget|overhead|all|quality|elements|firststart|peers|segments]
+#   (segments: a long clip at .gpu/long/clip.mp4, see bench/results/segments.md)
 #   (peers: CV-CUDA unpacked in /root/stash first, see bench/peers/README.md)
 #   (quality: bench/gpu-bundle.sh quality first; not part of all)
 # Logs go to $OUT (or ./gpu-out); the last lines printed are a short summary.
 set -u
 what=${1:-all}
-out=${OUT:-gpu-out}; mkdir -p "$out"
+out=${OUT:-gpu-out}; mkdir -p "$out"; out=$(cd "$out" && pwd)
 . .gpu/b/env.sh
 export SEAMSTREAM_CACHE="$out/cache"
 export SEAMSTREAM_CLIPS="$PWD/.gpu/clips"
@@ -185,5 +186,44 @@ if [ "$what" = peers ]; then
   step peers-table sh -c "python3 bench/peers/table.py '$out/ours.json' '$out/cvcuda.json' '$out/npp.json' '$out/ours-cupti.tsv' > '$out/peers.md'"
   cat "$out/peers.md"
   rm -f "$out/npp_side" "$out/libkernel_times.so"
+fi
+if [ "$what" = segments ]; then
+  # Split jobs on the GPU host (issue 15): a real clip with audio split over
+  # four workers on the GPU and joined keeps every frame, its timestamps and
+  # the audio (the other split tests make and decode lossless clips, which
+  # needs gst-libav, not in the bundle: they run in CI); then one run against
+  # --gpus 1 and --gpus 1 with 4 workers on a long clip, with the GPU's
+  # utilisation sampled each second.
+  # SEG_PRESET: x264's preset for the timed runs (default medium);
+  # SEG_NO_TEST=1 skips the test.
+  preset=${SEG_PRESET:-medium}
+  t=$(ls .gpu/b/bin/segments-* 2>/dev/null | head -1)
+  if [ -n "$t" ] && [ -z "${SEG_NO_TEST:-}" ]; then
+    step test-segments-gpu env SEAMSTREAM_SPLIT_CLIP="$PWD/.gpu/clips/promo-audio.mp4" "$t" --ignored --nocapture a_real_clip
+    grep -E "^test |test result|: one run|: 4 workers|panicked" "$out/test-segments-gpu.log"
+  fi
+  clip=$PWD/.gpu/long/clip.mp4
+  work=/tmp/seg-work; rm -rf "$work"; mkdir -p "$work"
+  nproc > "$out/nproc.txt"
+  for op in "retarget:width=75%" "gaussian:sigma=2"; do
+    n=${op%%:*}
+    for how in single gpus1 gpus1-workers4; do
+      case $how in
+        single) args=(--device cuda) ;;
+        gpus1) args=(--gpus 1) ;;
+        gpus1-workers4) args=(--gpus 1 --workers 4) ;;
+      esac
+      nvidia-smi dmon -s u -d 1 > "$out/dmon-$n-$how.txt" 2>&1 & dmon=$!
+      vmstat 1 > "$out/vmstat-$n-$how.txt" 2>&1 & vm=$!
+      cd "$work"; step "seg-$n-$how-$preset" seamstream run "$clip" "$n-$how.mp4" --op "$op" --preset "$preset" "${args[@]}"; cd - > /dev/null
+      kill $dmon $vm 2>/dev/null; wait $dmon $vm 2>/dev/null
+      tail -4 "$out/seg-$n-$how-$preset.log"
+      awk '!/^#/ && NF>2 {s+=$2; n++} END {if (n) printf "  GPU utilisation: mean %.0f%% over %d s\n", s/n, n}' "$out/dmon-$n-$how.txt"
+      # vmstat's user+system CPU, past its first (since-boot) line.
+      awk 'NR>3 && $13 ~ /^[0-9]+$/ {s+=$13+$14; n++} END {if (n) printf "  CPU busy: mean %.0f%% of %d cores\n", s/n, '"$(nproc)"'}' "$out/vmstat-$n-$how.txt"
+    done
+  done
+  ls -la "$work" > "$out/seg-outputs.txt"
+  rm -rf "$work"
 fi
 printf '%s\n' "${summary[@]}"

@@ -15,7 +15,16 @@ use common::video::{
     clip_with_audio, decode_rgba, pipeline_with_sink, play_to_eos, run, stderr, tempdir,
 };
 
-const LOSSLESS: [&str; 6] = ["--device", "cpu", "--crf", "0", "--preset", "ultrafast"];
+/// Where the chains run: the CPU, or `SEAMSTREAM_TEST_DEVICE` (`cuda` on
+/// the GPU host, where `--workers` then also takes `--gpus 1`).
+fn device() -> &'static str {
+    static DEVICE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    DEVICE.get_or_init(|| std::env::var("SEAMSTREAM_TEST_DEVICE").unwrap_or_else(|_| "cpu".into()))
+}
+
+fn lossless() -> [&'static str; 6] {
+    ["--device", device(), "--crf", "0", "--preset", "ultrafast"]
+}
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
@@ -24,7 +33,7 @@ fn s(p: &Path) -> &str {
 /// `seamstream ARGS… LOSSLESS`, which must succeed.
 fn ok(args: &[&str]) -> String {
     let mut all = args.to_vec();
-    all.extend(LOSSLESS);
+    all.extend(lossless());
     let out = run(&all);
     assert!(out.status.success(), "{all:?}: {}", stderr(&out));
     stderr(&out)
@@ -147,7 +156,11 @@ fn workers_run_the_job_in_segments_and_join_it() {
     let single = dir.join("single.mp4");
     ok(&["run", s(&input), s(&single), "--op", "sobel"]);
     let out = dir.join("out.mp4");
-    let said = ok(&["run", s(&input), s(&out), "--workers", "3", "--op", "sobel"]);
+    let mut args = vec!["run", s(&input), s(&out), "--workers", "3", "--op", "sobel"];
+    if device() == "cuda" {
+        args.extend(["--gpus", "1"]);
+    }
+    let said = ok(&args);
     assert!(said.contains("in 3 segments"), "{said}");
     assert_eq!(times(&out), times(&single));
     assert!(decode_rgba(&out) == decode_rgba(&single));
@@ -239,7 +252,7 @@ fn a_killed_worker_fails_the_job_and_its_segment_alone_finishes_it() {
     clip_with_audio(&input, 3);
     let out = dir.join("out.mp4");
     let mut args = vec!["run", s(&input), s(&out), "--workers", "3", "--op", "sobel"];
-    args.extend(LOSSLESS);
+    args.extend(lossless());
     let failed = common::video::command(&args)
         .env("SEAMSTREAM_INJECT_KILL_SEGMENT", "1")
         .output()
@@ -394,4 +407,67 @@ fn fast_retargeting_parts_warmed_up_past_a_cut_match_one_run() {
         "warmed up past the cut, the parts must match one run"
     );
     assert!(cold > 0.0, "with no warm-up the seams are placed afresh");
+}
+
+/// The GPU host's check (`bench/gpu-check.sh segments`, no software H.264
+/// decoder there): a real clip with audio, split over workers sharing one
+/// GPU and joined, has the single run's frames, timestamps and audio.
+/// The clip is `SEAMSTREAM_SPLIT_CLIP`.
+#[test]
+#[ignore = "needs a GPU and SEAMSTREAM_SPLIT_CLIP"]
+fn a_real_clip_split_over_gpu_workers_keeps_every_frame_and_the_audio() {
+    let input =
+        PathBuf::from(std::env::var("SEAMSTREAM_SPLIT_CLIP").expect("SEAMSTREAM_SPLIT_CLIP"));
+    let dir = tempdir("seg-gpu");
+    for op in ["gaussian:sigma=2", "retarget:width=75%"] {
+        let single = dir.join("single.mp4");
+        let split = dir.join("split.mp4");
+        let fast = ["--preset", "ultrafast"];
+        let one = run(&[
+            &["run", s(&input), s(&single), "--op", op, "--device", "cuda"],
+            &fast[..],
+        ]
+        .concat());
+        assert!(one.status.success(), "{}", stderr(&one));
+        let many = run(&[
+            &[
+                "run",
+                s(&input),
+                s(&split),
+                "--op",
+                op,
+                "--gpus",
+                "1",
+                "--workers",
+                "4",
+            ],
+            &fast[..],
+        ]
+        .concat());
+        assert!(many.status.success(), "{}", stderr(&many));
+        eprintln!(
+            "{op}: one run: {}",
+            stderr(&one)
+                .lines()
+                .find(|l| l.contains(" fps"))
+                .unwrap_or("")
+        );
+        eprintln!(
+            "{op}: 4 workers: {}",
+            stderr(&many)
+                .lines()
+                .find(|l| l.contains("segments on"))
+                .unwrap_or("")
+        );
+        let (a, b) = (times(&single), times(&split));
+        assert_eq!(a.len(), times(&input).len());
+        assert_eq!(a, b, "{op}: the split's timestamps differ");
+        assert_eq!(
+            audio_packets(&split),
+            audio_packets(&input),
+            "{op}: the audio is not the source's"
+        );
+        std::fs::remove_file(&single).unwrap();
+        std::fs::remove_file(&split).unwrap();
+    }
 }

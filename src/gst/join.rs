@@ -166,8 +166,21 @@ fn write(
     bridge: &Bridge,
 ) -> Result<gst::ClockTime> {
     let location = file.location().to_string_lossy().replace('"', "\\\"");
+    // The codec's parser before the muxer: parsebin gives H.264 as
+    // byte-stream or avc depending on the decoders installed, and MP4 takes
+    // only avc (the parser converts).
+    let parser = match first_caps(&parts[0])?
+        .structure(0)
+        .map(|s| s.name().to_string())
+    {
+        Some(n) if n == "video/x-h264" => "h264parse",
+        Some(n) if n == "video/x-h265" => "h265parse",
+        Some(n) if n == "video/x-vp9" => "vp9parse",
+        Some(n) if n == "video/x-av1" => "av1parse",
+        _ => "identity",
+    };
     let description = format!(
-        "{} ! filesink location=\"{location}\" appsrc name=join_video format=time block=true max-bytes=8000000 ! queue ! seamstream_mux.video_0",
+        "{} ! filesink location=\"{location}\" appsrc name=join_video format=time block=true max-bytes=8000000 ! queue ! {parser} ! seamstream_mux.video_0",
         container.muxer_launch()
     );
     let pipe = gst::parse::launch(&description)
@@ -329,6 +342,34 @@ fn running_start(path: &Path, pts: gst::ClockTime) -> Result<gst::ClockTime> {
         if since.elapsed() > STALL {
             return Err(part_error(
                 path,
+                format!("nothing came out of it in {} s", STALL.as_secs()),
+            ));
+        }
+    }
+}
+
+/// The caps of `part`'s video, from its first frame.
+fn first_caps(part: &Path) -> Result<gst::Caps> {
+    let reader = read_part(part)?;
+    let since = Instant::now();
+    loop {
+        if let Some(sample) = reader
+            .sink
+            .try_pull_sample(gst::ClockTime::from_mseconds(100))
+        {
+            return sample
+                .caps_owned()
+                .ok_or_else(|| part_error(part, "its video has no caps".into()));
+        }
+        if reader.sink.is_eos() {
+            return Err(part_error(part, "it has no video frame".into()));
+        }
+        if let Some(e) = reader.error() {
+            return Err(part_error(part, e));
+        }
+        if since.elapsed() > STALL {
+            return Err(part_error(
+                part,
                 format!("nothing came out of it in {} s", STALL.as_secs()),
             ));
         }

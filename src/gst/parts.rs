@@ -224,9 +224,28 @@ fn decode_luma(
             .map_err(|_| Error::Pipeline(format!("GStreamer has no `{factory}` element")))
     };
     let pipe = gst::Pipeline::new();
-    let src = element("filesrc")?;
-    src.set_property("location", path.to_string_lossy().as_ref());
-    let decode = element("decodebin")?;
+    // As `run` reads a file: audio stops undecoded (a decodebin would decode
+    // it too, or stall on it where no decoder is installed), and goes to a
+    // fakesink with every other stream that is not the video.
+    let uri = gst::glib::filename_to_uri(
+        std::fs::canonicalize(path).map_err(|e| read_error(e.to_string()))?,
+        None,
+    )
+    .map_err(|e| read_error(e.to_string()))?;
+    let stop_at = format!(
+        "video/x-raw(ANY); audio/x-raw(ANY); {}",
+        super::audio::ENCODED_AUDIO
+    );
+    let decode = gst::ElementFactory::make("uridecodebin")
+        .property("uri", uri.as_str())
+        .property(
+            "caps",
+            stop_at
+                .parse::<gst::Caps>()
+                .map_err(|e| Error::Pipeline(format!("bad caps: {e}")))?,
+        )
+        .build()
+        .map_err(|_| Error::Pipeline("GStreamer has no `uridecodebin` element".into()))?;
     let convert = element("videoconvert")?;
     let scale = element("videoscale")?;
     let (w, h) = CUT_SIZE;
@@ -240,13 +259,13 @@ fn decode_luma(
         .sync(false)
         .max_buffers(4)
         .build();
-    pipe.add_many([&src, &decode, &convert, &scale, sink.upcast_ref()])
-        .and_then(|()| src.link(&decode))
+    pipe.add_many([&decode, &convert, &scale, sink.upcast_ref()])
         .and_then(|()| gst::Element::link_many([&convert, &scale, sink.upcast_ref()]))
         .map_err(|e| Error::Pipeline(format!("cannot build the cut search: {e}")))?;
     let video_in = convert
         .static_pad("sink")
         .expect("videoconvert has a sink pad");
+    let weak = pipe.downgrade();
     decode.connect_pad_added(move |_, pad| {
         let is_video = pad
             .current_caps()
@@ -254,6 +273,18 @@ fn decode_luma(
             .unwrap_or(false);
         if is_video && !video_in.is_linked() {
             let _ = pad.link(&video_in);
+            return;
+        }
+        let Some(pipe) = weak.upgrade() else { return };
+        if let Ok(fake) = gst::ElementFactory::make("fakesink")
+            .property("sync", false)
+            .property("async", false)
+            .build()
+            && pipe.add(&fake).is_ok()
+            && fake.sync_state_with_parent().is_ok()
+            && let Some(p) = fake.static_pad("sink")
+        {
+            let _ = pad.link(&p);
         }
     });
     let outcome = seek_paused(&pipe, from)

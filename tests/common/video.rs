@@ -57,8 +57,20 @@ pub fn finish(mut child: Child, what: &str, deadline: Duration) -> Output {
 
 /// The program with `args`, its output piped and no display, so that
 /// `display` behaves the same on every machine.
+/// The seamstream binary: beside this test binary on the GPU host (the
+/// bundle puts them together), else the one cargo built.
+pub fn binary() -> PathBuf {
+    let beside = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.parent().map(|d| d.join("seamstream")));
+    match beside {
+        Some(p) if p.is_file() => p,
+        _ => env!("CARGO_BIN_EXE_seamstream").into(),
+    }
+}
+
 pub fn command(args: &[&str]) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_seamstream"));
+    let mut c = Command::new(binary());
     c.args(args)
         .env_remove("DISPLAY")
         .env_remove("WAYLAND_DISPLAY")
