@@ -675,8 +675,12 @@ fn plan_segment(
         ""
     };
     eprintln!(
-        "segment {text}: frames {}..{} of {}{cut}{warm}",
-        span.range.start, span.range.end, span.total
+        "segment {text}: frames {}..{} of {}{cut}{warm} (frames counted in {:.2} s, cuts looked for in {:.2} s)",
+        span.range.start,
+        span.range.end,
+        span.total,
+        span.counting.as_secs_f64(),
+        span.cut_search.as_secs_f64()
     );
     Ok(span)
 }

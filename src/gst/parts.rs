@@ -20,9 +20,9 @@ use std::ops::Range;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use gst::prelude::*;
 use gstreamer as gst;
 use gstreamer_app as gst_app;
+use gstreamer_video::prelude::*;
 
 use super::probe;
 use crate::error::{Error, Result};
@@ -42,8 +42,9 @@ pub const DEFAULT_WARMUP_SECONDS: u64 = 10;
 /// How far a boundary may move to a scene cut, in seconds of video.
 const SNAP_SECONDS: u64 = 1;
 
-/// The size the cut search decodes to (the measure is a mean over a grid).
-const CUT_SIZE: (usize, usize) = (320, 180);
+/// The largest width the cut search compares at: the decoded luma is
+/// subsampled to it (the measure is a mean over a grid anyway).
+const CUT_WIDTH: usize = 320;
 
 /// How long a decode for the cut search may stay silent.
 const STALL: Duration = Duration::from_secs(30);
@@ -60,6 +61,10 @@ pub struct Span {
     pub warmup: u64,
     /// Whether the part starts at a detected scene cut (or the file's start).
     pub at_cut: bool,
+    /// How long the planning took: counting the file's frames, and looking
+    /// for cuts near the part's boundaries.
+    pub counting: Duration,
+    pub cut_search: Duration,
     /// Presentation times from the first warm-up frame on: the warm-up
     /// frames, the part's, then the next part's first frame if there is one.
     pts: Vec<gst::ClockTime>,
@@ -92,7 +97,9 @@ impl Span {
         warmup: Option<u64>,
         remembers: bool,
     ) -> Result<Span> {
+        let started = Instant::now();
         let coded = probe::video_frames(path)?;
+        let counting = started.elapsed();
         let pts: Vec<gst::ClockTime> = coded.iter().map(|f| f.pts).collect();
         if let Some(w) = pts.windows(2).find(|w| w[0] == w[1]) {
             return Err(Error::Read {
@@ -117,6 +124,7 @@ impl Span {
                 cuts.extend(find_cuts(path, &pts, ideal(i), snap)?);
             }
         }
+        let cut_search = started.elapsed() - counting;
         let range = segment.frames(&plan(total, segment.count, &cuts, snap)?);
         let warmup = if remembers {
             warmup.min(range.start)
@@ -128,6 +136,8 @@ impl Span {
         Ok(Span {
             segment,
             at_cut: range.start == 0 || cuts.contains(&range.start),
+            counting,
+            cut_search,
             range,
             total,
             warmup,
@@ -247,20 +257,19 @@ fn decode_luma(
         .build()
         .map_err(|_| Error::Pipeline("GStreamer has no `uridecodebin` element".into()))?;
     let convert = element("videoconvert")?;
-    let scale = element("videoscale")?;
-    let (w, h) = CUT_SIZE;
+    // The decoder's own 4:2:0 (whose first plane is the luma), not a
+    // conversion: scaling or converting after a GPU decoder makes GStreamer
+    // set up its CUDA and GL converters, seconds on the GPU host.
     let caps = gst::Caps::builder("video/x-raw")
-        .field("format", "GRAY8")
-        .field("width", w as i32)
-        .field("height", h as i32)
+        .field("format", gst::List::new(["NV12", "I420"]))
         .build();
     let sink = gst_app::AppSink::builder()
         .caps(&caps)
         .sync(false)
         .max_buffers(4)
         .build();
-    pipe.add_many([&decode, &convert, &scale, sink.upcast_ref()])
-        .and_then(|()| gst::Element::link_many([&convert, &scale, sink.upcast_ref()]))
+    pipe.add_many([&decode, &convert, sink.upcast_ref()])
+        .and_then(|()| convert.link(&sink))
         .map_err(|e| Error::Pipeline(format!("cannot build the cut search: {e}")))?;
     let video_in = convert
         .static_pad("sink")
@@ -310,13 +319,7 @@ fn decode_luma(
                     if pts > to {
                         break Ok(frames);
                     }
-                    let map = buffer
-                        .map_readable()
-                        .map_err(|_| Error::Pipeline("cannot read a decoded frame".into()))?;
-                    // GRAY8 rows are padded to 4 bytes.
-                    let stride = w.div_ceil(4) * 4;
-                    let plane = Plane::from_vec_with_stride(w, h, stride, map.to_vec())?;
-                    frames.push((pts, plane));
+                    frames.push((pts, luma(&sample, buffer)?));
                     continue;
                 }
                 if sink.is_eos() {
@@ -335,6 +338,28 @@ fn decode_luma(
         });
     let _ = pipe.set_state(gst::State::Null);
     outcome
+}
+
+/// A decoded 4:2:0 frame's luma, subsampled to at most [`CUT_WIDTH`] wide.
+fn luma(sample: &gst::Sample, buffer: &gst::BufferRef) -> Result<Plane<u8>> {
+    let bad = || Error::Pipeline("cannot read a decoded frame".into());
+    let info = sample
+        .caps()
+        .and_then(|c| gstreamer_video::VideoInfo::from_caps(c).ok())
+        .ok_or_else(bad)?;
+    let frame = gstreamer_video::VideoFrameRef::from_buffer_ref_readable(buffer, &info)
+        .map_err(|_| bad())?;
+    let (w, h) = (info.width() as usize, info.height() as usize);
+    let stride = frame.plane_stride()[0] as usize;
+    let data = frame.plane_data(0).map_err(|_| bad())?;
+    let step = w.div_ceil(CUT_WIDTH).max(1);
+    let (sw, sh) = (w.div_ceil(step), h.div_ceil(step));
+    let mut out = Vec::with_capacity(sw * sh);
+    for y in (0..h).step_by(step) {
+        let row = &data[y * stride..y * stride + w];
+        out.extend(row.iter().step_by(step));
+    }
+    Plane::from_vec(sw, sh, out)
 }
 
 /// The first error on the pipeline's bus, as text.
@@ -382,6 +407,8 @@ mod tests {
             total: 100,
             warmup,
             at_cut: false,
+            counting: Duration::ZERO,
+            cut_search: Duration::ZERO,
             pts: times
                 .iter()
                 .map(|&t| gst::ClockTime::from_mseconds(t))
