@@ -321,9 +321,9 @@ fn feed(
     Ok(offset)
 }
 
-/// The running time of `pts` in the file's video stream, as a plain
-/// reading of the file sees it.
-fn running_start(path: &Path, pts: gst::ClockTime) -> Result<gst::ClockTime> {
+/// The first frame of `path`'s video, as parsebin gives it (`None`: it has
+/// none).
+fn first_sample(path: &Path) -> Result<Option<gst::Sample>> {
     let reader = read_part(path)?;
     let since = Instant::now();
     loop {
@@ -331,10 +331,10 @@ fn running_start(path: &Path, pts: gst::ClockTime) -> Result<gst::ClockTime> {
             .sink
             .try_pull_sample(gst::ClockTime::from_mseconds(100))
         {
-            return Ok(super::running_time(&sample, Some(pts)).unwrap_or(pts));
+            return Ok(Some(sample));
         }
         if reader.sink.is_eos() {
-            return Ok(pts);
+            return Ok(None);
         }
         if let Some(e) = reader.error() {
             return Err(part_error(path, e));
@@ -348,32 +348,20 @@ fn running_start(path: &Path, pts: gst::ClockTime) -> Result<gst::ClockTime> {
     }
 }
 
+/// The running time of `pts` in the file's video stream, as a plain
+/// reading of the file sees it.
+fn running_start(path: &Path, pts: gst::ClockTime) -> Result<gst::ClockTime> {
+    Ok(first_sample(path)?
+        .and_then(|s| super::running_time(&s, Some(pts)))
+        .unwrap_or(pts))
+}
+
 /// The caps of `part`'s video, from its first frame.
 fn first_caps(part: &Path) -> Result<gst::Caps> {
-    let reader = read_part(part)?;
-    let since = Instant::now();
-    loop {
-        if let Some(sample) = reader
-            .sink
-            .try_pull_sample(gst::ClockTime::from_mseconds(100))
-        {
-            return sample
-                .caps_owned()
-                .ok_or_else(|| part_error(part, "its video has no caps".into()));
-        }
-        if reader.sink.is_eos() {
-            return Err(part_error(part, "it has no video frame".into()));
-        }
-        if let Some(e) = reader.error() {
-            return Err(part_error(part, e));
-        }
-        if since.elapsed() > STALL {
-            return Err(part_error(
-                part,
-                format!("nothing came out of it in {} s", STALL.as_secs()),
-            ));
-        }
-    }
+    first_sample(part)?
+        .ok_or_else(|| part_error(part, "it has no video frame".into()))?
+        .caps_owned()
+        .ok_or_else(|| part_error(part, "its video has no caps".into()))
 }
 
 /// The first error on the pipeline's bus.
@@ -483,16 +471,8 @@ fn read_part(part: &Path) -> Result<Reader> {
             let _ = pad.link(&video_in);
             return;
         }
-        let Some(pipe) = weak.upgrade() else { return };
-        if let Ok(fake) = gst::ElementFactory::make("fakesink")
-            .property("sync", false)
-            .property("async", false)
-            .build()
-            && pipe.add(&fake).is_ok()
-            && fake.sync_state_with_parent().is_ok()
-            && let Some(p) = fake.static_pad("sink")
-        {
-            let _ = pad.link(&p);
+        if let Some(pipe) = weak.upgrade() {
+            super::discard_pad(&pipe, pad);
         }
     });
     pipe.set_state(gst::State::Playing)
@@ -537,19 +517,8 @@ fn audio_source(path: &Path, bridge: &Bridge) -> Result<(gst::Pipeline, Arc<Atom
             .current_caps()
             .and_then(|c| c.structure(0).map(|s| s.name().starts_with("audio/")))
             .unwrap_or(false);
-        let Some(pipe) = weak.upgrade() else { return };
-        if is_audio {
-            return;
-        }
-        if let Ok(fake) = gst::ElementFactory::make("fakesink")
-            .property("sync", false)
-            .property("async", false)
-            .build()
-            && pipe.add(&fake).is_ok()
-            && fake.sync_state_with_parent().is_ok()
-            && let Some(p) = fake.static_pad("sink")
-        {
-            let _ = pad.link(&p);
+        if !is_audio && let Some(pipe) = weak.upgrade() {
+            super::discard_pad(&pipe, pad);
         }
     });
     Ok((pipe, known))

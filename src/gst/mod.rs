@@ -438,6 +438,22 @@ pub(crate) fn running_time(
     }
 }
 
+/// Sends a stream nobody reads to a fakesink of its own that neither syncs
+/// nor waits to preroll, so that the demuxer feeding it never blocks on it.
+pub(crate) fn discard_pad(pipe: &gst::Pipeline, pad: &gst::Pad) {
+    use gst::prelude::*;
+    if let Ok(fake) = gst::ElementFactory::make("fakesink")
+        .property("sync", false)
+        .property("async", false)
+        .build()
+        && pipe.add(&fake).is_ok()
+        && fake.sync_state_with_parent().is_ok()
+        && let Some(p) = fake.static_pad("sink")
+    {
+        let _ = pad.link(&p);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

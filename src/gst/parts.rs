@@ -284,16 +284,8 @@ fn decode_luma(
             let _ = pad.link(&video_in);
             return;
         }
-        let Some(pipe) = weak.upgrade() else { return };
-        if let Ok(fake) = gst::ElementFactory::make("fakesink")
-            .property("sync", false)
-            .property("async", false)
-            .build()
-            && pipe.add(&fake).is_ok()
-            && fake.sync_state_with_parent().is_ok()
-            && let Some(p) = fake.static_pad("sink")
-        {
-            let _ = pad.link(&p);
+        if let Some(pipe) = weak.upgrade() {
+            super::discard_pad(&pipe, pad);
         }
     });
     let outcome = seek_paused(&pipe, from)
