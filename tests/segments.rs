@@ -471,3 +471,67 @@ fn a_real_clip_split_over_gpu_workers_keeps_every_frame_and_the_audio() {
         std::fs::remove_file(&split).unwrap();
     }
 }
+
+/// Ctrl-C (here a SIGINT to the coordinator alone, which passes it on)
+/// stops every worker; nothing is written to the output, and no part file
+/// that a join would take is left half-written.
+#[test]
+fn an_interrupted_job_stops_its_workers_and_writes_no_output() {
+    let dir = tempdir("seg-stop");
+    let input = dir.join("in.mp4");
+    ok(&[
+        "run",
+        "sample",
+        s(&input),
+        "--size",
+        "480x270",
+        "--frames",
+        "240",
+        "--op",
+        "gaussian:sigma=0.1",
+    ]);
+    let out = dir.join("out.mp4");
+    // Exact carving on the CPU: seconds a frame, so the job is surely
+    // mid-way when it is stopped.
+    let mut args = vec![
+        "run",
+        s(&input),
+        s(&out),
+        "--workers",
+        "2",
+        "--op",
+        "retarget:width=25%,mode=exact",
+    ];
+    args.extend(lossless());
+    let child = common::video::command(&args).spawn().unwrap();
+    let parts = dir.join("out.mp4.parts");
+    let since = std::time::Instant::now();
+    while !parts.join("part-00001.log").exists()
+        && since.elapsed() < std::time::Duration::from_secs(30)
+    {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // SAFETY: kill(2) on the child this test started and has not reaped.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+    }
+    let done = common::video::finish(
+        child,
+        "the interrupted job",
+        std::time::Duration::from_secs(60),
+    );
+    let said = stderr(&done);
+    assert_eq!(done.status.code(), Some(130), "{said}");
+    assert!(
+        said.contains("interrupted") && said.contains("was not written"),
+        "{said}"
+    );
+    assert!(!out.exists());
+    for k in 0..2 {
+        assert!(
+            !parts.join(format!("part-{k:05}.mp4")).exists(),
+            "part {k} was left as if complete"
+        );
+    }
+}
