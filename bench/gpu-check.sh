@@ -200,7 +200,7 @@ if [ "$what" = segments ]; then
   t=$(ls .gpu/b/bin/segments-* 2>/dev/null | head -1)
   if [ -n "$t" ] && [ -z "${SEG_NO_TEST:-}" ]; then
     step test-segments-gpu env SEAMSTREAM_SPLIT_CLIP="$PWD/.gpu/clips/promo-audio.mp4" "$t" --ignored --nocapture a_real_clip
-    grep -E "^test |test result|: one run|: 4 workers|panicked" "$out/test-segments-gpu.log"
+    grep -E "^test |test result|: one run|: 4 workers|frame for frame|panicked" "$out/test-segments-gpu.log"
   fi
   clip=$PWD/.gpu/long/clip.mp4
   work=/tmp/seg-work; rm -rf "$work"; mkdir -p "$work"

@@ -411,7 +411,8 @@ fn fast_retargeting_parts_warmed_up_past_a_cut_match_one_run() {
 
 /// The GPU host's check (`bench/gpu-check.sh segments`, no software H.264
 /// decoder there): a real clip with audio, split over workers sharing one
-/// GPU and joined, has the single run's frames, timestamps and audio.
+/// GPU and joined, has the single run's frame count, timestamps and audio;
+/// and its parts as raw frames are the single run's, byte for byte.
 /// The clip is `SEAMSTREAM_SPLIT_CLIP`.
 #[test]
 #[ignore = "needs a GPU and SEAMSTREAM_SPLIT_CLIP"]
@@ -469,6 +470,42 @@ fn a_real_clip_split_over_gpu_workers_keeps_every_frame_and_the_audio() {
         );
         std::fs::remove_file(&single).unwrap();
         std::fs::remove_file(&split).unwrap();
+        // Frame for frame, without decoding H.264 (no software decoder
+        // there): raw .y4m, one run against three parts end to end.
+        let body = |p: &Path| {
+            let bytes = std::fs::read(p).unwrap();
+            let start = bytes.iter().position(|&b| b == b'\n').unwrap() + 1;
+            bytes[start..].to_vec()
+        };
+        let single = dir.join("single.y4m");
+        let one = run(&["run", s(&input), s(&single), "--op", op, "--device", "cuda"]);
+        assert!(one.status.success(), "{}", stderr(&one));
+        let mut joined = Vec::new();
+        for k in 0..3 {
+            let part = dir.join(format!("part-{k}.y4m"));
+            let seg = format!("{k}/3");
+            let o = run(&[
+                "run",
+                s(&input),
+                s(&part),
+                "--segment",
+                &seg,
+                "--op",
+                op,
+                "--device",
+                "cuda",
+            ]);
+            assert!(o.status.success(), "{}", stderr(&o));
+            joined.extend(body(&part));
+        }
+        assert!(
+            body(&single) == joined,
+            "{op}: the parts' frames differ from one run's"
+        );
+        eprintln!(
+            "{op}: 3 parts on the GPU, frame for frame as one run ({} bytes)",
+            joined.len()
+        );
     }
 }
 
