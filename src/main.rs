@@ -642,6 +642,55 @@ fn run_join(
     Ok(ExitCode::SUCCESS)
 }
 
+/// `run --gpus`/`--workers`: the job over worker processes, each given
+/// `run`'s other options as they came.
+fn run_split(
+    a: &RunArgs,
+    gpus: Option<&str>,
+    workers: Option<u32>,
+    keep_parts: bool,
+) -> anyhow::Result<ExitCode> {
+    let (Some(input), Some(output)) = (a.input, a.output) else {
+        bail!("--gpus and --workers split a file: give the input file and the output file");
+    };
+    if let (Some(_), Some(d)) = (gpus, a.device)
+        && d != "cuda"
+        && d != "auto"
+    {
+        bail!(
+            "--gpus puts each worker on a GPU of its own; leave out `--device {d}` (or split over CPU workers with --workers M --device cpu)"
+        );
+    }
+    let mut forward: Vec<std::ffi::OsString> = Vec::new();
+    let mut pass = |flag: &str, value: Option<String>| {
+        if let Some(v) = value {
+            forward.push(flag.into());
+            forward.push(v.into());
+        }
+    };
+    for op in a.ops {
+        pass("--op", Some(op.clone()));
+    }
+    pass("--pipeline", a.pipeline.map(|p| p.display().to_string()));
+    if gpus.is_none() {
+        pass("--device", a.device.map(str::to_string));
+    }
+    pass("--codec", a.encoder.codec.map(str::to_string));
+    pass("--crf", a.encoder.crf.map(|v| v.to_string()));
+    pass("--bitrate", a.encoder.bitrate.map(|v| v.to_string()));
+    pass("--preset", a.encoder.preset.map(str::to_string));
+    pass("--warmup", a.warmup.map(|v| v.to_string()));
+    fanout::run(fanout::Job {
+        input: input.into(),
+        output: output.into(),
+        gpus: gpus.map(fanout::Gpus::parse).transpose()?,
+        workers,
+        forward,
+        audio: !a.no_audio,
+        keep_parts,
+    })
+}
+
 /// Plans `--segment K/N` of a file input into a file output, and says in
 /// one line which frames the part takes.
 fn plan_segment(
@@ -661,7 +710,11 @@ fn plan_segment(
         bail!(
             "`--segment {text}`: a part goes to a file (e.g. part-{}.mp4) for `seamstream join`, not to {}",
             segment.index,
-            output.launch(0, 0, None, None)
+            match output {
+                Output::Display => "the display",
+                Output::Null => "null",
+                _ => "a sink fragment",
+            }
         );
     }
     let span = Span::plan(&path, segment, warmup, chain.remembers())?;
@@ -820,79 +873,6 @@ fn main() -> ExitCode {
             gpus,
             workers,
             keep_parts,
-        } if gpus.is_some() || workers.is_some() => (|| {
-            let (Some(input), Some(output)) = place_files(
-                [input.as_deref(), output.as_deref()],
-                input_flag.as_deref(),
-                output_flag.as_deref(),
-            )?
-            else {
-                bail!("--gpus and --workers split a file: give the input file and the output file");
-            };
-            if gpus.is_some()
-                && device
-                    .as_deref()
-                    .is_some_and(|d| d != "cuda" && d != "auto")
-            {
-                bail!(
-                    "--gpus puts each worker on a GPU of its own; leave out `--device {}` (or split over CPU workers with --workers M --device cpu)",
-                    device.as_deref().unwrap_or_default()
-                );
-            }
-            let mut forward: Vec<std::ffi::OsString> = Vec::new();
-            let mut pass = |flag: &str, value: Option<String>| {
-                if let Some(v) = value {
-                    forward.push(flag.into());
-                    forward.push(v.into());
-                }
-            };
-            for op in ops {
-                pass("--op", Some(op.clone()));
-            }
-            pass(
-                "--pipeline",
-                pipeline.as_ref().map(|p| p.display().to_string()),
-            );
-            if gpus.is_none() {
-                pass("--device", device.clone());
-            }
-            pass("--codec", codec.clone());
-            pass("--crf", crf.map(|v| v.to_string()));
-            pass("--bitrate", bitrate.map(|v| v.to_string()));
-            pass("--preset", preset.clone());
-            pass("--warmup", warmup.map(|v| v.to_string()));
-            let _ = (size, fps, frames, live, json);
-            fanout::run(fanout::Job {
-                input: input.into(),
-                output: output.into(),
-                gpus: gpus.as_deref().map(fanout::Gpus::parse).transpose()?,
-                workers: *workers,
-                forward,
-                audio: !*no_audio,
-                keep_parts: *keep_parts,
-            })
-        })(),
-        Command::Run {
-            input,
-            input_flag,
-            output,
-            output_flag,
-            ops,
-            pipeline,
-            size,
-            fps,
-            frames,
-            live,
-            device,
-            json,
-            codec,
-            crf,
-            bitrate,
-            preset,
-            no_audio,
-            segment,
-            warmup,
-            ..
         } => match place_files(
             [input.as_deref(), output.as_deref()],
             input_flag.as_deref(),
@@ -903,27 +883,34 @@ fn main() -> ExitCode {
                 eprintln!("error: {e:#}");
                 return ExitCode::from(2);
             }
-            Ok((input, output)) => run_video(RunArgs {
-                input,
-                output,
-                ops,
-                pipeline: pipeline.as_deref(),
-                size: size.as_deref(),
-                fps: fps.as_deref(),
-                frames: *frames,
-                live: *live,
-                device: device.as_deref(),
-                json: *json,
-                encoder: EncoderArgs {
-                    codec: codec.as_deref(),
-                    crf: *crf,
-                    bitrate: *bitrate,
-                    preset: preset.as_deref(),
-                },
-                no_audio: *no_audio,
-                segment: segment.as_deref(),
-                warmup: *warmup,
-            }),
+            Ok((input, output)) => {
+                let a = RunArgs {
+                    input,
+                    output,
+                    ops,
+                    pipeline: pipeline.as_deref(),
+                    size: size.as_deref(),
+                    fps: fps.as_deref(),
+                    frames: *frames,
+                    live: *live,
+                    device: device.as_deref(),
+                    json: *json,
+                    encoder: EncoderArgs {
+                        codec: codec.as_deref(),
+                        crf: *crf,
+                        bitrate: *bitrate,
+                        preset: preset.as_deref(),
+                    },
+                    no_audio: *no_audio,
+                    segment: segment.as_deref(),
+                    warmup: *warmup,
+                };
+                if gpus.is_some() || workers.is_some() {
+                    run_split(&a, gpus.as_deref(), *workers, *keep_parts)
+                } else {
+                    run_video(a)
+                }
+            }
         },
         Command::Join {
             output,

@@ -306,18 +306,6 @@ fn an_ordinal_past_the_last_gpu_says_how_many_there_are() {
     assert!(e.contains(&format!("{n} GPU")), "{e}");
 }
 
-/// The seamstream binary: beside this test binary on the GPU host (the
-/// bundle puts them together), else the one cargo built.
-fn seamstream_bin() -> std::path::PathBuf {
-    let beside = std::env::current_exe()
-        .ok()
-        .and_then(|p| p.parent().map(|d| d.join("seamstream")));
-    match beside {
-        Some(p) if p.is_file() => p,
-        _ => env!("CARGO_BIN_EXE_seamstream").into(),
-    }
-}
-
 /// When the GPU fails mid-file, `auto` does not switch to the CPU halfway:
 /// the run fails with a message and exit 1, and the file holds the frames
 /// written before the failure, playable.
@@ -328,7 +316,7 @@ fn a_gpu_failure_mid_file_fails_clearly_and_keeps_the_frames_written() {
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("o.mp4");
     let run = |args: &[&str], fault: Option<&str>| {
-        let mut c = std::process::Command::new(seamstream_bin());
+        let mut c = std::process::Command::new(common::video::binary());
         c.args(args);
         if let Some(n) = fault {
             c.env("SEAMSTREAM_INJECT_GPU_FAULT_AFTER", n);
@@ -430,7 +418,7 @@ fn a_real_clip_gives_the_same_bytes_on_either_device() {
                     args.extend(["--op", op]);
                 }
                 args.extend(["--device", device]);
-                let o = std::process::Command::new(seamstream_bin())
+                let o = std::process::Command::new(common::video::binary())
                     .args(&args)
                     .output()
                     .unwrap();
@@ -475,7 +463,7 @@ fn kernels_are_prepared_before_the_run_and_counted_in_the_summary() {
             .to_string()
     };
     let run = || {
-        let o = std::process::Command::new(seamstream_bin())
+        let o = std::process::Command::new(common::video::binary())
             .args([
                 "run",
                 "test:ball",

@@ -62,16 +62,39 @@ fn clip(path: &Path, frames: u32, gop: u32, cut_at: Option<u32>) {
     play_to_eos(&gst::parse::launch(&desc).unwrap(), "making the clip");
 }
 
-/// Runs segments 0..n of `op` on `input` into `dir`, returning the parts.
-fn segments(input: &Path, dir: &Path, n: u32, op: &str) -> Vec<PathBuf> {
+/// Runs segments 0..n of `input` into `dir/NAME-K.EXT` with `args`
+/// through `runner` (which checks each run and returns what it said).
+fn parts_with(
+    input: &Path,
+    dir: &Path,
+    n: u32,
+    (name, ext): (&str, &str),
+    args: &[&str],
+    runner: impl Fn(&[&str]) -> String,
+) -> Vec<PathBuf> {
     (0..n)
         .map(|k| {
-            let part = dir.join(format!("part-{k:05}.mp4"));
+            let part = dir.join(format!("{name}-{k:05}.{ext}"));
             let seg = format!("{k}/{n}");
-            ok(&["run", s(input), s(&part), "--segment", &seg, "--op", op]);
+            runner(&[&["run", s(input), s(&part), "--segment", &seg], args].concat());
             part
         })
         .collect()
+}
+
+/// Segments 0..n of `op` on `input`, lossless, as `dir/part-K.mp4`.
+fn segments(input: &Path, dir: &Path, n: u32, op: &str) -> Vec<PathBuf> {
+    parts_with(input, dir, n, ("part", "mp4"), &["--op", op], ok)
+}
+
+/// Mean absolute difference of two decoded clips of the same frames.
+fn mad(a: &[Vec<u8>], b: &[Vec<u8>]) -> f64 {
+    assert_eq!(a.len(), b.len());
+    let (sum, n) = a.iter().zip(b).fold((0u64, 0u64), |(s, n), (x, y)| {
+        let d: u64 = x.iter().zip(y).map(|(p, q)| p.abs_diff(*q) as u64).sum();
+        (s + d, n + x.len() as u64)
+    });
+    sum as f64 / n as f64
 }
 
 fn join(out: &Path, parts: &[PathBuf], audio_from: Option<&Path>) -> std::process::Output {
@@ -364,41 +387,27 @@ fn fast_retargeting_parts_warmed_up_past_a_cut_match_one_run() {
     ok(&["run", s(&input), s(&single), "--op", op]);
     let reference = decode_rgba(&single);
     assert_eq!(reference.len(), 90);
-    let mad = |warmup: &str| {
-        let parts: Vec<PathBuf> = (0..3)
-            .map(|k| {
-                let part = dir.join(format!("w{warmup}-{k}.mp4"));
-                let seg = format!("{k}/3");
-                let said = ok(&[
-                    "run",
-                    s(&input),
-                    s(&part),
-                    "--segment",
-                    &seg,
-                    "--op",
-                    op,
-                    "--warmup",
-                    warmup,
-                ]);
-                assert!(!said.contains("scene cut"), "{said}");
-                part
-            })
-            .collect();
+    let split = |warmup: &str| {
+        let no_snap = |args: &[&str]| {
+            let said = ok(args);
+            assert!(!said.contains("scene cut"), "{said}");
+            said
+        };
+        let args = ["--op", op, "--warmup", warmup];
+        let parts = parts_with(
+            &input,
+            &dir,
+            3,
+            (&format!("w{warmup}"), "mp4"),
+            &args,
+            no_snap,
+        );
         let joined = dir.join(format!("w{warmup}.mp4"));
         let out = join(&joined, &parts, None);
         assert!(out.status.success(), "{}", stderr(&out));
-        let frames = decode_rgba(&joined);
-        assert_eq!(frames.len(), reference.len());
-        let (sum, n) = frames
-            .iter()
-            .zip(&reference)
-            .fold((0u64, 0u64), |(s, n), (a, b)| {
-                let d: u64 = a.iter().zip(b).map(|(x, y)| x.abs_diff(*y) as u64).sum();
-                (s + d, n + a.len() as u64)
-            });
-        sum as f64 / n as f64
+        mad(&decode_rgba(&joined), &reference)
     };
-    let (warm, cold) = (mad("30"), mad("0"));
+    let (warm, cold) = (split("30"), split("0"));
     eprintln!(
         "fast retargeting in 3 parts: mean absolute difference from one run {warm:.3} levels with 30 warm-up frames, {cold:.3} with none"
     );
@@ -480,24 +489,20 @@ fn a_real_clip_split_over_gpu_workers_keeps_every_frame_and_the_audio() {
         let single = dir.join("single.y4m");
         let one = run(&["run", s(&input), s(&single), "--op", op, "--device", "cuda"]);
         assert!(one.status.success(), "{}", stderr(&one));
-        let mut joined = Vec::new();
-        for k in 0..3 {
-            let part = dir.join(format!("part-{k}.y4m"));
-            let seg = format!("{k}/3");
-            let o = run(&[
-                "run",
-                s(&input),
-                s(&part),
-                "--segment",
-                &seg,
-                "--op",
-                op,
-                "--device",
-                "cuda",
-            ]);
+        let must = |args: &[&str]| {
+            let o = run(args);
             assert!(o.status.success(), "{}", stderr(&o));
-            joined.extend(body(&part));
-        }
+            stderr(&o)
+        };
+        let parts = parts_with(
+            &input,
+            &dir,
+            3,
+            ("part", "y4m"),
+            &["--op", op, "--device", "cuda"],
+            must,
+        );
+        let joined: Vec<u8> = parts.iter().flat_map(|p| body(p)).collect();
         assert!(
             body(&single) == joined,
             "{op}: the parts' frames differ from one run's"

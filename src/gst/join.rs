@@ -460,21 +460,7 @@ fn read_part(part: &Path) -> Result<Reader> {
         .and_then(|()| src.link(&parse))
         .map_err(|e| Error::Pipeline(format!("cannot read the part: {e}")))?;
     let video_in = sink.static_pad("sink").expect("an appsink has a sink pad");
-    let weak = pipe.downgrade();
-    parse.connect_pad_added(move |_, pad| {
-        let is_video = pad
-            .current_caps()
-            .or_else(|| Some(pad.query_caps(None)))
-            .and_then(|c| c.structure(0).map(|s| s.name().starts_with("video/")))
-            .unwrap_or(false);
-        if is_video && !video_in.is_linked() {
-            let _ = pad.link(&video_in);
-            return;
-        }
-        if let Some(pipe) = weak.upgrade() {
-            super::discard_pad(&pipe, pad);
-        }
-    });
+    super::route_first_video(&pipe, &parse, video_in);
     pipe.set_state(gst::State::Playing)
         .map_err(|_| part_error(part, "GStreamer could not start reading it".into()))?;
     Ok(Reader { pipe, sink })

@@ -438,6 +438,25 @@ pub(crate) fn running_time(
     }
 }
 
+/// Links the first video pad that `from` adds to `to`, and sends every
+/// other pad to [`discard_pad`].
+pub(crate) fn route_first_video(pipe: &gst::Pipeline, from: &gst::Element, to: gst::Pad) {
+    use gst::prelude::*;
+    let weak = pipe.downgrade();
+    from.connect_pad_added(move |_, pad| {
+        let is_video = pad
+            .current_caps()
+            .or_else(|| Some(pad.query_caps(None)))
+            .and_then(|c| c.structure(0).map(|s| s.name().starts_with("video/")))
+            .unwrap_or(false);
+        if is_video && !to.is_linked() {
+            let _ = pad.link(&to);
+        } else if let Some(pipe) = weak.upgrade() {
+            discard_pad(&pipe, pad);
+        }
+    });
+}
+
 /// Sends a stream nobody reads to a fakesink of its own that neither syncs
 /// nor waits to preroll, so that the demuxer feeding it never blocks on it.
 pub(crate) fn discard_pad(pipe: &gst::Pipeline, pad: &gst::Pad) {

@@ -274,20 +274,7 @@ fn decode_luma(
     let video_in = convert
         .static_pad("sink")
         .expect("videoconvert has a sink pad");
-    let weak = pipe.downgrade();
-    decode.connect_pad_added(move |_, pad| {
-        let is_video = pad
-            .current_caps()
-            .and_then(|c| c.structure(0).map(|s| s.name().starts_with("video/")))
-            .unwrap_or(false);
-        if is_video && !video_in.is_linked() {
-            let _ = pad.link(&video_in);
-            return;
-        }
-        if let Some(pipe) = weak.upgrade() {
-            super::discard_pad(&pipe, pad);
-        }
-    });
+    super::route_first_video(&pipe, &decode, video_in);
     let outcome = seek_paused(&pipe, from)
         .and_then(|()| {
             pipe.set_state(gst::State::Playing)
