@@ -232,7 +232,10 @@ pub fn run(job: Job) -> anyhow::Result<ExitCode> {
                 w.gpu.map_or(String::new(), |g| format!(" (GPU {g})")),
                 describe_exit(w.status),
                 w.log.display(),
-                last_error(&w.log).map_or(String::new(), |e| format!("\n    {e}"))
+                w.status
+                    .filter(|s| s.code().is_some())
+                    .and_then(|_| last_error(&w.log))
+                    .map_or(String::new(), |e| format!("\n    {e}"))
             ));
         }
         let forward: Vec<String> = job
@@ -325,7 +328,9 @@ fn describe_exit(status: Option<std::process::ExitStatus>) -> String {
     }
 }
 
-/// The worker's `error:` line, if its log has one.
+/// The worker's `error:` line, if its log has one: the last, which its
+/// `main` prints as it stops (asked only of a worker that exited with a
+/// code; a killed one printed no reason).
 fn last_error(log: &Path) -> Option<String> {
     let text = std::fs::read_to_string(log).ok()?;
     text.lines()
