@@ -67,6 +67,59 @@ const DP_MAX_WARPS_BLOCK: usize = 16;
 const DP_STATIC_SHARED: usize = 2048;
 /// OUT32 of the kernels: "outside" for the 32-bit sweep.
 pub(super) const OUT32: i64 = 1 << 30;
+/// The four-row DP (kernels/retarget_coarse.cu): its file, the words of a
+/// cell's taps (CO_WORDS), the cluster and most warps of its sweep
+/// (CO_CLUSTER, CO_MAX_WARPS), its columns a window owns (CO_OWN), and the
+/// widest plane its fill (1024 threads, up to 8 columns each) takes.
+pub(super) const COARSE_FILE: &str = "retarget_coarse.cu";
+const CO_WORDS: usize = 5;
+const CO_CLUSTER: usize = 8;
+const CO_MAX_WARPS: usize = 8;
+const CO_OWN: usize = 32;
+const CO_FILL_THREADS: usize = 1024;
+const CO_MAX_WIDTH: usize = 8 * CO_FILL_THREADS;
+
+/// The four-row DP's kernels.
+struct Coarse {
+    taps: CudaFunction,
+    sweep: CudaFunction,
+    fill: CudaFunction,
+    walk: CudaFunction,
+}
+
+impl Coarse {
+    /// Where clusters run (Hopper on) and a whole one fits.
+    fn load(gpu: &Gpu) -> Result<Option<Coarse>> {
+        if gpu.arch().0 < 9 {
+            return Ok(None);
+        }
+        let f = |name: &str| gpu.function(COARSE_FILE, name);
+        let fill = f("coarse_fill")?;
+        fill.set_attribute(
+            sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            (12 * CO_MAX_WIDTH) as i32,
+        )
+        .map_err(|e| cuda_err("retarget: raising the DP fill's shared memory", e))?;
+        let sweep = f("coarse_sweep")?;
+        let widest = LaunchConfig {
+            grid_dim: (CO_CLUSTER as u32, 1, 1),
+            block_dim: (32 * CO_MAX_WARPS as u32, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        if !sweep
+            .occupancy_max_active_clusters(widest, gpu.stream())
+            .is_ok_and(|n| n >= 1)
+        {
+            return Ok(None);
+        }
+        Ok(Some(Coarse {
+            taps: f("coarse_taps")?,
+            sweep,
+            fill,
+            walk: f("coarse_walk")?,
+        }))
+    }
+}
 
 /// The row pitch (elements) of the DP's packed plane for width `w`: column
 /// x at x + DP_PAD, and room for the last window's right halo.
@@ -101,6 +154,9 @@ pub(crate) struct SeamDp {
     pub(super) max_warps: usize,
     forward: bool,
     row_bound: i64,
+    /// The four-row DP, where it loads (forward energy on Hopper on): it
+    /// takes every plane without a mask up to CO_MAX_WIDTH wide.
+    coarse: Option<Coarse>,
 }
 
 /// The file of the sweeps [`SeamDp::load`] picks on `gpu` for `energy`:
@@ -122,17 +178,19 @@ pub(super) fn file_for(gpu: &Gpu, energy: Energy) -> String {
 
 impl SeamDp {
     pub(crate) fn load(gpu: &Gpu, energy: Energy) -> Result<SeamDp> {
-        SeamDp::load_with(gpu, energy, true, DP_NARROW)
+        let coarse = std::env::var("SEAMSTREAM_DP_COARSE").map_or(true, |v| v != "0");
+        SeamDp::load_with(gpu, energy, true, DP_NARROW, coarse)
     }
 
     /// With `clusters` false, the one-block sweeps even where clusters run,
-    /// and clusters in the narrow window shape or not (so that tests check
-    /// every sweep).
+    /// clusters in the narrow window shape or not, and the four-row DP or
+    /// not (so that tests check every sweep).
     pub(super) fn load_with(
         gpu: &Gpu,
         energy: Energy,
         clusters: bool,
         narrow: bool,
+        coarse: bool,
     ) -> Result<SeamDp> {
         let forward = energy == Energy::Forward;
         let kind = if forward { "forward" } else { "energy" };
@@ -201,6 +259,11 @@ impl SeamDp {
             max_warps,
             forward,
             row_bound: row_cost_bound(energy),
+            coarse: if coarse && clusters && forward {
+                Coarse::load(gpu)?
+            } else {
+                None
+            },
         })
     }
 
@@ -229,7 +292,124 @@ impl SeamDp {
     ) -> Result<()> {
         self.prep(st, planes, (w, h, pitch), scratch)?;
         let masked = planes.1.is_some();
+        if let Some(co) = &self.coarse
+            && !masked
+            && w <= CO_MAX_WIDTH
+            && (h as i64) * self.row_bound < OUT32
+        {
+            return self.coarse(co, st, (w, h, pitch), scratch, seam, total, top);
+        }
         self.sweep(st, masked, 0, (w, h, pitch), scratch, seam, total, top)
+    }
+
+    /// The four-row DP over the costs `prep` packed (forward energy, no
+    /// mask, 32-bit sums): the same outputs as [`SeamDp::sweep`].
+    #[allow(clippy::too_many_arguments)]
+    fn coarse(
+        &self,
+        co: &Coarse,
+        st: &Arc<CudaStream>,
+        (w, h, pitch): (usize, usize, usize),
+        scratch: &mut DpScratch,
+        seam: &mut CudaSlice<u32>,
+        total: usize,
+        top: Option<&mut CudaSlice<i64>>,
+    ) -> Result<()> {
+        let cpitch = cost_pitch(w);
+        let groups = (h - 1) / 4;
+        let chunks = (h - 1).div_ceil(ANCHOR_ROWS);
+        let fits = (1..=MAX_SIDE).contains(&h)
+            && w <= pitch
+            && h * pitch <= scratch.back.len()
+            && chunks * pitch <= scratch.anchors.len()
+            && (groups * CO_WORDS + 1) * cpitch <= scratch.taps.len()
+            && ((h - 1) / ANCHOR_ROWS + 1) * pitch <= scratch.mrows.len()
+            && w <= scratch.rows.len()
+            && total < scratch.costs.len()
+            && h <= seam.len()
+            && top.as_ref().is_none_or(|t| w <= t.len());
+        if !fits {
+            return Err(Error::Device(format!(
+                "retarget: the DP was given a {w}x{h} plane (pitch {pitch}) it has no room for"
+            )));
+        }
+        let (w32, h32, p32, c32, g32) = (
+            w as u32,
+            h as u32,
+            pitch as u32,
+            cpitch as u32,
+            groups as u32,
+        );
+        let DpScratch {
+            back,
+            anchors,
+            cost,
+            rows,
+            costs,
+            taps,
+            mrows,
+        } = scratch;
+        let mut b = st.launch_builder(&co.taps);
+        b.arg(&*cost)
+            .arg(&mut *taps)
+            .arg(&w32)
+            .arg(&h32)
+            .arg(&c32)
+            .arg(&g32);
+        b.arg(&mut *rows).arg(&mut *mrows).arg(&p32);
+        let cfg = LaunchConfig {
+            grid_dim: ((w * groups).div_ceil(256) as u32 + 1, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: coarse_taps takes (cost, taps, w, h, cpitch, groups,
+        // xrows, mrows, pitch); one thread a cell of the groups and a last
+        // block; checked above: `cost` holds h rows of cpitch as dp_prep
+        // wrote them, `taps` 5·groups + 1 rows of cpitch, xrows 2·w ints,
+        // mrows ⌊(h−1)/32⌋ + 1 rows of pitch.
+        unsafe { launch(&mut b, cfg, "the DP's taps") }?;
+        let windows = w.div_ceil(CO_OWN);
+        let warps = windows.div_ceil(CO_CLUSTER).clamp(1, CO_MAX_WARPS);
+        let mut b = st.launch_builder(&co.sweep);
+        b.arg(&*taps).arg(&w32).arg(&g32).arg(&c32);
+        b.arg(&mut *rows).arg(&mut *mrows).arg(&p32);
+        let cfg = LaunchConfig {
+            grid_dim: (CO_CLUSTER as u32, 1, 1),
+            block_dim: (32 * warps as u32, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: coarse_sweep takes (taps, w, groups, cpitch, xrows, mrows,
+        // pitch), a cluster of CO_CLUSTER blocks of at most CO_MAX_WARPS
+        // warps; its windows read taps up to column 32·⌈w/32⌉ + 15 past the
+        // padding, within cost_pitch(w).
+        unsafe { launch(&mut b, cfg, "the DP's sweep") }?;
+        if chunks > 0 {
+            let mut b = st.launch_builder(&co.fill);
+            b.arg(&*cost).arg(&w32).arg(&h32).arg(&c32);
+            b.arg(&*mrows).arg(&p32).arg(&mut *back).arg(&mut *anchors);
+            let cfg = LaunchConfig {
+                grid_dim: (chunks as u32, 1, 1),
+                block_dim: (CO_FILL_THREADS as u32, 1, 1),
+                shared_mem_bytes: (12 * w) as u32,
+            };
+            // SAFETY: coarse_fill takes (cost, w, h, cpitch, mrows, pitch,
+            // back, anchors), a block a chunk of 32 rows with 12·w bytes of
+            // shared memory, w ≤ 8·1024 (checked by the caller).
+            unsafe { launch(&mut b, cfg, "the DP's fill") }?;
+        }
+        let mut total = costs.slice_mut(total..total + 1);
+        let mut b = st.launch_builder(&co.walk);
+        b.arg(&*mrows).arg(&w32).arg(&h32).arg(&p32);
+        b.arg(&*back).arg(&*anchors).arg(seam).arg(&mut total);
+        b.opt_mut(top);
+        // SAFETY: coarse_walk takes (mrows, w, h, pitch, back, anchors,
+        // seam, total, top?); one block; `seam` holds h entries, `top` w.
+        let cfg = LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (1024, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        unsafe { launch(&mut b, cfg, "the seam's walk") }
     }
 
     /// The DP's first launch: each pixel's packed costs into
@@ -319,6 +499,7 @@ impl SeamDp {
             cost,
             rows,
             costs,
+            ..
         } = scratch;
         let mut total = costs.slice_mut(total..total + 1);
         let mut b = st.launch_builder(func);
@@ -362,6 +543,10 @@ pub(crate) struct DpScratch {
     pub(super) rows: CudaSlice<i64>,
     /// Seam costs: the DP writes the slot it is given.
     pub(crate) costs: CudaSlice<i64>,
+    /// The four-row DP's taps (5 words a cell of every fourth row, rows of
+    /// `cost_pitch(w)`) and its sums at the rows that are multiples of 32.
+    pub(super) taps: CudaSlice<u32>,
+    pub(super) mrows: CudaSlice<i32>,
 }
 
 impl DpScratch {
@@ -385,6 +570,16 @@ impl DpScratch {
             cost: alloc(st, most(&|p, h| cost_pitch(p) * h), "the DP costs")?,
             rows: alloc(st, most(&|p, _| 3 * p), "the DP rows")?,
             costs: alloc(st, slots, "the seam costs")?,
+            taps: alloc(
+                st,
+                most(&|p, h| ((h.max(1) - 1) / 4 * CO_WORDS + 1) * cost_pitch(p)),
+                "the DP taps",
+            )?,
+            mrows: alloc(
+                st,
+                most(&|p, h| ((h.max(1) - 1) / ANCHOR_ROWS + 1) * p),
+                "the DP rows",
+            )?,
         })
     }
 }

@@ -367,6 +367,9 @@ impl GpuOp for GpuRetarget {
 
     fn kernel_files(&self, gpu: &Gpu) -> Vec<String> {
         let mut files = vec![FILE.to_string(), dp::file_for(gpu, self.energy)];
+        if self.energy == Energy::Forward && gpu.arch().0 >= 9 {
+            files.push(dp::COARSE_FILE.to_string());
+        }
         if self.fast.is_some() {
             files.push(fast::FILE.to_string());
         }

@@ -195,7 +195,7 @@ fn profile_the_dp_on_the_gpu() {
     println!("DP at {w}x{h}, forward energy, no mask (us, median of 50):");
     let mut block_warps = 0;
     for (clusters, narrow) in [(true, true), (true, false), (false, false)] {
-        let dp = SeamDp::load_with(&gpu, Energy::Forward, clusters, narrow).unwrap();
+        let dp = SeamDp::load_with(&gpu, Energy::Forward, clusters, narrow, false).unwrap();
         if !dp.cluster {
             block_warps = dp.max_warps;
         }

@@ -484,13 +484,18 @@ fn the_gpu_dp_writes_what_the_cpu_dp_finds() {
     ];
     for energy in [Energy::Forward, Energy::Basic] {
         let forward = energy == Energy::Forward;
-        for (clusters, narrow) in [(true, true), (true, false), (false, false)] {
-            let dp = SeamDp::load_with(&gpu, energy, clusters, narrow).unwrap();
+        for (clusters, narrow, coarse) in [
+            (true, true, true),
+            (true, true, false),
+            (true, false, false),
+            (false, false, false),
+        ] {
+            let dp = SeamDp::load_with(&gpu, energy, clusters, narrow, coarse).unwrap();
             for (n, &(w, h)) in shapes.iter().enumerate() {
                 for (levels, mask) in [(3, 0), (256, 0), (256, 1), (3, 2), (0, 0), (1, 1)] {
                     let i = input(w, h, forward, levels, mask, n as u64 * 5 + mask as u64);
                     let what = format!(
-                        "{w}x{h} {energy:?} clusters={clusters} narrow={narrow} levels={levels} mask={mask}"
+                        "{w}x{h} {energy:?} clusters={clusters} narrow={narrow} coarse={coarse} levels={levels} mask={mask}"
                     );
                     let pitch = w + n % 4;
                     let mut scratch = DpScratch::new(&st, &[(pitch, h)], 2).unwrap();
