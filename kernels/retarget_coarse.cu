@@ -39,52 +39,74 @@ __device__ __forceinline__ void co_unpack(u32 word, u32& up, u32& ul, u32& ur) {
 
 // The bottom rows: M(h − 1) = the centre step's cost, then rows up to RB
 // one at a time, into xrows[0, w) (and mrows if RB is a multiple of 32).
+// One block; each thread fetches 8 of its columns' words at once, so that
+// a row waits for memory once, not once a column.
+#define CO_BASE_BATCH 8
 __device__ __forceinline__ void co_base(const u32* __restrict__ cost, int w, int h, u32 cpitch,
                                         int rb, int* xrows, int* mrows, u32 pitch) {
     int* rows[2] = {xrows, xrows + w};
     int cur = (h - 1 - rb) & 1;
-    for (int x = threadIdx.x; x < w; x += blockDim.x) {
-        u32 up, ul, ur;
-        co_unpack(cost[(size_t)(h - 1) * cpitch + x + DP_PAD], up, ul, ur);
-        rows[cur][x] = (int)up;
-    }
-    for (int y = h - 2; y >= rb; --y) {
-        __syncthreads();
+    const int t = threadIdx.x, nt = blockDim.x;
+    for (int y = h - 1; y >= rb; --y) {
+        if (y < h - 1) __syncthreads();
         const int* b = rows[cur];
-        int* o = rows[cur ^ 1];
-        for (int x = threadIdx.x; x < w; x += blockDim.x) {
-            u32 up, ul, ur;
-            co_unpack(cost[(size_t)y * cpitch + x + DP_PAD], up, ul, ur);
-            const int c = b[x] + (int)up;
-            const int l = (x > 0 ? b[x - 1] : OUT32) + (int)ul;
-            const int r = (x + 1 < w ? b[x + 1] : OUT32) + (int)ur;
-            int best = l < c ? l : c;
-            best = r < best ? r : best;
-            o[x] = best;
+        int* o = y == h - 1 ? rows[cur] : rows[cur ^ 1];
+        for (int x0 = 0; x0 < w; x0 += CO_BASE_BATCH * nt) {
+            u32 wd[CO_BASE_BATCH];
+#pragma unroll
+            for (int k = 0; k < CO_BASE_BATCH; ++k) {
+                const int x = x0 + t + k * nt;
+                wd[k] = x < w ? __ldg(cost + (size_t)y * cpitch + x + DP_PAD) : 0;
+            }
+#pragma unroll
+            for (int k = 0; k < CO_BASE_BATCH; ++k) {
+                const int x = x0 + t + k * nt;
+                if (x >= w) break;
+                u32 up, ul, ur;
+                co_unpack(wd[k], up, ul, ur);
+                if (y == h - 1) {
+                    o[x] = (int)up;
+                    continue;
+                }
+                const int c = b[x] + (int)up;
+                const int l = (x > 0 ? b[x - 1] : OUT32) + (int)ul;
+                const int r = (x + 1 < w ? b[x + 1] : OUT32) + (int)ur;
+                int best = l < c ? l : c;
+                best = r < best ? r : best;
+                o[x] = best;
+            }
         }
-        cur ^= 1;
+        if (y < h - 1) cur ^= 1;
     }
     // cur is 0 here: the row count was chosen so.
     if (rb % ANCHOR_ROWS == 0) {
         __syncthreads();
-        for (int x = threadIdx.x; x < w; x += blockDim.x)
-            mrows[(size_t)(rb / ANCHOR_ROWS) * pitch + x] = xrows[x];
+        for (int x = t; x < w; x += nt) mrows[(size_t)(rb / ANCHOR_ROWS) * pitch + x] = xrows[x];
     }
 }
 
-// One thread a cell (x, 4g) of the G groups, and a last block for the
-// bottom rows.
-extern "C" __global__ void coarse_taps(const u32* __restrict__ cost, u32* __restrict__ taps,
-                                       u32 w_, u32 h_, u32 cpitch, u32 groups, int* xrows,
-                                       int* mrows, u32 pitch) {
+// A block a tile of CO_TILE columns of one group (its four rows' cost
+// words, with four columns either side, in shared memory), a thread a cell
+// (x, 4g); and a last block for the bottom rows.
+#define CO_TILE 256
+extern "C" __global__ void __launch_bounds__(CO_TILE) coarse_taps(
+    const u32* __restrict__ cost, u32* __restrict__ taps, u32 w_, u32 h_, u32 cpitch,
+    u32 groups, int* xrows, int* mrows, u32 pitch) {
     const int w = w_, h = h_, rb = 4 * groups;
-    if (blockIdx.x == gridDim.x - 1) {
+    if (blockIdx.x == gridDim.x - 1 && blockIdx.y == gridDim.y - 1) {
         co_base(cost, w, h, cpitch, rb, xrows, mrows, pitch);
         return;
     }
-    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= (long long)w * groups) return;
-    const int x = (int)(i % w), g = (int)(i / w);
+    if (blockIdx.x == gridDim.x - 1 || blockIdx.y >= groups) return;
+    __shared__ u32 tile[4][CO_TILE + 8];
+    const int g = blockIdx.y, x = blockIdx.x * CO_TILE + threadIdx.x;
+    for (int i = threadIdx.x; i < 4 * (CO_TILE + 8); i += CO_TILE) {
+        const int r = i / (CO_TILE + 8), k = i % (CO_TILE + 8);
+        const int c = blockIdx.x * CO_TILE + k - 4;
+        tile[r][k] = c >= 0 && c < w ? cost[(size_t)(4 * g + r) * cpitch + c + DP_PAD] : 0;
+    }
+    __syncthreads();
+    if (x >= w) return;
     // The cheapest path from (x, 4g) to each column x + o − 4 of the row
     // reached so far.
     int d[9];
@@ -92,7 +114,6 @@ extern "C" __global__ void coarse_taps(const u32* __restrict__ cost, u32* __rest
     for (int o = 0; o < 9; ++o) d[o] = o == 4 ? 0 : CO_INF;
 #pragma unroll
     for (int s = 0; s < 4; ++s) {
-        const u32* row = cost + (size_t)(4 * g + s) * cpitch + DP_PAD;
         int n[9];
 #pragma unroll
         for (int o = 0; o < 9; ++o) n[o] = CO_INF;
@@ -101,7 +122,7 @@ extern "C" __global__ void coarse_taps(const u32* __restrict__ cost, u32* __rest
             const int c = x + o - 4;
             if (c < 0 || c >= w) continue;
             u32 up, ul, ur;
-            co_unpack(row[c], up, ul, ur);
+            co_unpack(tile[s][threadIdx.x + o], up, ul, ur);
             n[o] = min(n[o], d[o] + (int)up);
             if (c > 0) n[o - 1] = min(n[o - 1], d[o] + (int)ul);
             if (c + 1 < w) n[o + 1] = min(n[o + 1], d[o] + (int)ur);
@@ -118,68 +139,106 @@ extern "C" __global__ void coarse_taps(const u32* __restrict__ cost, u32* __rest
     }
 }
 
-// The taps of a lane's two columns for one step: word j's low halves in
-// .x (column x0), high in .y... as loaded: q[j].x is column x0's word j,
-// q[j].y column x0 + 1's.
-struct CoStep {
-    uint2 q[CO_WORDS];
-};
-
-__device__ __forceinline__ void co_load(CoStep& s, const u32* taps, int g, u32 cpitch, int x0) {
-    const u32* p = taps + (size_t)g * CO_WORDS * cpitch + x0 + DP_PAD;
-#pragma unroll
-    for (int j = 0; j < CO_WORDS; ++j) s.q[j] = __ldcg((const uint2*)(p + (size_t)j * cpitch));
-}
-
-__device__ __forceinline__ int co_tap(const uint2 (&q)[CO_WORDS], int k, bool second) {
-    const u32 word = second ? q[k >> 1].y : q[k >> 1].x;
-    return (int)((k & 1) ? word >> 16 : word & 0xFFFF);
-}
-
-// One step of a lane's two columns (x0, x0 + 1) from the sums `b` of the
-// row four below.
-template <bool EDGE>
-__device__ __forceinline__ void co_step(const CoStep& s, int& b0, int& b1, bool in0, bool in1) {
-    const int u2a = __shfl_up_sync(0xFFFFFFFFu, b0, 2), u2b = __shfl_up_sync(0xFFFFFFFFu, b1, 2);
-    const int u1a = __shfl_up_sync(0xFFFFFFFFu, b0, 1), u1b = __shfl_up_sync(0xFFFFFFFFu, b1, 1);
-    const int d1a = __shfl_down_sync(0xFFFFFFFFu, b0, 1), d1b = __shfl_down_sync(0xFFFFFFFFu, b1, 1);
-    const int d2a = __shfl_down_sync(0xFFFFFFFFu, b0, 2), d2b = __shfl_down_sync(0xFFFFFFFFu, b1, 2);
-    // Columns x0 − 4 … x0 + 5.
-    const int v[10] = {u2a, u2b, u1a, u1b, b0, b1, d1a, d1b, d2a, d2b};
-    int c[2][9];
-#pragma unroll
-    for (int k = 0; k < 9; ++k) {
-        c[0][k] = v[k] + co_tap(s.q, k, false);
-        c[1][k] = v[k + 1] + co_tap(s.q, k, true);
-    }
-    int n[2];
-#pragma unroll
-    for (int i = 0; i < 2; ++i) {
-        const int a = __vimin3_s32(c[i][0], c[i][1], c[i][2]);
-        const int b = __vimin3_s32(c[i][3], c[i][4], c[i][5]);
-        const int d = __vimin3_s32(c[i][6], c[i][7], c[i][8]);
-        n[i] = __vimin3_s32(a, b, d);
-    }
-    b0 = (!EDGE || in0) ? n[0] : OUT32;
-    b1 = (!EDGE || in1) ? n[1] : OUT32;
-}
-
-#define CO_OWN 32
-#define CO_HALO 16
-#define CO_BAND 16
+// The sweep's windows: 128 columns (4 a lane) that own the middle 64 and
+// overlap by a halo of 32, swept in bands of 32 rows (8 steps, each
+// reaching 4 columns further in from a window's edges: the halo) between
+// the cluster's barriers. Each band top is an anchor row (mrows).
+#define CO_LC 4
+#define CO_OWN 64
+#define CO_HALO 32
+#define CO_BAND 32
+#define CO_STEPS (CO_BAND / 4)
 #define CO_CLUSTER 8
 #define CO_MAX_WARPS 8
+// The most windows a warp sweeps (planes up to 8192 wide).
+#define CO_MAX_WIN 2
+// One step of a lane's four columns x0 … x0 + 3 from the sums `b` of the
+// row four below, with its taps `q` (q[j] = word j of each column).
+template <bool EDGE>
+__device__ __forceinline__ void co_step(const uint4 (&q)[CO_WORDS], int (&b)[4],
+                                        const bool (&in)[4]) {
+    int v[12];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        v[i] = __shfl_up_sync(0xFFFFFFFFu, b[i], 1);
+        v[4 + i] = b[i];
+        v[8 + i] = __shfl_down_sync(0xFFFFFFFFu, b[i], 1);
+    }
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        int c[9];
+#pragma unroll
+        for (int k = 0; k < 9; ++k) {
+            const uint4 wq = q[k >> 1];
+            const u32 word = i == 0 ? wq.x : (i == 1 ? wq.y : (i == 2 ? wq.z : wq.w));
+            const int tap = (int)((k & 1) ? word >> 16 : word & 0xFFFF);
+            c[k] = v[i + k] + tap;
+        }
+        const int a = __vimin3_s32(c[0], c[1], c[2]);
+        const int e = __vimin3_s32(c[3], c[4], c[5]);
+        const int f = __vimin3_s32(c[6], c[7], c[8]);
+        const int n = __vimin3_s32(a, e, f);
+        b[i] = (!EDGE || in[i]) ? n : OUT32;
+    }
+}
 
-// The sweep's work, in the order a warp does it: (band c, window j), from
-// the bottom band; its taps are fetched one item ahead.
-struct CoItem {
-    int c, j;
+// A lane's taps of one step (its four columns' word k as q[k]) in a
+// warp's ring of CO_RING steps in shared memory, fetched (cp.async)
+// CO_AHEAD steps ahead: cp.async's groups let a step wait for its own
+// copies only (taps loaded into registers that far ahead share the warp's
+// few scoreboards, and a step waited for the newest loads as well).
+#define CO_RING 8
+#define CO_AHEAD 6
+#define CO_SLOT (CO_WORDS * 16)
+#define CO_RING_BYTES (CO_RING * 32 * CO_SLOT)
+
+__device__ __forceinline__ void co_copy16(void* dst, const void* src) {
+    const u32 d = (u32)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
+}
+
+// Where a warp's fetching stands: step u of item (band c, window j), the
+// items in the order the warp sweeps them (bands from the bottom, windows
+// within a band); position `pos` counts CO_STEPS a item.
+struct CoCursor {
+    const u32* taps;
+    u32 cpitch;
+    int rb, gw, nw, nwin, lane;
+    int c, j, u, pos;
+
+    // Fetches the current step into its slot (if it exists) and commits a
+    // group either way, then moves on.
+    __device__ __forceinline__ void fetch(unsigned char* ring) {
+        if (c >= 0) {
+            const int y1 = min(CO_BAND * c + CO_BAND, rb);
+            if (u < (y1 - CO_BAND * c) / 4) {
+                const int x0 = (gw + j * nw) * CO_OWN - CO_HALO + CO_LC * lane;
+                const u32* src = taps + (size_t)(y1 / 4 - 1 - u) * CO_WORDS * cpitch + x0 + DP_PAD;
+                unsigned char* dst = ring + ((size_t)(pos % CO_RING) * 32 + lane) * CO_SLOT;
+#pragma unroll
+                for (int k = 0; k < CO_WORDS; ++k)
+                    co_copy16(dst + 16 * k, src + (size_t)k * cpitch);
+            }
+        }
+        asm volatile("cp.async.commit_group;" ::: "memory");
+        ++pos;
+        if (++u == CO_STEPS) {
+            u = 0;
+            if (++j == nwin) {
+                j = 0;
+                --c;
+            }
+        }
+    }
 };
 
+// Rows RB down to 0 in steps of four: M(RB) in xrows[0, w) on entry (from
+// coarse_taps' last block); each band's top row into mrows.
 extern "C" __global__ void __cluster_dims__(CO_CLUSTER, 1, 1)
     __launch_bounds__(CO_MAX_WARPS * 32, 1)
         coarse_sweep(const u32* __restrict__ taps, u32 w_, u32 groups, u32 cpitch, int* xrows,
                      int* mrows, u32 pitch) {
+    extern __shared__ __align__(16) unsigned char co_ring[];
 #if __CUDA_ARCH__ >= 900
     {
         u32 n;
@@ -193,144 +252,175 @@ extern "C" __global__ void __cluster_dims__(CO_CLUSTER, 1, 1)
     const int windows = (w + CO_OWN - 1) / CO_OWN;
     const int nwin = gw < windows ? (windows - gw + nw - 1) / nw : 0;
     const int nbands = (rb + CO_BAND - 1) / CO_BAND;
-    const bool owner = lane >= CO_HALO / 2 && lane < (CO_HALO + CO_OWN) / 2;
-    int* xin = xrows;
-    int* xout = xrows + w;
-    // The steps of an item: from row y1 (its band's bottom) up.
-    auto steps_of = [&](int c) {
-        const int y0 = CO_BAND * c, y1 = min(y0 + CO_BAND, rb);
-        return (y1 - y0) / 4;
-    };
-    auto load = [&](CoStep (&s)[4], int c, int j) {
-        if (c < 0) return;
-        const int g = gw + j * nw;
-        const int x0 = g * CO_OWN - CO_HALO + 2 * lane;
-        const int y1 = min(CO_BAND * c + CO_BAND, rb), n = steps_of(c);
-#pragma unroll
-        for (int u = 0; u < 4; ++u)
-            if (u < n) co_load(s[u], taps, y1 / 4 - 1 - u, cpitch, x0);
-    };
-    CoStep cur[4], nxt[4];
-    int c = nbands - 1, j = 0;
-    if (nwin > 0) load(cur, c, j);
+    const bool owner = lane >= CO_HALO / CO_LC && lane < (CO_HALO + CO_OWN) / CO_LC;
+    unsigned char* ring = co_ring + (size_t)warp * CO_RING_BYTES;
+    // The owned columns of each window at the last band's top, by band
+    // parity: read back by the window and its neighbours (in other blocks
+    // through distributed shared memory) after the cluster's barrier, and
+    // written to mrows then, so that no global store waits at a barrier.
+    __shared__ __align__(16) int s_own[2][CO_MAX_WARPS][CO_MAX_WIN][CO_OWN];
+    const int nwb_all = nwb;
+    CoCursor f{taps, cpitch, rb, gw, nw, nwin, lane, nwin > 0 ? nbands - 1 : -1, 0, 0, 0};
+    for (int i = 0; i < CO_AHEAD; ++i) f.fetch(ring);
+    int pos = 0;
     for (int cb = nbands - 1; cb >= 0; --cb) {
-        for (int jj = 0; jj < nwin; ++jj) {
-            // The next item's taps, while this one's steps run.
-            int nc = cb, nj = jj + 1;
-            if (nj == nwin) {
-                nj = 0;
-                --nc;
+        const int y0 = CO_BAND * cb, y1 = min(y0 + CO_BAND, rb), n = (y1 - y0) / 4;
+        const int p = cb & 1;
+        // The band below's top row, now that every block has met: into
+        // mrows, from this warp's own windows.
+        if (cb + 1 < nbands) {
+            int* m = mrows + (size_t)(y1 / ANCHOR_ROWS) * pitch;
+            for (int jj = 0; jj < nwin; ++jj) {
+                const int x = (gw + jj * nw) * CO_OWN + 2 * lane;
+                const int2 v = *(const int2*)&s_own[p ^ 1][warp][jj][2 * lane];
+                if (x < w) m[x] = v.x;
+                if (x + 1 < w) m[x + 1] = v.y;
             }
-            load(nxt, nc, nj);
-            const int g = gw + jj * nw;
-            const int x0 = g * CO_OWN - CO_HALO + 2 * lane;
-            const bool in0 = x0 >= 0 && x0 < w, in1 = x0 + 1 >= 0 && x0 + 1 < w;
-            int b0 = in0 ? __ldcg(xin + x0) : OUT32;
-            int b1 = in1 ? __ldcg(xin + x0 + 1) : OUT32;
-            const bool edge = g == 0 || g * CO_OWN + CO_OWN + CO_HALO > w;
-            const int n = steps_of(cb);
-#pragma unroll
-            for (int u = 0; u < 4; ++u) {
-                if (u < n) {
-                    if (edge)
-                        co_step<true>(cur[u], b0, b1, in0, in1);
-                    else
-                        co_step<false>(cur[u], b0, b1, in0, in1);
-                }
-            }
-            if (owner) {
-                const int y0 = CO_BAND * cb;
-                if (in0) xout[x0] = b0;
-                if (in1) xout[x0 + 1] = b1;
-                if (y0 % ANCHOR_ROWS == 0) {
-                    int* m = mrows + (size_t)(y0 / ANCHOR_ROWS) * pitch;
-                    if (in0) m[x0] = b0;
-                    if (in1) m[x0 + 1] = b1;
-                }
-            }
-#pragma unroll
-            for (int u = 0; u < 4; ++u) cur[u] = nxt[u];
         }
-        int* t = xin;
-        xin = xout;
-        xout = t;
+        for (int jj = 0; jj < nwin; ++jj) {
+            const int g = gw + jj * nw;
+            const int x0 = g * CO_OWN - CO_HALO + CO_LC * lane;
+            bool in[4];
+            int b[4];
+#pragma unroll
+            for (int i = 0; i < 4; ++i) in[i] = x0 + i >= 0 && x0 + i < w;
+            if (cb + 1 == nbands) {
+#pragma unroll
+                for (int i = 0; i < 4; ++i) b[i] = in[i] ? __ldcg(xrows + x0 + i) : OUT32;
+            } else {
+                // This lane's columns are owned by window g − 1, g or g + 1.
+                const int side = lane < CO_HALO / CO_LC ? -1 : (lane < (CO_HALO + CO_OWN) / CO_LC ? 0 : 1);
+                const int go = g + side;
+                const int o = x0 - go * CO_OWN;
+                int4 v = make_int4(OUT32, OUT32, OUT32, OUT32);
+                if (go >= 0 && go * CO_OWN < w) {
+                    const int gwo = go % nw, jo = go / nw;
+                    const int blk = gwo / nwb_all, lw = gwo % nwb_all;
+                    const int* at = &s_own[p ^ 1][lw][jo][o];
+                    if (blk == (int)blockIdx.x) {
+                        v = *(const int4*)at;
+                    } else {
+#if __CUDA_ARCH__ >= 900
+                        u32 local = (u32)__cvta_generic_to_shared(at), remote;
+                        asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
+                                     : "=r"(remote)
+                                     : "r"(local), "r"(blk));
+                        asm volatile("ld.shared::cluster.v4.u32 {%0, %1, %2, %3}, [%4];"
+                                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                                     : "r"(remote)
+                                     : "memory");
+#endif
+                    }
+                }
+                b[0] = in[0] ? v.x : OUT32;
+                b[1] = in[1] ? v.y : OUT32;
+                b[2] = in[2] ? v.z : OUT32;
+                b[3] = in[3] ? v.w : OUT32;
+            }
+            const bool edge = g == 0 || g * CO_OWN + CO_OWN + CO_HALO > w;
+#pragma unroll
+            for (int u = 0; u < CO_STEPS; ++u, ++pos) {
+                f.fetch(ring);
+                asm volatile("cp.async.wait_group %0;" ::"n"(CO_AHEAD) : "memory");
+                if (u < n) {
+                    const unsigned char* slot =
+                        ring + ((size_t)(pos % CO_RING) * 32 + lane) * CO_SLOT;
+                    uint4 q[CO_WORDS];
+#pragma unroll
+                    for (int k = 0; k < CO_WORDS; ++k) q[k] = *(const uint4*)(slot + 16 * k);
+                    if (edge)
+                        co_step<true>(q, b, in);
+                    else
+                        co_step<false>(q, b, in);
+                }
+            }
+            if (owner)
+                *(int4*)&s_own[p][warp][jj][CO_LC * lane - CO_HALO] = make_int4(b[0], b[1], b[2], b[3]);
+        }
 #if __CUDA_ARCH__ >= 900
         asm volatile("barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;" ::: "memory");
+#else
+        __syncthreads();
 #endif
     }
-    (void)c;
-    (void)j;
+    // Row 0 (the last band's top).
+    if (nbands > 0) {
+        for (int jj = 0; jj < nwin; ++jj) {
+            const int x = (gw + jj * nw) * CO_OWN + 2 * lane;
+            const int2 v = *(const int2*)&s_own[0][warp][jj][2 * lane];
+            if (x < w) mrows[x] = v.x;
+            if (x + 1 < w) mrows[x + 1] = v.y;
+        }
+    }
+    asm volatile("cp.async.wait_group 0;" ::: "memory");
 }
 
-// Chunk c (rows [32c, R), R = min(32c + 32, h − 1)) from the exact row R:
-// mrows' row for R, or the bottom row. Writes each row's steps and the
-// chunk's jumps (its anchors). One block a chunk, each thread up to
-// CO_FILL_COLS columns (t, t + blockDim, …) whose next row's costs it
-// fetches while this row runs; rows of w ints and shorts in shared memory,
-// twice.
-#define CO_FILL_COLS 8
-extern "C" __global__ void __launch_bounds__(1024, 1) coarse_fill(const u32* __restrict__ cost, u32 w_, u32 h_, u32 cpitch,
-                                       const int* __restrict__ mrows, u32 pitch, i8* back,
-                                       u16* anchors) {
-    extern __shared__ __align__(16) unsigned char co_smem[];
-    const int w = w_, h = h_, c = blockIdx.x, t = threadIdx.x, nt = blockDim.x;
+// Chunk c (rows [32c, R), R = min(32c + 32, h − 1)) from the exact row R
+// (mrows' row for R, or the bottom row), a tile of CO_FILL_OWN columns a
+// block with a halo of 32 either side (a path moves at most 32 columns in
+// a chunk, and a row's sums go inexact one column further in from the
+// tile's edges each row, so the owned columns' steps, paths and jumps are
+// exact), a thread a column, its 32 rows' costs fetched at once. Writes the
+// owned columns' steps, their chunk's jumps (anchors) and `paths`: for each
+// row y in (32c, R], the column at row y of the path from (x, 32c).
+#define CO_FILL_OWN 256
+#define CO_FILL (CO_FILL_OWN + 2 * ANCHOR_ROWS)
+extern "C" __global__ void __launch_bounds__(CO_FILL) coarse_fill(
+    const u32* __restrict__ cost, u32 w_, u32 h_, u32 cpitch, const int* __restrict__ mrows,
+    u32 pitch, i8* back, u16* anchors, u16* paths) {
+    __shared__ int m[2][CO_FILL];
+    __shared__ i8 st[ANCHOR_ROWS][CO_FILL];
+    const int w = w_, h = h_, c = blockIdx.y, t = threadIdx.x;
     const int y0 = ANCHOR_ROWS * c, R = min(y0 + ANCHOR_ROWS, h - 1);
-    int* m[2] = {(int*)co_smem, (int*)co_smem + w};
-    u16* jm[2] = {(u16*)((int*)co_smem + 2 * w), (u16*)((int*)co_smem + 2 * w) + w};
-    for (int x = t; x < w; x += nt) {
-        int v;
+    const int x0 = blockIdx.x * CO_FILL_OWN - ANCHOR_ROWS, x = x0 + t;
+    const bool in = x >= 0 && x < w;
+    u32 wd[ANCHOR_ROWS];
+#pragma unroll
+    for (int k = 0; k < ANCHOR_ROWS; ++k)
+        wd[k] = in && R - 1 - k >= y0 ? __ldg(cost + (size_t)(R - 1 - k) * cpitch + x + DP_PAD) : 0;
+    int v = OUT32;
+    if (in) {
         if (R % ANCHOR_ROWS == 0) {
             v = __ldcg(mrows + (size_t)(R / ANCHOR_ROWS) * pitch + x);
         } else {
             u32 up, ul, ur;
-            co_unpack(cost[(size_t)R * cpitch + x + DP_PAD], up, ul, ur);
+            co_unpack(__ldg(cost + (size_t)R * cpitch + x + DP_PAD), up, ul, ur);
             v = (int)up;
         }
-        m[0][x] = v;
     }
-    u32 wd[CO_FILL_COLS];
-#pragma unroll
-    for (int k = 0; k < CO_FILL_COLS; ++k) {
-        const int x = t + k * nt;
-        wd[k] = x < w ? __ldg(cost + (size_t)(R - 1) * cpitch + x + DP_PAD) : 0;
-    }
+    m[0][t] = v;
     int cur = 0;
-    for (int y = R - 1; y >= y0; --y) {
-        u32 nx[CO_FILL_COLS];
 #pragma unroll
-        for (int k = 0; k < CO_FILL_COLS; ++k) {
-            const int x = t + k * nt;
-            nx[k] = x < w && y > y0 ? __ldg(cost + (size_t)(y - 1) * cpitch + x + DP_PAD) : 0;
-        }
+    for (int k = 0; k < ANCHOR_ROWS; ++k) {
+        const int y = R - 1 - k;
+        if (y < y0) break;
         __syncthreads();
         const int* b = m[cur];
-        const u16* jb = jm[cur];
-        int* o = m[cur ^ 1];
-        u16* jo = jm[cur ^ 1];
-        const bool restart = y == R - 1;
-#pragma unroll
-        for (int k = 0; k < CO_FILL_COLS; ++k) {
-            const int x = t + k * nt;
-            if (x >= w) break;
-            u32 up, ul, ur;
-            co_unpack(wd[k], up, ul, ur);
-            const int cv = b[x] + (int)up;
-            const int lv = (x > 0 ? b[x - 1] : OUT32) + (int)ul;
-            const int rv = (x + 1 < w ? b[x + 1] : OUT32) + (int)ur;
-            const bool take_l = lv < cv;
-            int best = take_l ? lv : cv;
-            const bool take_r = rv < best;
-            best = take_r ? rv : best;
-            const int step = take_r ? 1 : (take_l ? -1 : 0);
-            o[x] = best;
-            const int j = restart ? x + step : jb[x + step];
-            jo[x] = (u16)j;
+        u32 up, ul, ur;
+        co_unpack(wd[k], up, ul, ur);
+        const int cv = b[t] + (int)up;
+        const int lv = (t > 0 && x > 0 ? b[t - 1] : OUT32) + (int)ul;
+        const int rv = (t + 1 < CO_FILL && x + 1 < w ? b[t + 1] : OUT32) + (int)ur;
+        const bool take_l = lv < cv;
+        int best = take_l ? lv : cv;
+        const bool take_r = rv < best;
+        best = take_r ? rv : best;
+        const int step = take_r ? 1 : (take_l ? -1 : 0);
+        m[cur ^ 1][t] = in ? best : OUT32;
+        st[y - y0][t] = (i8)step;
+        if (in && t >= ANCHOR_ROWS && t < ANCHOR_ROWS + CO_FILL_OWN)
             back[(size_t)y * pitch + x] = (i8)step;
-            if (y == y0) anchors[(size_t)c * pitch + x] = (u16)j;
-        }
-#pragma unroll
-        for (int k = 0; k < CO_FILL_COLS; ++k) wd[k] = nx[k];
         cur ^= 1;
+    }
+    __syncthreads();
+    // The owned columns' paths down the chunk.
+    if (in && t >= ANCHOR_ROWS && t < ANCHOR_ROWS + CO_FILL_OWN) {
+        int p = t;
+        for (int y = y0; y < R; ++y) {
+            p += st[y - y0][p];
+            paths[(size_t)(y + 1) * pitch + x] = (u16)(x0 + p);
+        }
+        anchors[(size_t)c * pitch + x] = (u16)(x0 + p);
     }
 }
 
@@ -338,7 +428,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) coarse_fill(const u32* __r
 // top row's sums into `top` (if not null), and the seam: from anchor row to
 // anchor row, then each chunk's steps. One block.
 extern "C" __global__ void __launch_bounds__(1024, 1) coarse_walk(const int* __restrict__ mrows, u32 w_, u32 h_, u32 pitch,
-                                       const i8* __restrict__ back,
+                                       const u16* __restrict__ paths,
                                        const u16* __restrict__ anchors, u32* seam, i64* total,
                                        i64* top) {
     __shared__ i64 s_best[32];
@@ -387,13 +477,10 @@ extern "C" __global__ void __launch_bounds__(1024, 1) coarse_walk(const int* __r
         }
     }
     __syncthreads();
-    for (int c = threadIdx.x; c < nb; c += blockDim.x) {
-        int x = s_anchor[c];
-        const int y0 = ANCHOR_ROWS * c, y1 = min(y0 + ANCHOR_ROWS, h - 1);
-        seam[y0] = x;
-        for (int y = y0; y < y1; ++y) {
-            x += __ldcg(back + (size_t)y * pitch + x);
-            seam[y + 1] = x;
-        }
+    // Each row's column: its chunk's path from the chunk's entry.
+    for (int y = threadIdx.x; y < h && nb > 0; y += blockDim.x) {
+        const int c = min(y / ANCHOR_ROWS, nb - 1);
+        const int x = s_anchor[c];
+        seam[y] = y == ANCHOR_ROWS * c ? x : __ldcg(paths + (size_t)y * pitch + x);
     }
 }

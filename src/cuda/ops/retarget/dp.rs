@@ -75,9 +75,16 @@ pub(super) const COARSE_FILE: &str = "retarget_coarse.cu";
 const CO_WORDS: usize = 5;
 const CO_CLUSTER: usize = 8;
 const CO_MAX_WARPS: usize = 8;
-const CO_OWN: usize = 32;
-const CO_FILL_THREADS: usize = 1024;
-const CO_MAX_WIDTH: usize = 8 * CO_FILL_THREADS;
+const CO_OWN: usize = 64;
+/// The shared memory of a sweep warp's ring (CO_RING_BYTES), the columns
+/// of a taps block (CO_TILE), and a fill block's owned columns and threads
+/// (CO_FILL_OWN, CO_FILL).
+const CO_RING_BYTES: usize = 8 * 32 * 80;
+const CO_TILE: usize = 256;
+const CO_FILL_OWN: usize = 256;
+const CO_FILL: usize = CO_FILL_OWN + 2 * ANCHOR_ROWS;
+/// The widest plane: columns stay u16 in the paths and jumps.
+const CO_MAX_WIDTH: usize = 8192;
 
 /// The four-row DP's kernels.
 struct Coarse {
@@ -94,17 +101,18 @@ impl Coarse {
             return Ok(None);
         }
         let f = |name: &str| gpu.function(COARSE_FILE, name);
-        let fill = f("coarse_fill")?;
-        fill.set_attribute(
-            sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            (12 * CO_MAX_WIDTH) as i32,
-        )
-        .map_err(|e| cuda_err("retarget: raising the DP fill's shared memory", e))?;
+        let walk = f("coarse_walk")?;
         let sweep = f("coarse_sweep")?;
+        sweep
+            .set_attribute(
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                (CO_MAX_WARPS * CO_RING_BYTES) as i32,
+            )
+            .map_err(|e| cuda_err("retarget: raising the DP sweep's shared memory", e))?;
         let widest = LaunchConfig {
             grid_dim: (CO_CLUSTER as u32, 1, 1),
             block_dim: (32 * CO_MAX_WARPS as u32, 1, 1),
-            shared_mem_bytes: 0,
+            shared_mem_bytes: (CO_MAX_WARPS * CO_RING_BYTES) as u32,
         };
         if !sweep
             .occupancy_max_active_clusters(widest, gpu.stream())
@@ -115,8 +123,8 @@ impl Coarse {
         Ok(Some(Coarse {
             taps: f("coarse_taps")?,
             sweep,
-            fill,
-            walk: f("coarse_walk")?,
+            fill: f("coarse_fill")?,
+            walk,
         }))
     }
 }
@@ -324,6 +332,7 @@ impl SeamDp {
             && chunks * pitch <= scratch.anchors.len()
             && (groups * CO_WORDS + 1) * cpitch <= scratch.taps.len()
             && ((h - 1) / ANCHOR_ROWS + 1) * pitch <= scratch.mrows.len()
+            && h * pitch <= scratch.paths.len()
             && w <= scratch.rows.len()
             && total < scratch.costs.len()
             && h <= seam.len()
@@ -348,6 +357,7 @@ impl SeamDp {
             costs,
             taps,
             mrows,
+            paths,
         } = scratch;
         let mut b = st.launch_builder(&co.taps);
         b.arg(&*cost)
@@ -358,13 +368,13 @@ impl SeamDp {
             .arg(&g32);
         b.arg(&mut *rows).arg(&mut *mrows).arg(&p32);
         let cfg = LaunchConfig {
-            grid_dim: ((w * groups).div_ceil(256) as u32 + 1, 1, 1),
-            block_dim: (256, 1, 1),
+            grid_dim: (w.div_ceil(CO_TILE) as u32 + 1, groups.max(1) as u32, 1),
+            block_dim: (CO_TILE as u32, 1, 1),
             shared_mem_bytes: 0,
         };
         // SAFETY: coarse_taps takes (cost, taps, w, h, cpitch, groups,
-        // xrows, mrows, pitch); one thread a cell of the groups and a last
-        // block; checked above: `cost` holds h rows of cpitch as dp_prep
+        // xrows, mrows, pitch); a block a tile of CO_TILE columns of a group
+        // and a last one; checked above: `cost` holds h rows of cpitch as dp_prep
         // wrote them, `taps` 5·groups + 1 rows of cpitch, xrows 2·w ints,
         // mrows ⌊(h−1)/32⌋ + 1 rows of pitch.
         unsafe { launch(&mut b, cfg, "the DP's taps") }?;
@@ -376,7 +386,7 @@ impl SeamDp {
         let cfg = LaunchConfig {
             grid_dim: (CO_CLUSTER as u32, 1, 1),
             block_dim: (32 * warps as u32, 1, 1),
-            shared_mem_bytes: 0,
+            shared_mem_bytes: (warps * CO_RING_BYTES) as u32,
         };
         // SAFETY: coarse_sweep takes (taps, w, groups, cpitch, xrows, mrows,
         // pitch), a cluster of CO_CLUSTER blocks of at most CO_MAX_WARPS
@@ -387,22 +397,24 @@ impl SeamDp {
             let mut b = st.launch_builder(&co.fill);
             b.arg(&*cost).arg(&w32).arg(&h32).arg(&c32);
             b.arg(&*mrows).arg(&p32).arg(&mut *back).arg(&mut *anchors);
+            b.arg(&mut *paths);
             let cfg = LaunchConfig {
-                grid_dim: (chunks as u32, 1, 1),
-                block_dim: (CO_FILL_THREADS as u32, 1, 1),
-                shared_mem_bytes: (12 * w) as u32,
+                grid_dim: (w.div_ceil(CO_FILL_OWN) as u32, chunks as u32, 1),
+                block_dim: (CO_FILL as u32, 1, 1),
+                shared_mem_bytes: 0,
             };
             // SAFETY: coarse_fill takes (cost, w, h, cpitch, mrows, pitch,
-            // back, anchors), a block a chunk of 32 rows with 12·w bytes of
-            // shared memory, w ≤ 8·1024 (checked by the caller).
+            // back, anchors, paths), a block a tile of CO_FILL_OWN columns
+            // of a chunk of 32 rows, CO_FILL threads; back and paths hold h
+            // rows of pitch, anchors a row a chunk.
             unsafe { launch(&mut b, cfg, "the DP's fill") }?;
         }
         let mut total = costs.slice_mut(total..total + 1);
         let mut b = st.launch_builder(&co.walk);
         b.arg(&*mrows).arg(&w32).arg(&h32).arg(&p32);
-        b.arg(&*back).arg(&*anchors).arg(seam).arg(&mut total);
+        b.arg(&*paths).arg(&*anchors).arg(seam).arg(&mut total);
         b.opt_mut(top);
-        // SAFETY: coarse_walk takes (mrows, w, h, pitch, back, anchors,
+        // SAFETY: coarse_walk takes (mrows, w, h, pitch, paths, anchors,
         // seam, total, top?); one block; `seam` holds h entries, `top` w.
         let cfg = LaunchConfig {
             grid_dim: (1, 1, 1),
@@ -547,6 +559,9 @@ pub(crate) struct DpScratch {
     /// `cost_pitch(w)`) and its sums at the rows that are multiples of 32.
     pub(super) taps: CudaSlice<u32>,
     pub(super) mrows: CudaSlice<i32>,
+    /// The four-row DP's paths: at (x, y), the column at row y of the path
+    /// from (x', 32⌊(y − 1)/32⌋) … (coarse_fill).
+    pub(super) paths: CudaSlice<u16>,
 }
 
 impl DpScratch {
@@ -580,6 +595,7 @@ impl DpScratch {
                 most(&|p, h| ((h.max(1) - 1) / ANCHOR_ROWS + 1) * p),
                 "the DP rows",
             )?,
+            paths: alloc(st, most(&|p, h| p * h), "the DP paths")?,
         })
     }
 }
