@@ -14,14 +14,17 @@
 //   cell (at most 4·510 each), and, in its last block, the rows from the
 //   bottom up to row RB = 4·⌊(h − 1)/4⌋ one at a time;
 // - coarse_sweep: a cluster's warps carry M from row RB up to row 0 in
-//   steps of four rows, windows of 64 columns that own the middle 32 and
-//   bands of 16 rows between barriers (the narrow shape's geometry: a step
-//   reaches four columns, so four steps use up the 16-column halo), and
-//   write the rows that are multiples of 32 (`mrows`);
-// - coarse_fill: one block a chunk of 32 rows sweeps its rows one at a time
-//   from the exact row below it, all chunks at once, writing the steps and
-//   the chunk's jumps (`back`, `anchors`), exactly dp_sweep's;
-// - coarse_walk: the least top-row cost and the seam, as dp_sweep's tail.
+//   steps of four rows: windows of 128 columns (4 a lane) that own the
+//   middle 64, bands of 32 rows (8 steps, each reaching 4 columns further
+//   in from a window's edges: the 32-column halo) between the cluster's
+//   barriers, band tops handed over in distributed shared memory and
+//   written to `mrows` (the anchor rows);
+// - coarse_fill: from the exact row below each chunk of 32 rows, all
+//   chunks at once, tiles of 256 columns with a 32-column halo sweep the
+//   chunk's rows one at a time, writing the steps, the jumps (`back`,
+//   `anchors`, exactly dp_sweep's) and each column's path down the chunk;
+// - coarse_walk: the least top-row cost and the seam: anchor to anchor,
+//   then each chunk's path.
 #include "retarget.cuh"
 
 // A cell's taps: word j of group g (rows 4g … 4g + 3) at

@@ -4,7 +4,10 @@
 //! besides the seam ([`DpScratch`]). Every seam is the CPU's
 //! (src/ops/retarget/dp.rs): warps on 8 SMs advance overlapping windows 16
 //! (or 32) rows between barriers, then one block takes the argmin and walks
-//! back; tests.rs checks the schedule against the row-by-row DP.
+//! back; tests.rs checks the schedule against the row-by-row DP. Forward
+//! energy without a mask on Hopper takes the four-row DP instead
+//! (kernels/retarget_coarse.cu: a quarter of the sequential steps, the
+//! same outputs); SEAMSTREAM_DP_COARSE=0 turns it off, to compare.
 
 use std::sync::Arc;
 
@@ -559,8 +562,8 @@ pub(crate) struct DpScratch {
     /// `cost_pitch(w)`) and its sums at the rows that are multiples of 32.
     pub(super) taps: CudaSlice<u32>,
     pub(super) mrows: CudaSlice<i32>,
-    /// The four-row DP's paths: at (x, y), the column at row y of the path
-    /// from (x', 32⌊(y − 1)/32⌋) … (coarse_fill).
+    /// The four-row DP's paths: paths[y·pitch + x], for y in (32c, 32c +
+    /// 32], is the column at row y of the best path from (x, 32c).
     pub(super) paths: CudaSlice<u16>,
 }
 
