@@ -7,7 +7,8 @@
 //! `CUDA_VISIBLE_DEVICES`), draws one progress bar from the `frames N`
 //! lines they write ([`PROGRESS_LINES`]), and joins their parts into OUT
 //! with the input's audio. Parts go to `OUT.parts/`, each worker's messages
-//! to `part-K.log` beside its part.
+//! to `part-K.log` beside its part. With OUT `null` the workers drop their
+//! frames: no parts, no join, only the job's speed without its encoders.
 //!
 //! Ctrl-C reaches every worker (they share the terminal's process group;
 //! a SIGTERM to the coordinator alone is passed on): each stops and keeps
@@ -70,18 +71,24 @@ struct Worker {
 }
 
 pub fn run(job: Job) -> anyhow::Result<ExitCode> {
-    let ext = job
-        .output
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase)
-        .filter(|e| matches!(e.as_str(), "mp4" | "mkv" | "webm"))
-        .with_context(|| {
-            format!(
-                "`{}`: a job over several workers writes .mp4, .mkv or .webm (its parts are joined without re-encoding)",
-                job.output.display()
-            )
-        })?;
+    // `null`: the workers process their segments and drop the frames, with
+    // no parts and no join (the job's speed without its encoders).
+    let null = job.output.as_os_str() == "null";
+    let ext = if null {
+        String::new()
+    } else {
+        job.output
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase)
+            .filter(|e| matches!(e.as_str(), "mp4" | "mkv" | "webm"))
+            .with_context(|| {
+                format!(
+                    "`{}`: a job over several workers writes .mp4, .mkv or .webm (its parts are joined without re-encoding), or null",
+                    job.output.display()
+                )
+            })?
+    };
     let gpus = match job.gpus {
         None => None,
         Some(asked) => {
@@ -109,7 +116,13 @@ pub fn run(job: Job) -> anyhow::Result<ExitCode> {
     let frames = seamstream::gst::probe::video_frames(&job.input)?.len() as u64;
     // Fails here, naming the counts, when there are more workers than frames.
     seamstream::split::plan(frames, workers, &[], 0)?;
-    let parts_dir = parts_dir(&job.output);
+    // The parts and the workers' logs (for null, the logs alone, in a
+    // folder of the system's temporary directory).
+    let parts_dir = if null {
+        std::env::temp_dir().join(format!("seamstream-null-{}.parts", std::process::id()))
+    } else {
+        parts_dir(&job.output)
+    };
     if parts_dir.exists() && std::fs::read_dir(&parts_dir)?.next().is_some() {
         bail!(
             "`{}` holds the parts of an earlier job; finish it (rerun its missing segments with --segment K/N, then `seamstream join`) or remove the folder",
@@ -131,7 +144,11 @@ pub fn run(job: Job) -> anyhow::Result<ExitCode> {
     let mut pool = Vec::new();
     for k in 0..workers {
         let gpu = gpus.map(|n| k as usize % n);
-        let part = parts_dir.join(format!("part-{k:05}.{ext}"));
+        let part = if null {
+            PathBuf::from("null")
+        } else {
+            parts_dir.join(format!("part-{k:05}.{ext}"))
+        };
         let log = parts_dir.join(format!("part-{k:05}.log"));
         let mut cmd = Command::new(&exe);
         cmd.arg("run")
@@ -185,8 +202,9 @@ pub fn run(job: Job) -> anyhow::Result<ExitCode> {
         None => "this machine".into(),
     };
     eprintln!(
-        "{frames} frames of {} in {workers} segments on {place}; parts in {}",
+        "{frames} frames of {} in {workers} segments on {place}; {} in {}",
         job.input.display(),
+        if null { "the workers' logs" } else { "parts" },
         parts_dir.display()
     );
     let bar = progress_bar(frames);
@@ -219,12 +237,16 @@ pub fn run(job: Job) -> anyhow::Result<ExitCode> {
         .filter(|w| !w.status.is_some_and(|s| s.success()))
         .collect();
     if !failed.is_empty() {
-        let mut text = format!(
-            "{} of {workers} segments failed; {} was not written, the complete parts are in {}",
-            failed.len(),
-            job.output.display(),
-            parts_dir.display()
-        );
+        let mut text = if null {
+            format!("{} of {workers} segments failed", failed.len())
+        } else {
+            format!(
+                "{} of {workers} segments failed; {} was not written, the complete parts are in {}",
+                failed.len(),
+                job.output.display(),
+                parts_dir.display()
+            )
+        };
         for w in &failed {
             text.push_str(&format!(
                 "\n  segment {}/{workers}{}: {}; its messages are in {}{}",
@@ -237,6 +259,9 @@ pub fn run(job: Job) -> anyhow::Result<ExitCode> {
                     .and_then(|_| last_error(&w.log))
                     .map_or(String::new(), |e| format!("\n    {e}"))
             ));
+        }
+        if null {
+            bail!(text);
         }
         let forward: Vec<String> = job
             .forward
@@ -258,6 +283,17 @@ pub fn run(job: Job) -> anyhow::Result<ExitCode> {
             }
         ));
         bail!(text);
+    }
+    if null {
+        // Every worker succeeded, so each had its segment's every frame.
+        eprintln!(
+            "{frames} frames in {workers} segments on {place}: {seconds:.2} s ({:.1} fps); output null (nothing written)",
+            frames as f64 / seconds.max(1e-9)
+        );
+        if !job.keep_parts {
+            let _ = std::fs::remove_dir_all(&parts_dir);
+        }
+        return Ok(ExitCode::SUCCESS);
     }
     let parts: Vec<PathBuf> = pool.iter().map(|w| w.part.clone()).collect();
     let audio = job.audio.then_some(job.input.as_path());

@@ -168,6 +168,7 @@ Examples:
         warmup: Option<u64>,
         /// Split the job over this many GPUs of this machine (or `all`),
         /// one worker process each, and join the parts into the output
+        /// (or, with output `null`, drop them: the job's speed alone)
         #[arg(long, value_name = "N|all", conflicts_with = "segment")]
         gpus: Option<String>,
         /// Worker processes for a split job [default: one per GPU]; with
@@ -653,6 +654,14 @@ fn run_split(
     let (Some(input), Some(output)) = (a.input, a.output) else {
         bail!("--gpus and --workers split a file: give the input file and the output file");
     };
+    let e = &a.encoder;
+    if output == "null"
+        && (e.codec.is_some() || e.crf.is_some() || e.bitrate.is_some() || e.preset.is_some())
+    {
+        bail!(
+            "--codec, --crf, --bitrate and --preset apply to file outputs (.mp4, .mkv, .webm), not to null"
+        );
+    }
     if let (Some(_), Some(d)) = (gpus, a.device)
         && d != "cuda"
         && d != "auto"
@@ -706,13 +715,14 @@ fn plan_segment(
     let Some(path) = input.local_path() else {
         bail!("`--segment {text}`: the input must be a video file, not {input}");
     };
-    if !matches!(output, Output::File { .. }) {
+    // null: the part is processed and dropped (a split job's speed without
+    // its encoders).
+    if !matches!(output, Output::File { .. } | Output::Null) {
         bail!(
-            "`--segment {text}`: a part goes to a file (e.g. part-{}.mp4) for `seamstream join`, not to {}",
+            "`--segment {text}`: a part goes to a file (e.g. part-{}.mp4) for `seamstream join`, or to null, not to {}",
             segment.index,
             match output {
                 Output::Display => "the display",
-                Output::Null => "null",
                 _ => "a sink fragment",
             }
         );

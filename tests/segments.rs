@@ -194,6 +194,46 @@ fn workers_run_the_job_in_segments_and_join_it() {
     );
 }
 
+/// Output `null`: the workers process their segments and drop them (the
+/// split job's speed without encoders): every frame counted, nothing
+/// written, no parts folder left anywhere.
+#[test]
+fn a_split_job_into_null_processes_every_frame_and_writes_nothing() {
+    let dir = tempdir("seg-null");
+    let input = dir.join("in.mp4");
+    clip_with_audio(&input, 2);
+    let frames = video_frames(&input).unwrap().len();
+    let before: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+    let mut args = vec!["run", s(&input), "null", "--workers", "2", "--op", "sobel"];
+    args.extend(["--device", device()]);
+    if device() == "cuda" {
+        args.extend(["--gpus", "1"]);
+    }
+    let out = run(&args);
+    let said = stderr(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains(&format!("{frames} frames in 2 segments")) && said.contains("output null"),
+        "{said}"
+    );
+    assert!(!Path::new("null").exists(), "no file named null");
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), before.len());
+    // One segment by hand, into null, says which frames it took.
+    let out = run(&[
+        "run",
+        s(&input),
+        "null",
+        "--segment",
+        "1/2",
+        "--op",
+        "sobel",
+    ]);
+    assert!(out.status.success() && stderr(&out).contains("segment 1/2: frames "));
+    // Encoder settings have nothing to encode: refused before any worker.
+    let out = run(&["run", s(&input), "null", "--workers", "2", "--crf", "0"]);
+    assert!(!out.status.success() && stderr(&out).contains("not to null"));
+}
+
 #[test]
 fn a_boundary_near_a_scene_cut_moves_to_it() {
     let dir = tempdir("seg-cut");
