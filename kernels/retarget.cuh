@@ -100,3 +100,44 @@ struct alignas(4 * LC) DpSlot {
 };
 static_assert((DP_DEPTH & (DP_DEPTH - 1)) == 0, "the ring's depth is a power of two");
 
+// The least of a row's w sums and its column (ties to the smallest), for a
+// whole block: thread 0 returns true with them in `best` and `col` (the
+// others return false); `top` (if not null) gets the row as i64. s_best
+// and s_col are shared scratch of 32 entries; one barrier.
+template <typename V>
+__device__ __forceinline__ bool dp_top_argmin(const V* row, int w, i64* top, i64* s_best,
+                                              int* s_col, i64& best, int& col) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwb = blockDim.x >> 5;
+    best = I64_MAX;
+    col = 0x7FFFFFFF;
+    for (int x = threadIdx.x; x < w; x += blockDim.x) {
+        const i64 v = (i64)__ldcg(row + x);
+        if (top) top[x] = v;
+        if (v < best) {
+            best = v;
+            col = x;
+        }
+    }
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+        const i64 ob = __shfl_down_sync(0xFFFFFFFFu, best, off);
+        const int oc = __shfl_down_sync(0xFFFFFFFFu, col, off);
+        if (ob < best || (ob == best && oc < col)) {
+            best = ob;
+            col = oc;
+        }
+    }
+    if (lane == 0) {
+        s_best[warp] = best;
+        s_col[warp] = col;
+    }
+    __syncthreads();
+    if (threadIdx.x != 0) return false;
+    for (int i = 1; i < nwb; ++i) {
+        if (s_best[i] < best || (s_best[i] == best && s_col[i] < col)) {
+            best = s_best[i];
+            col = s_col[i];
+        }
+    }
+    return true;
+}

@@ -437,40 +437,12 @@ extern "C" __global__ void __launch_bounds__(1024, 1) coarse_walk(const int* __r
     __shared__ i64 s_best[32];
     __shared__ int s_col[32];
     __shared__ u16 s_anchor[DP_MAX_CHUNKS];
-    const int w = w_, h = h_, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int nwb = blockDim.x >> 5;
-    i64 best = I64_MAX;
-    int col = 0x7FFFFFFF;
-    for (int x = threadIdx.x; x < w; x += blockDim.x) {
-        const i64 v = (i64)__ldcg(mrows + x);
-        if (top) top[x] = v;
-        if (v < best) {
-            best = v;
-            col = x;
-        }
-    }
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) {
-        const i64 ob = __shfl_down_sync(0xFFFFFFFFu, best, off);
-        const int oc = __shfl_down_sync(0xFFFFFFFFu, col, off);
-        if (ob < best || (ob == best && oc < col)) {
-            best = ob;
-            col = oc;
-        }
-    }
-    if (lane == 0) {
-        s_best[warp] = best;
-        s_col[warp] = col;
-    }
-    __syncthreads();
+    const int w = w_, h = h_;
+    i64 best;
+    int col;
+    const bool first = dp_top_argmin(mrows, w, top, s_best, s_col, best, col);
     const int nb = (h - 1 + ANCHOR_ROWS - 1) / ANCHOR_ROWS;
-    if (threadIdx.x == 0) {
-        for (int i = 1; i < nwb; ++i) {
-            if (s_best[i] < best || (s_best[i] == best && s_col[i] < col)) {
-                best = s_best[i];
-                col = s_col[i];
-            }
-        }
+    if (first) {
         *total = best;
         if (h == 1) seam[0] = col;
         int x = col;

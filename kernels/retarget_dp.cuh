@@ -499,37 +499,9 @@ __device__ __forceinline__ void dp_sweep(const u32* __restrict__ cost, u32 w_, u
     if (blockIdx.x != 0) return;
 
     // `xin` holds the top row: the least cost, ties to the smallest column.
-    i64 best = I64_MAX;
-    int col = 0x7FFFFFFF;
-    for (int x = threadIdx.x; x < w; x += blockDim.x) {
-        const i64 v = (i64)__ldcg(xin + x);
-        if (top) top[x] = v;
-        if (v < best) {
-            best = v;
-            col = x;
-        }
-    }
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) {
-        const i64 ob = __shfl_down_sync(0xFFFFFFFFu, best, off);
-        const int oc = __shfl_down_sync(0xFFFFFFFFu, col, off);
-        if (ob < best || (ob == best && oc < col)) {
-            best = ob;
-            col = oc;
-        }
-    }
-    if (lane == 0) {
-        s_best[warp] = best;
-        s_col[warp] = col;
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        for (int i = 1; i < nwb; ++i) {
-            if (s_best[i] < best || (s_best[i] == best && s_col[i] < col)) {
-                best = s_best[i];
-                col = s_col[i];
-            }
-        }
+    i64 best;
+    int col;
+    if (dp_top_argmin(xin, w, top, s_best, s_col, best, col)) {
         *total = best;
         if (PROF && pr) pr[DP_PROF_ARGMIN] = dp_ns();
         if (h == 1) seam[0] = col;

@@ -329,21 +329,14 @@ impl SeamDp {
         let cpitch = cost_pitch(w);
         let groups = (h - 1) / 4;
         let chunks = (h - 1).div_ceil(ANCHOR_ROWS);
-        let fits = (1..=MAX_SIDE).contains(&h)
-            && w <= pitch
-            && h * pitch <= scratch.back.len()
-            && chunks * pitch <= scratch.anchors.len()
+        let fits = outputs_fit(scratch, (w, h, pitch), seam, total, top.as_deref())
             && (groups * CO_WORDS + 1) * cpitch <= scratch.taps.len()
             && ((h - 1) / ANCHOR_ROWS + 1) * pitch <= scratch.mrows.len()
             && h * pitch <= scratch.paths.len()
             && w <= scratch.rows.len()
-            && total < scratch.costs.len()
-            && h <= seam.len()
-            && top.as_ref().is_none_or(|t| w <= t.len());
+            && h * cpitch <= scratch.cost.len();
         if !fits {
-            return Err(Error::Device(format!(
-                "retarget: the DP was given a {w}x{h} plane (pitch {pitch}) it has no room for"
-            )));
+            return Err(no_room(w, h, pitch));
         }
         let (w32, h32, p32, c32, g32) = (
             w as u32,
@@ -482,20 +475,11 @@ impl SeamDp {
         top: Option<&mut CudaSlice<i64>>,
     ) -> Result<()> {
         let cpitch = cost_pitch(w);
-        let fits = (1..=MAX_SIDE).contains(&w)
-            && (1..=MAX_SIDE).contains(&h)
-            && w <= pitch
-            && h * pitch <= scratch.back.len()
-            && h.div_ceil(ANCHOR_ROWS) * pitch <= scratch.anchors.len()
+        let fits = outputs_fit(scratch, (w, h, pitch), seam, total, top.as_deref())
             && h * cpitch <= scratch.cost.len()
-            && 3 * w <= scratch.rows.len()
-            && total < scratch.costs.len()
-            && h <= seam.len()
-            && top.as_ref().is_none_or(|t| w <= t.len());
+            && 3 * w <= scratch.rows.len();
         if !fits {
-            return Err(Error::Device(format!(
-                "retarget: the DP was given a {w}x{h} plane (pitch {pitch}) it has no room for"
-            )));
+            return Err(no_room(w, h, pitch));
         }
         let (w32, h32, p32, c32) = (w as u32, h as u32, pitch as u32, cpitch as u32);
         // 32-bit sums where none can reach OUT32 (see dp_sweep).
@@ -532,6 +516,31 @@ impl SeamDp {
         // were built and their attributes set for.
         unsafe { launch(&mut b, cfg, "the seam DP") }
     }
+}
+
+/// Whether the DP's outputs have room for a w×h plane at `pitch`: its
+/// steps, jumps, seam, cost slot and top row.
+fn outputs_fit(
+    scratch: &DpScratch,
+    (w, h, pitch): (usize, usize, usize),
+    seam: &CudaSlice<u32>,
+    total: usize,
+    top: Option<&CudaSlice<i64>>,
+) -> bool {
+    (1..=MAX_SIDE).contains(&w)
+        && (1..=MAX_SIDE).contains(&h)
+        && w <= pitch
+        && h * pitch <= scratch.back.len()
+        && h.div_ceil(ANCHOR_ROWS) * pitch <= scratch.anchors.len()
+        && total < scratch.costs.len()
+        && h <= seam.len()
+        && top.is_none_or(|t| w <= t.len())
+}
+
+fn no_room(w: usize, h: usize, pitch: usize) -> Error {
+    Error::Device(format!(
+        "retarget: the DP was given a {w}x{h} plane (pitch {pitch}) it has no room for"
+    ))
 }
 
 /// `grid` blocks of `warps` warps, each with its warps' prefetch rings for
