@@ -208,29 +208,38 @@ struct CoCursor {
     u32 cpitch;
     int rb, gw, nw, nwin, lane;
     int c, j, u, pos;
+    // The current item's: steps, and its first step's taps for this lane
+    // (each next step's are CO_WORDS rows of the plane up); its slot.
+    int n;
+    const u32* src;
+
+    // Points at item (c, j)'s first step.
+    __device__ __forceinline__ void aim() {
+        if (c < 0) return;
+        const int y1 = min(CO_BAND * c + CO_BAND, rb);
+        n = (y1 - CO_BAND * c) / 4;
+        const int x0 = (gw + j * nw) * CO_OWN - CO_HALO + CO_LC * lane;
+        src = taps + (size_t)(y1 / 4 - 1) * CO_WORDS * cpitch + x0 + DP_PAD;
+    }
 
     // Fetches the current step into its slot (if it exists) and commits a
     // group either way, then moves on.
     __device__ __forceinline__ void fetch(unsigned char* ring) {
-        if (c >= 0) {
-            const int y1 = min(CO_BAND * c + CO_BAND, rb);
-            if (u < (y1 - CO_BAND * c) / 4) {
-                const int x0 = (gw + j * nw) * CO_OWN - CO_HALO + CO_LC * lane;
-                const u32* src = taps + (size_t)(y1 / 4 - 1 - u) * CO_WORDS * cpitch + x0 + DP_PAD;
-                unsigned char* dst = ring + ((size_t)(pos % CO_RING) * 32 + lane) * CO_SLOT;
+        if (c >= 0 && u < n) {
+            unsigned char* dst = ring + ((size_t)(pos % CO_RING) * 32 + lane) * CO_SLOT;
 #pragma unroll
-                for (int k = 0; k < CO_WORDS; ++k)
-                    co_copy16(dst + 16 * k, src + (size_t)k * cpitch);
-            }
+            for (int k = 0; k < CO_WORDS; ++k) co_copy16(dst + 16 * k, src + (size_t)k * cpitch);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");
         ++pos;
+        src -= (size_t)CO_WORDS * cpitch;
         if (++u == CO_STEPS) {
             u = 0;
             if (++j == nwin) {
                 j = 0;
                 --c;
             }
+            aim();
         }
     }
 };
@@ -263,7 +272,9 @@ extern "C" __global__ void __cluster_dims__(CO_CLUSTER, 1, 1)
     // written to mrows then, so that no global store waits at a barrier.
     __shared__ __align__(16) int s_own[2][CO_MAX_WARPS][CO_MAX_WIN][CO_OWN];
     const int nwb_all = nwb;
-    CoCursor f{taps, cpitch, rb, gw, nw, nwin, lane, nwin > 0 ? nbands - 1 : -1, 0, 0, 0};
+    CoCursor f{taps, cpitch, rb, gw, nw, nwin, lane, nwin > 0 ? nbands - 1 : -1, 0, 0, 0, 0,
+               nullptr};
+    f.aim();
     for (int i = 0; i < CO_AHEAD; ++i) f.fetch(ring);
     int pos = 0;
     for (int cb = nbands - 1; cb >= 0; --cb) {
