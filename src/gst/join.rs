@@ -248,30 +248,7 @@ fn feed(
         let mut first_pts: Option<gst::ClockTime> = None;
         let mut end = offset;
         let mut checked = false;
-        let mut quiet = Instant::now();
-        loop {
-            if let Some(e) = bus_error(pipe) {
-                return Err(e);
-            }
-            let Some(sample) = reader
-                .sink
-                .try_pull_sample(gst::ClockTime::from_mseconds(100))
-            else {
-                if reader.sink.is_eos() {
-                    break;
-                }
-                if let Some(e) = reader.error() {
-                    return Err(part_error(part, e));
-                }
-                if quiet.elapsed() > STALL {
-                    return Err(part_error(
-                        part,
-                        format!("nothing came out of it in {} s", STALL.as_secs()),
-                    ));
-                }
-                continue;
-            };
-            quiet = Instant::now();
+        while let Some(sample) = reader.next(part, || bus_error(pipe))? {
             if !checked {
                 let got = sample
                     .caps_owned()
@@ -324,28 +301,7 @@ fn feed(
 /// The first frame of `path`'s video, as parsebin gives it (`None`: it has
 /// none).
 fn first_sample(path: &Path) -> Result<Option<gst::Sample>> {
-    let reader = read_part(path)?;
-    let since = Instant::now();
-    loop {
-        if let Some(sample) = reader
-            .sink
-            .try_pull_sample(gst::ClockTime::from_mseconds(100))
-        {
-            return Ok(Some(sample));
-        }
-        if reader.sink.is_eos() {
-            return Ok(None);
-        }
-        if let Some(e) = reader.error() {
-            return Err(part_error(path, e));
-        }
-        if since.elapsed() > STALL {
-            return Err(part_error(
-                path,
-                format!("nothing came out of it in {} s", STALL.as_secs()),
-            ));
-        }
-    }
+    read_part(path)?.next(path, || None)
 }
 
 /// The running time of `pts` in the file's video stream, as a plain
@@ -423,6 +379,36 @@ struct Reader {
 }
 
 impl Reader {
+    /// The next coded frame of `part`, or `None` at its end; fails on the
+    /// reader's error, on `stop`'s (checked between waits), or when
+    /// nothing comes out for STALL.
+    fn next(&self, part: &Path, stop: impl Fn() -> Option<Error>) -> Result<Option<gst::Sample>> {
+        let since = Instant::now();
+        loop {
+            if let Some(e) = stop() {
+                return Err(e);
+            }
+            if let Some(sample) = self
+                .sink
+                .try_pull_sample(gst::ClockTime::from_mseconds(100))
+            {
+                return Ok(Some(sample));
+            }
+            if self.sink.is_eos() {
+                return Ok(None);
+            }
+            if let Some(e) = self.error() {
+                return Err(part_error(part, e));
+            }
+            if since.elapsed() > STALL {
+                return Err(part_error(
+                    part,
+                    format!("nothing came out of it in {} s", STALL.as_secs()),
+                ));
+            }
+        }
+    }
+
     fn error(&self) -> Option<String> {
         let msg = self.pipe.bus()?.pop_filtered(&[gst::MessageType::Error])?;
         match msg.view() {
@@ -444,14 +430,9 @@ fn read_part(part: &Path) -> Result<Reader> {
         return Err(part_error(part, "there is no such file".into()));
     }
     let pipe = gst::Pipeline::new();
-    let make = |f: &str| {
-        gst::ElementFactory::make(f)
-            .build()
-            .map_err(|_| Error::Pipeline(format!("GStreamer has no `{f}` element")))
-    };
-    let src = make("filesrc")?;
+    let src = super::element("filesrc")?;
     src.set_property("location", part.to_string_lossy().as_ref());
-    let parse = make("parsebin")?;
+    let parse = super::element("parsebin")?;
     let sink = gst_app::AppSink::builder()
         .sync(false)
         .max_buffers(16)

@@ -440,6 +440,13 @@ pub(crate) fn running_time(
 
 /// Links the first video pad that `from` adds to `to`, and sends every
 /// other pad to [`discard_pad`].
+/// A new element of `factory`, or an error naming the missing one.
+pub(crate) fn element(factory: &str) -> crate::error::Result<gst::Element> {
+    gst::ElementFactory::make(factory)
+        .build()
+        .map_err(|_| crate::error::Error::Pipeline(format!("GStreamer has no `{factory}` element")))
+}
+
 pub(crate) fn route_first_video(pipe: &gst::Pipeline, from: &gst::Element, to: gst::Pad) {
     use gst::prelude::*;
     let weak = pipe.downgrade();

@@ -228,11 +228,6 @@ fn decode_luma(
         path: path.into(),
         reason,
     };
-    let element = |factory: &str| {
-        gst::ElementFactory::make(factory)
-            .build()
-            .map_err(|_| Error::Pipeline(format!("GStreamer has no `{factory}` element")))
-    };
     let pipe = gst::Pipeline::new();
     // As `run` reads a file: audio stops undecoded (a decodebin would decode
     // it too, or stall on it where no decoder is installed), and goes to a
@@ -256,7 +251,7 @@ fn decode_luma(
         )
         .build()
         .map_err(|_| Error::Pipeline("GStreamer has no `uridecodebin` element".into()))?;
-    let convert = element("videoconvert")?;
+    let convert = super::element("videoconvert")?;
     // The decoder's own 4:2:0 (whose first plane is the luma), not a
     // conversion: scaling or converting after a GPU decoder makes GStreamer
     // set up its CUDA and GL converters, seconds on the GPU host.

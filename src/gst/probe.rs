@@ -38,15 +38,10 @@ pub fn video_frames(path: &Path) -> Result<Vec<CodedFrame>> {
         return Err(read_error("there is no such file".into()));
     }
     gst::init().map_err(|e| Error::Pipeline(format!("GStreamer did not start: {e}")))?;
-    let element = |factory: &str| {
-        gst::ElementFactory::make(factory)
-            .build()
-            .map_err(|_| Error::Pipeline(format!("GStreamer has no `{factory}` element")))
-    };
     let pipe = gst::Pipeline::new();
-    let src = element("filesrc")?;
+    let src = super::element("filesrc")?;
     src.set_property("location", path.to_string_lossy().as_ref());
-    let parse = element("parsebin")?;
+    let parse = super::element("parsebin")?;
     // No sink waits to preroll (`async` off): the demuxer feeds every sink
     // from one thread, and a sink waiting for its first buffer would hold
     // back the others' (the appsink blocking it on a video frame while the
