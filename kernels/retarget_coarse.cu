@@ -142,115 +142,42 @@ extern "C" __global__ void __launch_bounds__(CO_TILE) coarse_taps(
     }
 }
 
-// The sweep's windows: 128 columns (4 a lane) that own the middle 64 and
-// overlap by a halo of 32, swept in bands of 32 rows (8 steps, each
-// reaching 4 columns further in from a window's edges: the halo) between
-// the cluster's barriers. Each band top is an anchor row (mrows).
-#define CO_LC 4
-#define CO_OWN 64
+// The sweep: a cluster of CO_CLUSTER blocks, each owning `own` columns
+// (a multiple of 4, at least CO_HALO) and holding them with CO_HALO columns
+// either side (the span), a thread a column. A step of four rows is one
+// barrier of the block: every column's nine taps against the sums of the
+// row four below, in shared memory. A band of 8 steps (32 rows) reaches
+// CO_HALO columns in from the span's edges, so the owned columns are exact
+// at the band's top; the blocks then meet at the cluster's barrier and read
+// their neighbours' edge columns (distributed shared memory) as their new
+// halo. The work of a step is all independent columns, so the warps of a
+// block hide each other's latency, where a warp a window waited on its own
+// chain of shuffles.
+#define CO_CLUSTER 8
 #define CO_HALO 32
 #define CO_BAND 32
 #define CO_STEPS (CO_BAND / 4)
-#define CO_CLUSTER 8
-#define CO_MAX_WARPS 8
-// The most windows a warp sweeps (planes up to 8192 wide).
-#define CO_MAX_WIN 2
-// One step of a lane's four columns x0 … x0 + 3 from the sums `b` of the
-// row four below, with its taps `q` (q[j] = word j of each column).
-template <bool EDGE>
-__device__ __forceinline__ void co_step(const uint4 (&q)[CO_WORDS], int (&b)[4],
-                                        const bool (&in)[4]) {
-    int v[12];
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-        v[i] = __shfl_up_sync(0xFFFFFFFFu, b[i], 1);
-        v[4 + i] = b[i];
-        v[8 + i] = __shfl_down_sync(0xFFFFFFFFu, b[i], 1);
-    }
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-        int c[9];
-#pragma unroll
-        for (int k = 0; k < 9; ++k) {
-            const uint4 wq = q[k >> 1];
-            const u32 word = i == 0 ? wq.x : (i == 1 ? wq.y : (i == 2 ? wq.z : wq.w));
-            const int tap = (int)((k & 1) ? word >> 16 : word & 0xFFFF);
-            c[k] = v[i + k] + tap;
-        }
-        const int a = __vimin3_s32(c[0], c[1], c[2]);
-        const int e = __vimin3_s32(c[3], c[4], c[5]);
-        const int f = __vimin3_s32(c[6], c[7], c[8]);
-        const int n = __vimin3_s32(a, e, f);
-        b[i] = (!EDGE || in[i]) ? n : OUT32;
-    }
-}
-
-// A lane's taps of one step (its four columns' word k as q[k]) in a
-// warp's ring of CO_RING steps in shared memory, fetched (cp.async)
-// CO_AHEAD steps ahead: cp.async's groups let a step wait for its own
-// copies only (taps loaded into registers that far ahead share the warp's
-// few scoreboards, and a step waited for the newest loads as well).
+// The taps ring: CO_RING steps of the span's CO_WORDS rows of words, fetched
+// (cp.async, 16 bytes a copy) CO_AHEAD steps ahead. A slot is refilled two
+// steps after its last read, past a block barrier.
 #define CO_RING 8
 #define CO_AHEAD 6
-#define CO_SLOT (CO_WORDS * 16)
-#define CO_RING_BYTES (CO_RING * 32 * CO_SLOT)
+// The most copies a thread makes a step: 5·span/4 ≤ 2·threads.
+#define CO_COPIES 2
 
 __device__ __forceinline__ void co_copy16(void* dst, const void* src) {
     const u32 d = (u32)__cvta_generic_to_shared(dst);
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
 }
 
-// Where a warp's fetching stands: step u of item (band c, window j), the
-// items in the order the warp sweeps them (bands from the bottom, windows
-// within a band); position `pos` counts CO_STEPS a item.
-struct CoCursor {
-    const u32* taps;
-    u32 cpitch;
-    int rb, gw, nw, nwin, lane;
-    int c, j, u, pos;
-    // The current item's: steps, and its first step's taps for this lane
-    // (each next step's are CO_WORDS rows of the plane up); its slot.
-    int n;
-    const u32* src;
-
-    // Points at item (c, j)'s first step.
-    __device__ __forceinline__ void aim() {
-        if (c < 0) return;
-        const int y1 = min(CO_BAND * c + CO_BAND, rb);
-        n = (y1 - CO_BAND * c) / 4;
-        const int x0 = (gw + j * nw) * CO_OWN - CO_HALO + CO_LC * lane;
-        src = taps + (size_t)(y1 / 4 - 1) * CO_WORDS * cpitch + x0 + DP_PAD;
-    }
-
-    // Fetches the current step into its slot (if it exists) and commits a
-    // group either way, then moves on.
-    __device__ __forceinline__ void fetch(unsigned char* ring) {
-        if (c >= 0 && u < n) {
-            unsigned char* dst = ring + ((size_t)(pos % CO_RING) * 32 + lane) * CO_SLOT;
-#pragma unroll
-            for (int k = 0; k < CO_WORDS; ++k) co_copy16(dst + 16 * k, src + (size_t)k * cpitch);
-        }
-        asm volatile("cp.async.commit_group;" ::: "memory");
-        ++pos;
-        src -= (size_t)CO_WORDS * cpitch;
-        if (++u == CO_STEPS) {
-            u = 0;
-            if (++j == nwin) {
-                j = 0;
-                --c;
-            }
-            aim();
-        }
-    }
-};
-
 // Rows RB down to 0 in steps of four: M(RB) in xrows[0, w) on entry (from
-// coarse_taps' last block); each band's top row into mrows.
-extern "C" __global__ void __cluster_dims__(CO_CLUSTER, 1, 1)
-    __launch_bounds__(CO_MAX_WARPS * 32, 1)
-        coarse_sweep(const u32* __restrict__ taps, u32 w_, u32 groups, u32 cpitch, int* xrows,
-                     int* mrows, u32 pitch) {
-    extern __shared__ __align__(16) unsigned char co_ring[];
+// coarse_taps' last block); each band's top row into mrows. Dynamic shared
+// memory: the ring (CO_RING · CO_WORDS · span words), then the sums of two
+// rows (2 · (span + 8) ints, four columns of OUT32 either side).
+extern "C" __global__ void __cluster_dims__(CO_CLUSTER, 1, 1) __launch_bounds__(1024, 1)
+    coarse_sweep(const u32* __restrict__ taps, u32 w_, u32 groups, u32 cpitch, u32 own_,
+                 const int* __restrict__ xrows, int* __restrict__ mrows, u32 pitch) {
+    extern __shared__ __align__(16) u32 co_smem[];
 #if __CUDA_ARCH__ >= 900
     {
         u32 n;
@@ -258,114 +185,114 @@ extern "C" __global__ void __cluster_dims__(CO_CLUSTER, 1, 1)
         if (n != CO_CLUSTER) __trap();
     }
 #endif
-    const int w = w_, rb = 4 * groups;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwb = blockDim.x >> 5;
-    const int nw = nwb * gridDim.x, gw = blockIdx.x * nwb + warp;
-    const int windows = (w + CO_OWN - 1) / CO_OWN;
-    const int nwin = gw < windows ? (windows - gw + nw - 1) / nw : 0;
+    // Each block's edge columns at a band's top, by band parity: [p][0] the
+    // first CO_HALO owned, [p][1] the last.
+    __shared__ int s_edge[2][2][CO_HALO];
+    const int w = w_, own = own_, span = own + 2 * CO_HALO, G = groups, rb = 4 * G;
+    const int t = threadIdx.x, nt = blockDim.x, blk = blockIdx.x;
+    const int X = blk * own - CO_HALO;  // the span's first column
+    u32* ring = co_smem;
+    int* bm[2] = {(int*)(co_smem + CO_RING * CO_WORDS * span),
+                  (int*)(co_smem + CO_RING * CO_WORDS * span) + span + 8};
+    // This thread's copies: word row j, chunk c of four columns.
+    const int nch = span / 4;
+    u32 cdst[CO_COPIES];
+    u32 csrc[CO_COPIES];
+    bool cok[CO_COPIES];
+#pragma unroll
+    for (int k = 0; k < CO_COPIES; ++k) {
+        const int q = t + k * nt;
+        const int j = q / nch, c = q - j * nch;
+        cok[k] = q < CO_WORDS * nch && X + 4 * c < w;
+        cdst[k] = j * span + 4 * c;
+        csrc[k] = j * cpitch + X + 4 * c + DP_PAD;
+    }
+    // Step s sweeps group G − 1 − s; its taps are fetched at step s − CO_AHEAD.
+    auto fetch = [&](int s) {
+        const int g = G - 1 - s;
+        if (g >= 0) {
+            u32* slot = ring + (size_t)(s % CO_RING) * CO_WORDS * span;
+            const u32* src = taps + (size_t)g * CO_WORDS * cpitch;
+#pragma unroll
+            for (int k = 0; k < CO_COPIES; ++k)
+                if (cok[k]) co_copy16(slot + cdst[k], src + csrc[k]);
+        }
+        asm volatile("cp.async.commit_group;" ::: "memory");
+    };
+    for (int s = 0; s < CO_AHEAD; ++s) fetch(s);
+    // The sums of row RB, OUT32 outside the frame and in the pads.
+    for (int i = t; i < span + 8; i += nt) {
+        const int x = X + i - 4;
+        const int v = i >= 4 && i < span + 4 && x >= 0 && x < w ? __ldcg(xrows + x) : OUT32;
+        bm[0][i] = v;
+        bm[1][i] = i >= 4 && i < span + 4 ? 0 : OUT32;
+    }
+    int cur = 0, s = 0;
     const int nbands = (rb + CO_BAND - 1) / CO_BAND;
-    const bool owner = lane >= CO_HALO / CO_LC && lane < (CO_HALO + CO_OWN) / CO_LC;
-    unsigned char* ring = co_ring + (size_t)warp * CO_RING_BYTES;
-    // The owned columns of each window at the last band's top, by band
-    // parity: read back by the window and its neighbours (in other blocks
-    // through distributed shared memory) after the cluster's barrier, and
-    // written to mrows then, so that no global store waits at a barrier.
-    __shared__ __align__(16) int s_own[2][CO_MAX_WARPS][CO_MAX_WIN][CO_OWN];
-    const int nwb_all = nwb;
-    CoCursor f{taps, cpitch, rb, gw, nw, nwin, lane, nwin > 0 ? nbands - 1 : -1, 0, 0, 0, 0,
-               nullptr};
-    f.aim();
-    for (int i = 0; i < CO_AHEAD; ++i) f.fetch(ring);
-    int pos = 0;
     for (int cb = nbands - 1; cb >= 0; --cb) {
         const int y0 = CO_BAND * cb, y1 = min(y0 + CO_BAND, rb), n = (y1 - y0) / 4;
-        const int p = cb & 1;
-        // The band below's top row, now that every block has met: into
-        // mrows, from this warp's own windows.
-        if (cb + 1 < nbands) {
-            int* m = mrows + (size_t)(y1 / ANCHOR_ROWS) * pitch;
-            for (int jj = 0; jj < nwin; ++jj) {
-                const int x = (gw + jj * nw) * CO_OWN + 2 * lane;
-                const int2 v = *(const int2*)&s_own[p ^ 1][warp][jj][2 * lane];
-                if (x < w) m[x] = v.x;
-                if (x + 1 < w) m[x + 1] = v.y;
+        for (int u = 0; u < n; ++u, ++s) {
+            fetch(s + CO_AHEAD);
+            asm volatile("cp.async.wait_group %0;" ::"n"(CO_AHEAD) : "memory");
+            __syncthreads();
+            const u32* slot = ring + (size_t)(s % CO_RING) * CO_WORDS * span;
+            const int* b = bm[cur];
+            int* o = bm[cur ^ 1];
+            for (int i = t; i < span; i += nt) {
+                const int x = X + i;
+                u32 q[CO_WORDS];
+#pragma unroll
+                for (int j = 0; j < CO_WORDS; ++j) q[j] = slot[j * span + i];
+                int c[9];
+#pragma unroll
+                for (int k = 0; k < 9; ++k) {
+                    const u32 word = q[k >> 1];
+                    c[k] = b[i + k] + (int)((k & 1) ? word >> 16 : word & 0xFFFF);
+                }
+                const int a = __vimin3_s32(c[0], c[1], c[2]);
+                const int e = __vimin3_s32(c[3], c[4], c[5]);
+                const int f = __vimin3_s32(c[6], c[7], c[8]);
+                o[i + 4] = x >= 0 && x < w ? __vimin3_s32(a, e, f) : OUT32;
             }
+            cur ^= 1;
         }
-        for (int jj = 0; jj < nwin; ++jj) {
-            const int g = gw + jj * nw;
-            const int x0 = g * CO_OWN - CO_HALO + CO_LC * lane;
-            bool in[4];
-            int b[4];
-#pragma unroll
-            for (int i = 0; i < 4; ++i) in[i] = x0 + i >= 0 && x0 + i < w;
-            if (cb + 1 == nbands) {
-#pragma unroll
-                for (int i = 0; i < 4; ++i) b[i] = in[i] ? __ldcg(xrows + x0 + i) : OUT32;
-            } else {
-                // This lane's columns are owned by window g − 1, g or g + 1.
-                const int side = lane < CO_HALO / CO_LC ? -1 : (lane < (CO_HALO + CO_OWN) / CO_LC ? 0 : 1);
-                const int go = g + side;
-                const int o = x0 - go * CO_OWN;
-                int4 v = make_int4(OUT32, OUT32, OUT32, OUT32);
-                if (go >= 0 && go * CO_OWN < w) {
-                    const int gwo = go % nw, jo = go / nw;
-                    const int blk = gwo / nwb_all, lw = gwo % nwb_all;
-                    const int* at = &s_own[p ^ 1][lw][jo][o];
-                    if (blk == (int)blockIdx.x) {
-                        v = *(const int4*)at;
-                    } else {
-#if __CUDA_ARCH__ >= 900
-                        u32 local = (u32)__cvta_generic_to_shared(at), remote;
-                        asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
-                                     : "=r"(remote)
-                                     : "r"(local), "r"(blk));
-                        asm volatile("ld.shared::cluster.v4.u32 {%0, %1, %2, %3}, [%4];"
-                                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                                     : "r"(remote)
-                                     : "memory");
-#endif
-                    }
-                }
-                b[0] = in[0] ? v.x : OUT32;
-                b[1] = in[1] ? v.y : OUT32;
-                b[2] = in[2] ? v.z : OUT32;
-                b[3] = in[3] ? v.w : OUT32;
-            }
-            const bool edge = g == 0 || g * CO_OWN + CO_OWN + CO_HALO > w;
-#pragma unroll
-            for (int u = 0; u < CO_STEPS; ++u, ++pos) {
-                f.fetch(ring);
-                asm volatile("cp.async.wait_group %0;" ::"n"(CO_AHEAD) : "memory");
-                if (u < n) {
-                    const unsigned char* slot =
-                        ring + ((size_t)(pos % CO_RING) * 32 + lane) * CO_SLOT;
-                    uint4 q[CO_WORDS];
-#pragma unroll
-                    for (int k = 0; k < CO_WORDS; ++k) q[k] = *(const uint4*)(slot + 16 * k);
-                    if (edge)
-                        co_step<true>(q, b, in);
-                    else
-                        co_step<false>(q, b, in);
-                }
-            }
-            if (owner)
-                *(int4*)&s_own[p][warp][jj][CO_LC * lane - CO_HALO] = make_int4(b[0], b[1], b[2], b[3]);
+        // Row y0 is exact in the owned columns: hand the edges over.
+        // Each thread's own columns, which it wrote itself.
+        const int p = cb & 1;
+        for (int i = t; i < span; i += nt) {
+            const int k = i - CO_HALO;
+            if (k >= 0 && k < CO_HALO) s_edge[p][0][k] = bm[cur][i + 4];
+            if (k >= own - CO_HALO && k < own) s_edge[p][1][k - own + CO_HALO] = bm[cur][i + 4];
         }
 #if __CUDA_ARCH__ >= 900
         asm volatile("barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;" ::: "memory");
 #else
         __syncthreads();
 #endif
-    }
-    // Row 0 (the last band's top).
-    if (nbands > 0) {
-        for (int jj = 0; jj < nwin; ++jj) {
-            const int x = (gw + jj * nw) * CO_OWN + 2 * lane;
-            const int2 v = *(const int2*)&s_own[0][warp][jj][2 * lane];
-            if (x < w) mrows[x] = v.x;
-            if (x + 1 < w) mrows[x + 1] = v.y;
+        for (int i = t; i < span; i += nt) {
+            const int x = X + i;
+            if (i >= CO_HALO && i < CO_HALO + own) {
+                if (x < w) mrows[(size_t)cb * pitch + x] = bm[cur][i + 4];
+                continue;
+            }
+            // A halo column: the left neighbour's last owned ones, or the
+            // right's first.
+            const bool left = i < CO_HALO;
+            const int nb = blk + (left ? -1 : 1);
+            int v = OUT32;
+            if (cb > 0 && x >= 0 && x < w && nb >= 0 && nb < CO_CLUSTER) {
+                const int* at = &s_edge[p][left ? 1 : 0][left ? i : i - CO_HALO - own];
+#if __CUDA_ARCH__ >= 900
+                u32 local = (u32)__cvta_generic_to_shared(at), remote;
+                asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(nb));
+                asm volatile("ld.shared::cluster.u32 %0, [%1];" : "=r"(v) : "r"(remote) : "memory");
+#endif
+            }
+            bm[cur][i + 4] = v;
         }
     }
+    // (No block leaves while another may read its edges: the reads of the
+    // last band's edges come before the reader's next cluster barrier.)
     asm volatile("cp.async.wait_group 0;" ::: "memory");
 }
 

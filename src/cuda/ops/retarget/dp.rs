@@ -71,18 +71,15 @@ const DP_STATIC_SHARED: usize = 2048;
 /// OUT32 of the kernels: "outside" for the 32-bit sweep.
 pub(super) const OUT32: i64 = 1 << 30;
 /// The four-row DP (kernels/retarget_coarse.cu): its file, the words of a
-/// cell's taps (CO_WORDS), the cluster and most warps of its sweep
-/// (CO_CLUSTER, CO_MAX_WARPS), its columns a window owns (CO_OWN), and the
-/// widest plane its fill (1024 threads, up to 8 columns each) takes.
+/// cell's taps (CO_WORDS), its sweep's cluster, halo and taps ring
+/// (CO_CLUSTER, CO_HALO, CO_RING).
 pub(super) const COARSE_FILE: &str = "retarget_coarse.cu";
 const CO_WORDS: usize = 5;
 const CO_CLUSTER: usize = 8;
-const CO_MAX_WARPS: usize = 8;
-const CO_OWN: usize = 64;
-/// The shared memory of a sweep warp's ring (CO_RING_BYTES), the columns
-/// of a taps block (CO_TILE), and a fill block's owned columns and threads
-/// (CO_FILL_OWN, CO_FILL).
-const CO_RING_BYTES: usize = 8 * 32 * 80;
+const CO_HALO: usize = 32;
+const CO_RING: usize = 8;
+/// The columns of a taps block (CO_TILE), and a fill block's owned columns
+/// and threads (CO_FILL_OWN, CO_FILL).
 const CO_TILE: usize = 256;
 const CO_FILL_OWN: usize = 256;
 const CO_FILL: usize = CO_FILL_OWN + 2 * ANCHOR_ROWS;
@@ -106,17 +103,13 @@ impl Coarse {
         let f = |name: &str| gpu.function(COARSE_FILE, name);
         let walk = f("coarse_walk")?;
         let sweep = f("coarse_sweep")?;
+        let widest = coarse_config(CO_MAX_WIDTH);
         sweep
             .set_attribute(
                 sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                (CO_MAX_WARPS * CO_RING_BYTES) as i32,
+                widest.shared_mem_bytes as i32,
             )
             .map_err(|e| cuda_err("retarget: raising the DP sweep's shared memory", e))?;
-        let widest = LaunchConfig {
-            grid_dim: (CO_CLUSTER as u32, 1, 1),
-            block_dim: (32 * CO_MAX_WARPS as u32, 1, 1),
-            shared_mem_bytes: (CO_MAX_WARPS * CO_RING_BYTES) as u32,
-        };
         if !sweep
             .occupancy_max_active_clusters(widest, gpu.stream())
             .is_ok_and(|n| n >= 1)
@@ -129,6 +122,23 @@ impl Coarse {
             fill: f("coarse_fill")?,
             walk,
         }))
+    }
+}
+
+/// The columns each block of the four-row sweep owns for width `w` (a
+/// multiple of 4, at least the halo), and its launch: a thread a column of
+/// the span (the owned ones and CO_HALO either side), up to 1024; shared
+/// memory for the taps ring and two rows of sums.
+fn sweep_own(w: usize) -> usize {
+    w.div_ceil(CO_CLUSTER).next_multiple_of(4).max(CO_HALO)
+}
+
+fn coarse_config(w: usize) -> LaunchConfig {
+    let span = sweep_own(w) + 2 * CO_HALO;
+    LaunchConfig {
+        grid_dim: (CO_CLUSTER as u32, 1, 1),
+        block_dim: (span.next_multiple_of(32).min(1024) as u32, 1, 1),
+        shared_mem_bytes: ((CO_RING * CO_WORDS * span + 2 * (span + 8)) * 4) as u32,
     }
 }
 
@@ -374,20 +384,16 @@ impl SeamDp {
         // wrote them, `taps` 5·groups + 1 rows of cpitch, xrows 2·w ints,
         // mrows ⌊(h−1)/32⌋ + 1 rows of pitch.
         unsafe { launch(&mut b, cfg, "the DP's taps") }?;
-        let windows = w.div_ceil(CO_OWN);
-        let warps = windows.div_ceil(CO_CLUSTER).clamp(1, CO_MAX_WARPS);
+        let own = sweep_own(w) as u32;
         let mut b = st.launch_builder(&co.sweep);
-        b.arg(&*taps).arg(&w32).arg(&g32).arg(&c32);
-        b.arg(&mut *rows).arg(&mut *mrows).arg(&p32);
-        let cfg = LaunchConfig {
-            grid_dim: (CO_CLUSTER as u32, 1, 1),
-            block_dim: (32 * warps as u32, 1, 1),
-            shared_mem_bytes: (warps * CO_RING_BYTES) as u32,
-        };
-        // SAFETY: coarse_sweep takes (taps, w, groups, cpitch, xrows, mrows,
-        // pitch), a cluster of CO_CLUSTER blocks of at most CO_MAX_WARPS
-        // warps; its windows read taps up to column 32·⌈w/32⌉ + 15 past the
-        // padding, within cost_pitch(w).
+        b.arg(&*taps).arg(&w32).arg(&g32).arg(&c32).arg(&own);
+        b.arg(&*rows).arg(&mut *mrows).arg(&p32);
+        let cfg = coarse_config(w);
+        // SAFETY: coarse_sweep takes (taps, w, groups, cpitch, own, xrows,
+        // mrows, pitch), a cluster of CO_CLUSTER blocks with the shared
+        // memory coarse_config gives; it reads the taps of columns below w
+        // (and up to 3 past it, within cost_pitch(w)), xrows' w ints, and
+        // writes mrows' rows up to ⌊(h−1)/32⌋ (checked above).
         unsafe { launch(&mut b, cfg, "the DP's sweep") }?;
         if chunks > 0 {
             let mut b = st.launch_builder(&co.fill);
