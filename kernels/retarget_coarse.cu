@@ -148,15 +148,15 @@ extern "C" __global__ void __launch_bounds__(CO_TILE) coarse_taps(
 // barrier of the block: every column's nine taps against the sums of the
 // row four below, in shared memory. A band of 8 steps (32 rows) reaches
 // CO_HALO columns in from the span's edges, so the owned columns are exact
-// at the band's top; the blocks then meet at the cluster's barrier and read
-// their neighbours' edge columns (distributed shared memory) as their new
-// halo. The work of a step is all independent columns, so the warps of a
-// block hide each other's latency, where a warp a window waited on its own
-// chain of shuffles.
+// at the band's top; each block then stores its edge columns into its
+// neighbours' shared memory (st.async, counted on the neighbour's
+// mbarrier), and waits for its own halo the same way: no cluster-wide
+// barrier and no memory fence a band. The work of a step is all
+// independent columns, so the warps of a block hide each other's latency,
+// where a warp a window waited on its own chain of shuffles.
 #define CO_CLUSTER 8
 #define CO_HALO 32
 #define CO_BAND 32
-#define CO_STEPS (CO_BAND / 4)
 // The taps ring: CO_RING steps of the span's CO_WORDS rows of words, fetched
 // (cp.async, 16 bytes a copy) CO_AHEAD steps ahead. A slot is refilled two
 // steps after its last read, past a block barrier.
@@ -170,6 +170,16 @@ __device__ __forceinline__ void co_copy16(void* dst, const void* src) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
 }
 
+#if __CUDA_ARCH__ >= 900
+__device__ __forceinline__ u32 co_remote(const void* local, int block) {
+    u32 r;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
+                 : "=r"(r)
+                 : "r"((u32)__cvta_generic_to_shared(local)), "r"(block));
+    return r;
+}
+#endif
+
 // Rows RB down to 0 in steps of four: M(RB) in xrows[0, w) on entry (from
 // coarse_taps' last block); each band's top row into mrows. Dynamic shared
 // memory: the ring (CO_RING · CO_WORDS · span words), then the sums of two
@@ -178,22 +188,33 @@ extern "C" __global__ void __cluster_dims__(CO_CLUSTER, 1, 1) __launch_bounds__(
     coarse_sweep(const u32* __restrict__ taps, u32 w_, u32 groups, u32 cpitch, u32 own_,
                  const int* __restrict__ xrows, int* __restrict__ mrows, u32 pitch) {
     extern __shared__ __align__(16) u32 co_smem[];
+    // The halo a neighbour hands over at a band's top, by band parity: [p][0]
+    // from the left (its last CO_HALO owned columns), [p][1] from the right
+    // (its first); and the mbarrier that counts its bytes.
+    __shared__ int s_halo[2][2][CO_HALO];
+    __shared__ __align__(8) unsigned long long s_bar[2];
+    const int w = w_, own = own_, span = own + 2 * CO_HALO, G = groups, rb = 4 * G;
+    const int t = threadIdx.x, nt = blockDim.x, blk = blockIdx.x;
+    const int X = blk * own - CO_HALO;  // the span's first column
+    const int rowi = span + 8;          // a row of sums, with its pads
+    u32* const ring = co_smem;
+    int* const sums = (int*)(co_smem + CO_RING * CO_WORDS * span);
+    const bool has_left = blk > 0, has_right = blk + 1 < CO_CLUSTER;
 #if __CUDA_ARCH__ >= 900
     {
         u32 n;
         asm("mov.u32 %0, %%cluster_nctarank;" : "=r"(n));
         if (n != CO_CLUSTER) __trap();
     }
+    if (t == 0) {
+        for (int p = 0; p < 2; ++p)
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(
+                (u32)__cvta_generic_to_shared(&s_bar[p])));
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    // Every block's mbarriers are ready before any neighbour stores to them.
+    asm volatile("barrier.cluster.arrive.relaxed;" ::: "memory");
 #endif
-    // Each block's edge columns at a band's top, by band parity: [p][0] the
-    // first CO_HALO owned, [p][1] the last.
-    __shared__ int s_edge[2][2][CO_HALO];
-    const int w = w_, own = own_, span = own + 2 * CO_HALO, G = groups, rb = 4 * G;
-    const int t = threadIdx.x, nt = blockDim.x, blk = blockIdx.x;
-    const int X = blk * own - CO_HALO;  // the span's first column
-    u32* ring = co_smem;
-    int* bm[2] = {(int*)(co_smem + CO_RING * CO_WORDS * span),
-                  (int*)(co_smem + CO_RING * CO_WORDS * span) + span + 8};
     // This thread's copies: word row j, chunk c of four columns.
     const int nch = span / 4;
     u32 cdst[CO_COPIES];
@@ -211,7 +232,7 @@ extern "C" __global__ void __cluster_dims__(CO_CLUSTER, 1, 1) __launch_bounds__(
     auto fetch = [&](int s) {
         const int g = G - 1 - s;
         if (g >= 0) {
-            u32* slot = ring + (size_t)(s % CO_RING) * CO_WORDS * span;
+            u32* slot = ring + (s % CO_RING) * CO_WORDS * span;
             const u32* src = taps + (size_t)g * CO_WORDS * cpitch;
 #pragma unroll
             for (int k = 0; k < CO_COPIES; ++k)
@@ -221,12 +242,15 @@ extern "C" __global__ void __cluster_dims__(CO_CLUSTER, 1, 1) __launch_bounds__(
     };
     for (int s = 0; s < CO_AHEAD; ++s) fetch(s);
     // The sums of row RB, OUT32 outside the frame and in the pads.
-    for (int i = t; i < span + 8; i += nt) {
+    for (int i = t; i < rowi; i += nt) {
         const int x = X + i - 4;
-        const int v = i >= 4 && i < span + 4 && x >= 0 && x < w ? __ldcg(xrows + x) : OUT32;
-        bm[0][i] = v;
-        bm[1][i] = i >= 4 && i < span + 4 ? 0 : OUT32;
+        const bool pad = i < 4 || i >= span + 4;
+        sums[i] = !pad && x >= 0 && x < w ? __ldcg(xrows + x) : OUT32;
+        sums[rowi + i] = pad ? OUT32 : 0;
     }
+#if __CUDA_ARCH__ >= 900
+    asm volatile("barrier.cluster.wait.acquire;" ::: "memory");
+#endif
     int cur = 0, s = 0;
     const int nbands = (rb + CO_BAND - 1) / CO_BAND;
     for (int cb = nbands - 1; cb >= 0; --cb) {
@@ -235,9 +259,9 @@ extern "C" __global__ void __cluster_dims__(CO_CLUSTER, 1, 1) __launch_bounds__(
             fetch(s + CO_AHEAD);
             asm volatile("cp.async.wait_group %0;" ::"n"(CO_AHEAD) : "memory");
             __syncthreads();
-            const u32* slot = ring + (size_t)(s % CO_RING) * CO_WORDS * span;
-            const int* b = bm[cur];
-            int* o = bm[cur ^ 1];
+            const u32* slot = ring + (s % CO_RING) * CO_WORDS * span;
+            const int* b = sums + cur * rowi;
+            int* o = sums + (cur ^ 1) * rowi;
             for (int i = t; i < span; i += nt) {
                 const int x = X + i;
                 u32 q[CO_WORDS];
@@ -256,43 +280,68 @@ extern "C" __global__ void __cluster_dims__(CO_CLUSTER, 1, 1) __launch_bounds__(
             }
             cur ^= 1;
         }
-        // Row y0 is exact in the owned columns: hand the edges over.
-        // Each thread's own columns, which it wrote itself.
+        // Row y0 is exact in the owned columns, which each thread wrote
+        // itself: into mrows, and the edges to the neighbours.
         const int p = cb & 1;
-        for (int i = t; i < span; i += nt) {
-            const int k = i - CO_HALO;
-            if (k >= 0 && k < CO_HALO) s_edge[p][0][k] = bm[cur][i + 4];
-            if (k >= own - CO_HALO && k < own) s_edge[p][1][k - own + CO_HALO] = bm[cur][i + 4];
+        const int* top = sums + cur * rowi + 4;
+#if __CUDA_ARCH__ >= 900
+        const u32 bar = (u32)__cvta_generic_to_shared(&s_bar[p]);
+        if (cb > 0 && t == 0) {
+            const u32 bytes = (has_left + has_right) * CO_HALO * 4;
+            unsigned long long state;
+            asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 %0, [%1], %2;"
+                         : "=l"(state)
+                         : "r"(bar), "r"(bytes)
+                         : "memory");
         }
-#if __CUDA_ARCH__ >= 900
-        asm volatile("barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;" ::: "memory");
-#else
-        __syncthreads();
 #endif
         for (int i = t; i < span; i += nt) {
-            const int x = X + i;
-            if (i >= CO_HALO && i < CO_HALO + own) {
-                if (x < w) mrows[(size_t)cb * pitch + x] = bm[cur][i + 4];
-                continue;
-            }
-            // A halo column: the left neighbour's last owned ones, or the
-            // right's first.
-            const bool left = i < CO_HALO;
-            const int nb = blk + (left ? -1 : 1);
-            int v = OUT32;
-            if (cb > 0 && x >= 0 && x < w && nb >= 0 && nb < CO_CLUSTER) {
-                const int* at = &s_edge[p][left ? 1 : 0][left ? i : i - CO_HALO - own];
+            const int k = i - CO_HALO, x = X + i;
+            if (k < 0 || k >= own) continue;
+            if (x < w) mrows[(size_t)cb * pitch + x] = top[i];
 #if __CUDA_ARCH__ >= 900
-                u32 local = (u32)__cvta_generic_to_shared(at), remote;
-                asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(nb));
-                asm volatile("ld.shared::cluster.u32 %0, [%1];" : "=r"(v) : "r"(remote) : "memory");
+            if (cb == 0) continue;
+            const int to = k < CO_HALO && has_left ? blk - 1
+                         : (k >= own - CO_HALO && has_right ? blk + 1 : -1);
+            if (to < 0) continue;
+            const int* at = to < blk ? &s_halo[p][1][k] : &s_halo[p][0][k - own + CO_HALO];
+            asm volatile(
+                "st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];" ::"r"(
+                    co_remote(at, to)),
+                "r"(top[i]), "r"(co_remote(&s_bar[p], to))
+                : "memory");
+            // (A column in both edges, when own = CO_HALO, goes both ways.)
+            if (to < blk && k >= own - CO_HALO && has_right)
+                asm volatile(
+                    "st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];" ::"r"(
+                        co_remote(&s_halo[p][0][k - own + CO_HALO], blk + 1)),
+                    "r"(top[i]), "r"(co_remote(&s_bar[p], blk + 1))
+                    : "memory");
 #endif
-            }
-            bm[cur][i + 4] = v;
+        }
+        if (cb == 0) break;
+#if __CUDA_ARCH__ >= 900
+        // This block's halo for the next band: wait for both neighbours'
+        // bytes (the mbarrier's use count of this parity gives the phase).
+        const int phase = ((nbands - 1 - cb) >> 1) & 1;
+        for (;;) {
+            u32 done;
+            asm volatile(
+                "{ .reg .pred d; mbarrier.try_wait.parity.shared::cta.b64 d, [%1], %2; selp.u32 %0, 1, 0, d; }"
+                : "=r"(done)
+                : "r"(bar), "r"(phase)
+                : "memory");
+            if (done) break;
+        }
+#endif
+        int* hb = sums + cur * rowi + 4;
+        for (int i = t; i < span; i += nt) {
+            const int k = i - CO_HALO, x = X + i;
+            if (k >= 0 && k < own) continue;
+            const int v = k < 0 ? s_halo[p][0][i] : s_halo[p][1][k - own];
+            hb[i] = x >= 0 && x < w ? v : OUT32;
         }
     }
-    // (No block leaves while another may read its edges: the reads of the
-    // last band's edges come before the reader's next cluster barrier.)
     asm volatile("cp.async.wait_group 0;" ::: "memory");
 }
 
