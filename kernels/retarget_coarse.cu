@@ -414,6 +414,11 @@ extern "C" __global__ void __launch_bounds__(CO_FILL) coarse_fill(
     }
 }
 
+// Chunks whose anchors the walk loads at once; the block's threads cover
+// the widest window (2·32·(K − 1) + 1 columns).
+#define CO_WALK_K 12
+static_assert(2 * ANCHOR_ROWS * (CO_WALK_K - 1) + 1 <= 1024, "a thread a column of a window");
+
 // The least top-row cost (ties to the smallest column) into *total, the
 // top row's sums into `top` (if not null), and the seam: from anchor row to
 // anchor row, then each chunk's steps. One block.
@@ -424,6 +429,8 @@ extern "C" __global__ void __launch_bounds__(1024, 1) coarse_walk(const int* __r
     __shared__ i64 s_best[32];
     __shared__ int s_col[32];
     __shared__ u16 s_anchor[DP_MAX_CHUNKS];
+    __shared__ u16 s_win[CO_WALK_K][2 * ANCHOR_ROWS * (CO_WALK_K - 1) + 1];
+    __shared__ int s_x;
     const int w = w_, h = h_;
     i64 best;
     int col;
@@ -432,10 +439,30 @@ extern "C" __global__ void __launch_bounds__(1024, 1) coarse_walk(const int* __r
     if (first) {
         *total = best;
         if (h == 1) seam[0] = col;
-        int x = col;
-        for (int c = 0; c < nb; ++c) {
-            s_anchor[c] = (u16)x;
-            x = __ldcg(anchors + (size_t)c * pitch + x);
+        s_x = col;
+    }
+    // The anchors CO_WALK_K chunks at a time: from the column x where a
+    // group starts, the path is within 32·j columns of x at the top of
+    // chunk j of the group, so the block loads those windows of the anchor
+    // rows at once (one wait on memory, not K) and one thread follows them
+    // in shared memory.
+    for (int c0 = 0; c0 < nb; c0 += CO_WALK_K) {
+        __syncthreads();
+        const int x = s_x;
+#pragma unroll
+        for (int j = 0; j < CO_WALK_K; ++j) {
+            const int o = threadIdx.x, xc = x - ANCHOR_ROWS * j + o;
+            if (o <= 2 * ANCHOR_ROWS * j && c0 + j < nb && xc >= 0 && xc < w)
+                s_win[j][o] = __ldcg(anchors + (size_t)(c0 + j) * pitch + xc);
+        }
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            int cx = x;
+            for (int j = 0; j < CO_WALK_K && c0 + j < nb; ++j) {
+                s_anchor[c0 + j] = (u16)cx;
+                cx = s_win[j][cx - x + ANCHOR_ROWS * j];
+            }
+            s_x = cx;
         }
     }
     __syncthreads();
