@@ -165,11 +165,6 @@ extern "C" __global__ void __launch_bounds__(CO_TILE) coarse_taps(
 // The most copies a thread makes a step: 5·span/4 ≤ 2·threads.
 #define CO_COPIES 2
 
-__device__ __forceinline__ void co_copy16(void* dst, const void* src) {
-    const u32 d = (u32)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
-}
-
 #if __CUDA_ARCH__ >= 900
 __device__ __forceinline__ u32 co_remote(const void* local, int block) {
     u32 r;
@@ -177,6 +172,16 @@ __device__ __forceinline__ u32 co_remote(const void* local, int block) {
                  : "=r"(r)
                  : "r"((u32)__cvta_generic_to_shared(local)), "r"(block));
     return r;
+}
+
+// Stores v at `at` in block `to` of the cluster, counted on that block's
+// mbarrier `bar` (its address in this block's shared memory, mapped).
+__device__ __forceinline__ void co_send(const int* at, int to, const unsigned long long* bar,
+                                        int v) {
+    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];" ::"r"(
+                     co_remote(at, to)),
+                 "r"(v), "r"(co_remote(bar, to))
+                 : "memory");
 }
 #endif
 
@@ -215,38 +220,48 @@ extern "C" __global__ void __cluster_dims__(CO_CLUSTER, 1, 1) __launch_bounds__(
     // Every block's mbarriers are ready before any neighbour stores to them.
     asm volatile("barrier.cluster.arrive.relaxed;" ::: "memory");
 #endif
-    // This thread's copies: word row j, chunk c of four columns.
+    // This thread's column of the span (the host gives a thread a column),
+    // and its copies of the taps: word row j, chunk c of four columns, from
+    // the group the fetch is at (each fetch moves the pointers a group up).
+    const int i = t;
+    const bool live = i < span, inx = X + i >= 0 && X + i < w;
     const int nch = span / 4;
+    const u32 ring_sa = (u32)__cvta_generic_to_shared(ring);
+    const u32 slot_bytes = CO_WORDS * span * 4;
+    const size_t group = (size_t)CO_WORDS * cpitch;
     u32 cdst[CO_COPIES];
-    u32 csrc[CO_COPIES];
+    const u32* csrc[CO_COPIES];
     bool cok[CO_COPIES];
 #pragma unroll
     for (int k = 0; k < CO_COPIES; ++k) {
         const int q = t + k * nt;
         const int j = q / nch, c = q - j * nch;
         cok[k] = q < CO_WORDS * nch && X + 4 * c < w;
-        cdst[k] = j * span + 4 * c;
-        csrc[k] = j * cpitch + X + 4 * c + DP_PAD;
+        cdst[k] = (j * span + 4 * c) * 4;
+        csrc[k] = taps + (size_t)(G - 1) * group + (size_t)j * cpitch + X + 4 * c + DP_PAD;
     }
     // Step s sweeps group G − 1 − s; its taps are fetched at step s − CO_AHEAD.
     auto fetch = [&](int s) {
-        const int g = G - 1 - s;
-        if (g >= 0) {
-            u32* slot = ring + (s % CO_RING) * CO_WORDS * span;
-            const u32* src = taps + (size_t)g * CO_WORDS * cpitch;
+        if (s < G) {
+            const u32 dst = ring_sa + (u32)(s & (CO_RING - 1)) * slot_bytes;
 #pragma unroll
-            for (int k = 0; k < CO_COPIES; ++k)
-                if (cok[k]) co_copy16(slot + cdst[k], src + csrc[k]);
+            for (int k = 0; k < CO_COPIES; ++k) {
+                if (cok[k])
+                    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst + cdst[k]),
+                                 "l"(csrc[k])
+                                 : "memory");
+                csrc[k] -= group;
+            }
         }
         asm volatile("cp.async.commit_group;" ::: "memory");
     };
     for (int s = 0; s < CO_AHEAD; ++s) fetch(s);
     // The sums of row RB, OUT32 outside the frame and in the pads.
-    for (int i = t; i < rowi; i += nt) {
-        const int x = X + i - 4;
-        const bool pad = i < 4 || i >= span + 4;
-        sums[i] = !pad && x >= 0 && x < w ? __ldcg(xrows + x) : OUT32;
-        sums[rowi + i] = pad ? OUT32 : 0;
+    for (int k = t; k < rowi; k += nt) {
+        const int x = X + k - 4;
+        const bool pad = k < 4 || k >= span + 4;
+        sums[k] = !pad && x >= 0 && x < w ? __ldcg(xrows + x) : OUT32;
+        sums[rowi + k] = pad ? OUT32 : 0;
     }
 #if __CUDA_ARCH__ >= 900
     asm volatile("barrier.cluster.wait.acquire;" ::: "memory");
@@ -259,24 +274,22 @@ extern "C" __global__ void __cluster_dims__(CO_CLUSTER, 1, 1) __launch_bounds__(
             fetch(s + CO_AHEAD);
             asm volatile("cp.async.wait_group %0;" ::"n"(CO_AHEAD) : "memory");
             __syncthreads();
-            const u32* slot = ring + (s % CO_RING) * CO_WORDS * span;
-            const int* b = sums + cur * rowi;
-            int* o = sums + (cur ^ 1) * rowi;
-            for (int i = t; i < span; i += nt) {
-                const int x = X + i;
+            if (live) {
+                const u32* slot = ring + (s & (CO_RING - 1)) * CO_WORDS * span + i;
+                const int* b = sums + cur * rowi + i;
                 u32 q[CO_WORDS];
 #pragma unroll
-                for (int j = 0; j < CO_WORDS; ++j) q[j] = slot[j * span + i];
+                for (int j = 0; j < CO_WORDS; ++j) q[j] = slot[j * span];
                 int c[9];
 #pragma unroll
                 for (int k = 0; k < 9; ++k) {
                     const u32 word = q[k >> 1];
-                    c[k] = b[i + k] + (int)((k & 1) ? word >> 16 : word & 0xFFFF);
+                    c[k] = b[k] + (int)((k & 1) ? word >> 16 : word & 0xFFFF);
                 }
                 const int a = __vimin3_s32(c[0], c[1], c[2]);
                 const int e = __vimin3_s32(c[3], c[4], c[5]);
                 const int f = __vimin3_s32(c[6], c[7], c[8]);
-                o[i + 4] = x >= 0 && x < w ? __vimin3_s32(a, e, f) : OUT32;
+                sums[(cur ^ 1) * rowi + i + 4] = inx ? __vimin3_s32(a, e, f) : OUT32;
             }
             cur ^= 1;
         }
@@ -295,30 +308,16 @@ extern "C" __global__ void __cluster_dims__(CO_CLUSTER, 1, 1) __launch_bounds__(
                          : "memory");
         }
 #endif
-        for (int i = t; i < span; i += nt) {
-            const int k = i - CO_HALO, x = X + i;
-            if (k < 0 || k >= own) continue;
-            if (x < w) mrows[(size_t)cb * pitch + x] = top[i];
+        const int k = i - CO_HALO;
+        const bool owned = live && k >= 0 && k < own;
+        if (owned && X + i < w) mrows[(size_t)cb * pitch + X + i] = top[i];
 #if __CUDA_ARCH__ >= 900
-            if (cb == 0) continue;
-            const int to = k < CO_HALO && has_left ? blk - 1
-                         : (k >= own - CO_HALO && has_right ? blk + 1 : -1);
-            if (to < 0) continue;
-            const int* at = to < blk ? &s_halo[p][1][k] : &s_halo[p][0][k - own + CO_HALO];
-            asm volatile(
-                "st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];" ::"r"(
-                    co_remote(at, to)),
-                "r"(top[i]), "r"(co_remote(&s_bar[p], to))
-                : "memory");
-            // (A column in both edges, when own = CO_HALO, goes both ways.)
-            if (to < blk && k >= own - CO_HALO && has_right)
-                asm volatile(
-                    "st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];" ::"r"(
-                        co_remote(&s_halo[p][0][k - own + CO_HALO], blk + 1)),
-                    "r"(top[i]), "r"(co_remote(&s_bar[p], blk + 1))
-                    : "memory");
-#endif
+        if (owned && cb > 0) {
+            if (k < CO_HALO && has_left) co_send(&s_halo[p][1][k], blk - 1, &s_bar[p], top[i]);
+            if (k >= own - CO_HALO && has_right)
+                co_send(&s_halo[p][0][k - own + CO_HALO], blk + 1, &s_bar[p], top[i]);
         }
+#endif
         if (cb == 0) break;
 #if __CUDA_ARCH__ >= 900
         // This block's halo for the next band: wait for both neighbours'
@@ -334,12 +333,9 @@ extern "C" __global__ void __cluster_dims__(CO_CLUSTER, 1, 1) __launch_bounds__(
             if (done) break;
         }
 #endif
-        int* hb = sums + cur * rowi + 4;
-        for (int i = t; i < span; i += nt) {
-            const int k = i - CO_HALO, x = X + i;
-            if (k >= 0 && k < own) continue;
+        if (live && !owned) {
             const int v = k < 0 ? s_halo[p][0][i] : s_halo[p][1][k - own];
-            hb[i] = x >= 0 && x < w ? v : OUT32;
+            sums[cur * rowi + 4 + i] = inx ? v : OUT32;
         }
     }
     asm volatile("cp.async.wait_group 0;" ::: "memory");

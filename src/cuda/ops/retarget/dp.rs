@@ -83,8 +83,10 @@ const CO_RING: usize = 8;
 const CO_TILE: usize = 256;
 const CO_FILL_OWN: usize = 256;
 const CO_FILL: usize = CO_FILL_OWN + 2 * ANCHOR_ROWS;
-/// The widest plane: columns stay u16 in the paths and jumps.
-const CO_MAX_WIDTH: usize = 8192;
+/// The widest plane (8K UHD): a sweep block gives each column of its span
+/// a thread, at most 1024 (wider planes take the row-by-row sweep).
+const CO_MAX_WIDTH: usize = 7680;
+const _: () = assert!((CO_MAX_WIDTH / CO_CLUSTER).next_multiple_of(4) + 2 * CO_HALO <= 1024);
 
 /// The four-row DP's kernels.
 struct Coarse {
@@ -127,7 +129,7 @@ impl Coarse {
 
 /// The columns each block of the four-row sweep owns for width `w` (a
 /// multiple of 4, at least the halo), and its launch: a thread a column of
-/// the span (the owned ones and CO_HALO either side), up to 1024; shared
+/// the span (the owned ones and CO_HALO either side); shared
 /// memory for the taps ring and two rows of sums.
 fn sweep_own(w: usize) -> usize {
     w.div_ceil(CO_CLUSTER).next_multiple_of(4).max(CO_HALO)
@@ -137,7 +139,7 @@ fn coarse_config(w: usize) -> LaunchConfig {
     let span = sweep_own(w) + 2 * CO_HALO;
     LaunchConfig {
         grid_dim: (CO_CLUSTER as u32, 1, 1),
-        block_dim: (span.next_multiple_of(32).min(1024) as u32, 1, 1),
+        block_dim: (span.next_multiple_of(32) as u32, 1, 1),
         shared_mem_bytes: ((CO_RING * CO_WORDS * span + 2 * (span + 8)) * 4) as u32,
     }
 }
