@@ -319,3 +319,39 @@ fn masks_on_wide_frames_steer_the_seams_as_on_the_cpu() {
         }
     }
 }
+
+/// Exact: one prepared carver takes frame after frame of new content. The
+/// GPU captures a frame's seams (when it only shrinks) into a CUDA graph
+/// and replays it, so every frame after the first runs the replay: each
+/// must still be the CPU's carve of that frame, for the width and for the
+/// height, 1080p wide (the four-row DP) and small.
+#[test]
+fn a_prepared_carver_carves_each_new_frame_as_on_the_cpu() {
+    use seamstream::cuda::DevFrame;
+    use seamstream::registry::{gpu_half, parse_op};
+    let Some(gpu) = gpu() else { return };
+    for (w, h, args) in [
+        (1920, 64, "width=1900"),
+        (96, 80, "height=70"),
+        (96, 80, "width=75%"),
+    ] {
+        let op = format!("retarget:{args},energy=forward");
+        let cpu_op = parse_op(&op).unwrap();
+        let g = gpu_half(cpu_op.as_ref()).unwrap();
+        let (ow, oh, of) = g.output(w, h, DevFormat::Rgba).unwrap();
+        let mut g = g.prepare(&gpu, w, h, DevFormat::Rgba).unwrap();
+        for seed in 0..3 {
+            let frame = random_frame(w, h, DevFormat::Rgba, 100 + seed);
+            let input = DevFrame::upload(&gpu, &frame).unwrap();
+            let mut out = DevFrame::alloc(&gpu, ow, oh, of).unwrap();
+            g.run(&gpu, &input, &mut out).unwrap();
+            let what = format!("{op} at {w}x{h}, frame {seed} of one carver");
+            assert_close(
+                &out.download(&gpu).unwrap(),
+                &run_cpu(&op, &frame),
+                0,
+                &what,
+            );
+        }
+    }
+}
