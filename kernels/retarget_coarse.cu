@@ -2,23 +2,23 @@
 // Hopper on): the same sums, steps, jumps and seam as dp_sweep
 // (retarget_dp.cuh), in a quarter of its sequential steps.
 //
-// The sweep is bound by the latency of each row (about 240 cycles across
-// the cluster), not by its work, so the rows it walks one after another
-// are what to cut. The sum of a cell four rows up is the least, over the
-// nine columns x − 4 … x + 4 of row y + 4, of that column's sum plus the
-// cheapest path between the two within the frame: M(x, y) = min_k
-// T(x, y, k) + M(x + k − 4, y + 4). T (the "taps") depends only on the
-// costs, so it is computed for every cell at once; integer sums make the
-// min-plus steps exact. Four launches (after dp_prep):
+// The row-by-row sweep is bound by the latency of each row, not by its
+// work, so the rows it walks one after another are what to cut. The sum of
+// a cell four rows up is the least, over the nine columns x − 4 … x + 4 of
+// row y + 4, of that column's sum plus the cheapest path between the two
+// within the frame: M(x, y) = min_k T(x, y, k) + M(x + k − 4, y + 4). T
+// (the "taps") depends only on the costs, so it is computed for every cell
+// at once; integer sums make the min-plus steps exact. Four launches
+// (after dp_prep):
 // - coarse_taps: T of every fourth row (rows 4g, g < G), nine 16-bit taps a
 //   cell (at most 4·510 each), and, in its last block, the rows from the
 //   bottom up to row RB = 4·⌊(h − 1)/4⌋ one at a time;
-// - coarse_sweep: a cluster's warps carry M from row RB up to row 0 in
-//   steps of four rows: windows of 128 columns (4 a lane) that own the
-//   middle 64, bands of 32 rows (8 steps, each reaching 4 columns further
-//   in from a window's edges: the 32-column halo) between the cluster's
-//   barriers, band tops handed over in distributed shared memory and
-//   written to `mrows` (the anchor rows);
+// - coarse_sweep: a cluster of 8 blocks carries M from row RB up to row 0
+//   in steps of four rows, each block a range of columns with a 32-column
+//   halo either side, a thread a column and a block barrier a step; after
+//   each band of 32 rows (8 steps) the blocks hand their edge columns to
+//   their neighbours (st.async onto the neighbour's mbarrier) and write the
+//   band's top to `mrows` (the anchor rows);
 // - coarse_fill: from the exact row below each chunk of 32 rows, all
 //   chunks at once, tiles of 256 columns with a 32-column halo sweep the
 //   chunk's rows one at a time, writing the steps, the jumps (`back`,

@@ -7,12 +7,13 @@
 //! The frame is copied once into a working buffer with a fixed row pitch
 //! and stays on the device, with its luma, energy, mask, back-pointers and
 //! seams. A seam is the DP ([`SeamDp`](super::SeamDp): the packing of each
-//! pixel's costs, then warps on 8 SMs advance overlapping windows between
-//! barriers, row by row or, for forward energy without a mask, four rows
-//! a step, and the seam is walked back), the removal (one block a row, in
-//! place) and the energy update in the band the removal disturbed. The host
-//! reads back only the two candidate costs of each greedy step (it has to
-//! choose a side). Every buffer is allocated in `prepare`.
+//! pixel's costs, then a cluster of 8 SMs sweeps the rows, one at a time
+//! or, for forward energy without a mask, four rows a step, and the seam is
+//! walked back), the removal (one block a row, in place) and the energy
+//! update in the band the removal disturbed. The host reads back only the
+//! two candidate costs of each greedy step (it has to choose a side). Every
+//! buffer is allocated in `prepare`; a frame that only shrinks replays its
+//! seams' launches from a CUDA graph.
 
 use std::sync::Arc;
 
