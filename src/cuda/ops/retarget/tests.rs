@@ -478,6 +478,8 @@ fn the_gpu_dp_writes_what_the_cpu_dp_finds() {
         (513, 40),
         (1300, 70),
         (4200, 35),
+        // The four-row sweep's widest plane: 1024 threads a block.
+        (7680, 37),
         (MAX_SIDE, 3),
         (3, 2000),
         (700, 1100),
