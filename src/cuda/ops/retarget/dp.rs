@@ -127,14 +127,15 @@ impl Coarse {
     }
 }
 
-/// The columns each block of the four-row sweep owns for width `w` (a
-/// multiple of 4, at least the halo), and its launch: a thread a column of
-/// the span (the owned ones and CO_HALO either side); shared
-/// memory for the taps ring and two rows of sums.
+/// The columns each block of the four-row sweep owns for width `w`: a
+/// multiple of 4, at least the halo.
 fn sweep_own(w: usize) -> usize {
     w.div_ceil(CO_CLUSTER).next_multiple_of(4).max(CO_HALO)
 }
 
+/// The four-row sweep's launch for width `w`: a thread a column of each
+/// block's span (its owned columns and CO_HALO either side), and shared
+/// memory for the taps ring and two rows of sums with their pads.
 fn coarse_config(w: usize) -> LaunchConfig {
     let span = sweep_own(w) + 2 * CO_HALO;
     LaunchConfig {
