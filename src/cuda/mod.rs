@@ -444,6 +444,25 @@ pub fn check_frames(
     Ok(())
 }
 
+/// Captures what `f` enqueues on `stream` into a CUDA graph (relaxed
+/// mode), without running it. `None` where it cannot be captured (`f`
+/// failed, or waited on the host): the caller runs the work directly.
+pub fn capture(
+    stream: &Arc<CudaStream>,
+    f: impl FnOnce() -> Result<()>,
+) -> Option<cudarc::driver::CudaGraph> {
+    use cudarc::driver::sys;
+    stream
+        .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED)
+        .ok()?;
+    let ran = f();
+    let graph = stream.end_capture(sys::CUgraphInstantiate_flags(0));
+    match (ran, graph) {
+        (Ok(()), Ok(Some(g))) => Some(g),
+        _ => None,
+    }
+}
+
 /// A grid that covers `n` items with blocks of `block` threads.
 pub fn blocks(n: usize, block: u32) -> u32 {
     (n.div_ceil(block as usize)).max(1) as u32

@@ -41,17 +41,7 @@ pub fn time_gpu(
         }
         Ok(())
     };
-    let graph = stream
-        .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED)
-        .ok()
-        .and_then(|()| {
-            let ran = batch(&mut f);
-            let g = stream.end_capture(sys::CUgraphInstantiate_flags(0));
-            match (ran, g) {
-                (Ok(()), Ok(Some(g))) => Some(g),
-                _ => None,
-            }
-        });
+    let graph = super::capture(stream, || batch(&mut f));
     gpu.sync()?;
     let (start, stop) = (event(gpu)?, event(gpu)?);
     let mut times = Vec::with_capacity(runs);

@@ -23,7 +23,7 @@ use super::dp::{DpScratch, MAX_SIDE};
 use super::{
     Carve, GpuRetarget, Kernels, PushOptional, alloc, launch, pair, per_pixel, per_row, upload_mask,
 };
-use crate::cuda::{DevFormat, DevFrame, Gpu, blocks, cuda_err};
+use crate::cuda::{DevFormat, DevFrame, Gpu, blocks, capture, cuda_err};
 use crate::error::{Error, Result};
 use crate::ops::retarget::{CarveOptions, combine_masks};
 
@@ -135,7 +135,12 @@ impl State {
             chosen: alloc(st, if enlarge { cap } else { 1 }, "the chosen columns")?,
             dp: DpScratch::new(st, &[(pitch, pitch_t), (pitch_t, pitch)], 2)?,
             seams: [alloc(st, side, "a seam")?, alloc(st, side, "a seam")?],
-            graphs: [None, None],
+            // SEAMSTREAM_GRAPHS=0: launched directly, to compare.
+            graphs: if std::env::var("SEAMSTREAM_GRAPHS").is_ok_and(|v| v == "0") {
+                [Some(None), Some(None)]
+            } else {
+                [None, None]
+            },
             k,
         })
     }
@@ -287,24 +292,13 @@ impl State {
         // (Inside a capture already, as the bench's, the launches go into it.)
         let capturing =
             st.capture_status() != Ok(sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE);
-        let off = std::env::var("SEAMSTREAM_GRAPHS").is_ok_and(|v| v == "0");
-        if !replay || target >= *w || capturing || off {
+        if !replay || target >= *w || capturing {
             return self.carve_width(st, pitch, w, h, target);
         }
         if self.graphs[which].is_none() {
             let mut cw = *w;
-            let captured = st
-                .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED)
-                .ok()
-                .and_then(|()| {
-                    let ran = self.carve_width(st, pitch, &mut cw, h, target);
-                    let graph = st.end_capture(sys::CUgraphInstantiate_flags(0));
-                    match (ran, graph) {
-                        (Ok(()), Ok(Some(g))) => Some(Replay(g)),
-                        _ => None,
-                    }
-                });
-            self.graphs[which] = Some(captured);
+            let captured = capture(st, || self.carve_width(st, pitch, &mut cw, h, target));
+            self.graphs[which] = Some(captured.map(Replay));
         }
         match &self.graphs[which] {
             Some(Some(g)) => {
