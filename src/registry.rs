@@ -93,6 +93,13 @@ pub static REGISTRY: &[Entry] = &[
         cases: &["retarget:width=75%,mode=fast", "retarget:height=80%,energy=sobel3"]),
     both!(segment: ops::segment::Segment => gpu::segment::GpuSegment,
         cases: &["segment:output=labels"]),
+    Entry {
+        spec: &ops::reframe::SPEC,
+        cpu: ops::reframe::build,
+        gpu: None,
+        tolerance: 0,
+        gpu_cases: &[],
+    },
 ];
 
 /// The registry entry for an operation name.

@@ -1,0 +1,313 @@
+//! On-screen text and titles: strokes of even colour that stand out from
+//! their surroundings, lined up at one height.
+//!
+//! On a luma picture (the analysis thumbnail, and a third of it for large
+//! titles):
+//!
+//! 1. **Ink**: pixels brighter (or darker) than the mean of their 15×15
+//!    neighbourhood by [`INK_CONTRAST`] levels, in two maps by polarity.
+//! 2. **Characters**: connected pieces of ink of a letter's proportions,
+//!    filling part of their box, of even colour (a letter is painted in
+//!    one colour; a leaf is not).
+//! 3. **Lines**: characters of one polarity and colour, of similar height,
+//!    side by side at one height with gaps under a letter's height; a line
+//!    needs [`MIN_CHARS`] of them.
+//! 4. **Blocks**: lines whose boxes touch, grown by half a letter, merge.
+
+use super::geometry::Rect;
+use crate::frame::Plane;
+
+/// Levels ink differs from its neighbourhood's mean.
+pub const INK_CONTRAST: i32 = 22;
+/// Radius of the neighbourhood.
+const MEAN_RADIUS: usize = 7;
+/// Characters a line needs.
+pub const MIN_CHARS: usize = 3;
+/// Largest standard deviation of a character's levels.
+const MAX_CHAR_STD: f64 = 30.0;
+
+/// One connected piece of ink.
+#[derive(Clone, Copy, Debug)]
+struct Piece {
+    rect: Rect,
+    area: usize,
+    mean: f64,
+    bright: bool,
+}
+
+/// The box mean of `luma` over (2r+1)² (clipped at the edges), by an
+/// integral image.
+fn local_mean(luma: &Plane<u8>, r: usize) -> Plane<u8> {
+    let (w, h) = (luma.width(), luma.height());
+    let mut sum = vec![0u32; (w + 1) * (h + 1)];
+    for y in 0..h {
+        let mut row = 0u32;
+        for (x, &v) in luma.row(y).iter().enumerate() {
+            row += v as u32;
+            sum[(y + 1) * (w + 1) + x + 1] = sum[y * (w + 1) + x + 1] + row;
+        }
+    }
+    Plane::from_fn(w, h, |x, y| {
+        let (x0, y0) = (x.saturating_sub(r), y.saturating_sub(r));
+        let (x1, y1) = ((x + r + 1).min(w), (y + r + 1).min(h));
+        let s = sum[y1 * (w + 1) + x1] + sum[y0 * (w + 1) + x0]
+            - sum[y0 * (w + 1) + x1]
+            - sum[y1 * (w + 1) + x0];
+        let n = ((x1 - x0) * (y1 - y0)) as u32;
+        ((s + n / 2) / n) as u8
+    })
+}
+
+/// The 8-connected pieces of the pixels where `ink` holds.
+fn pieces(luma: &Plane<u8>, ink: &Plane<bool>, bright: bool, out: &mut Vec<Piece>) {
+    let (w, h) = (ink.width(), ink.height());
+    let mut seen = vec![false; w * h];
+    let mut stack = Vec::new();
+    for y0 in 0..h {
+        for x0 in 0..w {
+            if seen[y0 * w + x0] || !ink.get(x0, y0) {
+                continue;
+            }
+            seen[y0 * w + x0] = true;
+            stack.push((x0, y0));
+            let (mut x_lo, mut x_hi, mut y_lo, mut y_hi) = (x0, x0, y0, y0);
+            let (mut area, mut s, mut s2) = (0usize, 0f64, 0f64);
+            while let Some((x, y)) = stack.pop() {
+                area += 1;
+                let v = luma.get(x, y) as f64;
+                s += v;
+                s2 += v * v;
+                x_lo = x_lo.min(x);
+                x_hi = x_hi.max(x);
+                y_lo = y_lo.min(y);
+                y_hi = y_hi.max(y);
+                for dy in -1isize..=1 {
+                    for dx in -1isize..=1 {
+                        let (nx, ny) = (x as isize + dx, y as isize + dy);
+                        if nx < 0 || ny < 0 || nx >= w as isize || ny >= h as isize {
+                            continue;
+                        }
+                        let (nx, ny) = (nx as usize, ny as usize);
+                        if !seen[ny * w + nx] && ink.get(nx, ny) {
+                            seen[ny * w + nx] = true;
+                            stack.push((nx, ny));
+                        }
+                    }
+                }
+            }
+            let mean = s / area as f64;
+            let var = (s2 / area as f64 - mean * mean).max(0.0);
+            let rect = Rect::new(x_lo, y_lo, x_hi - x_lo + 1, y_hi - y_lo + 1);
+            // A letter: between 6 pixels and a third of the picture high,
+            // at most twice as wide as high (two joined letters), filling
+            // part of its box, in one colour.
+            let fill = area as f64 / rect.area() as f64;
+            if rect.h >= 6
+                && rect.h <= h / 3
+                && rect.w >= 2
+                && rect.w <= 2 * rect.h
+                && (0.12..=1.0).contains(&fill)
+                && var.sqrt() <= MAX_CHAR_STD
+            {
+                out.push(Piece {
+                    rect,
+                    area,
+                    mean,
+                    bright,
+                });
+            }
+        }
+    }
+}
+
+/// Whether two characters belong to one line.
+fn neighbours(a: &Piece, b: &Piece) -> bool {
+    if a.bright != b.bright || (a.mean - b.mean).abs() > 40.0 {
+        return false;
+    }
+    let (ha, hb) = (a.rect.h as f64, b.rect.h as f64);
+    if ha.max(hb) > 1.7 * ha.min(hb) {
+        return false;
+    }
+    let overlap = a.rect.bottom().min(b.rect.bottom()) as f64 - a.rect.y.max(b.rect.y) as f64;
+    if overlap < 0.5 * ha.min(hb) {
+        return false;
+    }
+    let gap = if a.rect.x <= b.rect.x {
+        b.rect.x as f64 - a.rect.right() as f64
+    } else {
+        a.rect.x as f64 - b.rect.right() as f64
+    };
+    gap <= ha.max(hb)
+}
+
+fn find(parent: &mut [usize], mut i: usize) -> usize {
+    while parent[i] != i {
+        parent[i] = parent[parent[i]];
+        i = parent[i];
+    }
+    i
+}
+
+/// Text blocks of `luma` at its own scale.
+fn blocks_at(luma: &Plane<u8>) -> Vec<Rect> {
+    let (w, h) = (luma.width(), luma.height());
+    if w < 8 || h < 8 {
+        return Vec::new();
+    }
+    let mean = local_mean(luma, MEAN_RADIUS);
+    let mut chars = Vec::new();
+    for bright in [true, false] {
+        let ink = Plane::from_fn(w, h, |x, y| {
+            let d = luma.get(x, y) as i32 - mean.get(x, y) as i32;
+            if bright {
+                d > INK_CONTRAST
+            } else {
+                d < -INK_CONTRAST
+            }
+        });
+        pieces(luma, &ink, bright, &mut chars);
+    }
+    // Lines: characters joined to their neighbours (sorted by x, each
+    // compared with those that start within reach).
+    chars.sort_by_key(|c| c.rect.x);
+    let n = chars.len();
+    let mut parent: Vec<usize> = (0..n).collect();
+    for i in 0..n {
+        let reach = chars[i].rect.right() + 2 * chars[i].rect.h;
+        for j in i + 1..n {
+            if chars[j].rect.x > reach {
+                break;
+            }
+            if neighbours(&chars[i], &chars[j]) {
+                let (a, b) = (find(&mut parent, i), find(&mut parent, j));
+                parent[a] = b;
+            }
+        }
+    }
+    let mut lines: Vec<(Rect, usize, usize)> = Vec::new(); // (box, chars, ink area)
+    let mut root_line = vec![usize::MAX; n];
+    for i in 0..n {
+        let r = find(&mut parent, i);
+        if root_line[r] == usize::MAX {
+            root_line[r] = lines.len();
+            lines.push((chars[i].rect, 0, 0));
+        }
+        let l = &mut lines[root_line[r]];
+        l.0 = l.0.union(&chars[i].rect);
+        l.1 += 1;
+        l.2 += chars[i].area;
+    }
+    let mut found: Vec<Rect> = lines
+        .into_iter()
+        .filter(|(r, count, _)| *count >= MIN_CHARS && r.w >= 2 * r.h)
+        .map(|(r, _, _)| r)
+        .collect();
+    // Blocks: lines that touch once grown by half their height.
+    loop {
+        let mut merged = false;
+        'outer: for i in 0..found.len() {
+            for j in i + 1..found.len() {
+                let g = found[i].grown(found[i].h / 2, found[i].h / 2, w, h);
+                if g.intersect(&found[j]).is_some() {
+                    found[i] = found[i].union(&found[j]);
+                    found.swap_remove(j);
+                    merged = true;
+                    break 'outer;
+                }
+            }
+        }
+        if !merged {
+            break;
+        }
+    }
+    found
+}
+
+/// `luma` shrunk by `f` (box means, the remainder dropped).
+pub fn shrink(luma: &Plane<u8>, f: usize) -> Plane<u8> {
+    let (w, h) = (luma.width() / f, luma.height() / f);
+    let n = (f * f) as u32;
+    Plane::from_fn(w, h, |x, y| {
+        let mut s = 0u32;
+        for dy in 0..f {
+            for &v in &luma.row(y * f + dy)[x * f..x * f + f] {
+                s += v as u32;
+            }
+        }
+        ((s + n / 2) / n) as u8
+    })
+}
+
+/// The text blocks of `luma` (lines of small text and large titles), as
+/// rectangles of its pixels.
+pub fn text_blocks(luma: &Plane<u8>) -> Vec<Rect> {
+    let (w, h) = (luma.width(), luma.height());
+    let mut found = blocks_at(luma);
+    // Titles whose letters are too large for the neighbourhood: a third of
+    // the size.
+    if w >= 48 && h >= 48 {
+        for r in blocks_at(&shrink(luma, 3)) {
+            let big = r.scaled(3, 1);
+            let big = Rect::new(big.x, big.y, big.w.min(w - big.x), big.h.min(h - big.y));
+            if !found.iter().any(|f| f.intersect(&big).is_some()) {
+                found.push(big);
+            } else {
+                // Taken together with the small-scale boxes it overlaps.
+                let mut u = big;
+                found.retain(|f| {
+                    if f.intersect(&big).is_some() {
+                        u = u.union(f);
+                        false
+                    } else {
+                        true
+                    }
+                });
+                found.push(u);
+            }
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A picture with bars standing for letters: `n` dark 4×10 strokes, 3
+    /// apart, at (x, y), on a light ground.
+    fn word(w: usize, h: usize, x: usize, y: usize, n: usize) -> Plane<u8> {
+        Plane::from_fn(w, h, |px, py| {
+            let inside = py >= y && py < y + 10 && px >= x && px < x + n * 7 && (px - x) % 7 < 4;
+            if inside { 30 } else { 220 }
+        })
+    }
+
+    #[test]
+    fn a_line_of_letters_is_text_and_a_lone_mark_is_not() {
+        let p = word(200, 80, 40, 30, 8);
+        let found = text_blocks(&p);
+        assert_eq!(found.len(), 1, "{found:?}");
+        let r = found[0];
+        assert!(r.x <= 40 && r.right() >= 40 + 7 * 8 - 3, "{r:?}");
+        assert!(r.y <= 30 && r.bottom() >= 40, "{r:?}");
+        // Two marks are not a line.
+        assert!(text_blocks(&word(200, 80, 40, 30, 2)).is_empty());
+        // Nor is a flat or a noisy picture.
+        assert!(text_blocks(&Plane::new(200, 80, 90u8)).is_empty());
+        let noise = crate::ops::retarget::tests::noise(200, 80, 9);
+        assert!(text_blocks(&noise).is_empty(), "{:?}", text_blocks(&noise));
+    }
+
+    #[test]
+    fn large_letters_are_found_at_a_third_of_the_size() {
+        // Letters 45 high and 12 wide: too large for the 15×15 mean.
+        let p = Plane::from_fn(300, 240, |x, y| {
+            let inside = (30..75).contains(&y) && (20..20 + 6 * 21).contains(&x) && (x - 20) % 21 < 12;
+            if inside { 240 } else { 20 }
+        });
+        let found = text_blocks(&p);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].x <= 22 && found[0].right() >= 20 + 5 * 21 + 10, "{found:?}");
+    }
+}
