@@ -27,6 +27,7 @@ pub struct FrameReader {
     sink: gst_app::AppSink,
     name: String,
     done: bool,
+    fps: Option<f64>,
 }
 
 impl FrameReader {
@@ -58,6 +59,7 @@ impl FrameReader {
             sink,
             name: parsed.to_string(),
             done: false,
+            fps: None,
         };
         reader.pipe.set_state(gst::State::Playing).map_err(|_| {
             reader
@@ -116,6 +118,10 @@ impl FrameReader {
             .caps()
             .ok_or_else(|| bad("a frame came without caps"))?;
         let info = gst_video::VideoInfo::from_caps(caps).map_err(|_| bad("unusable caps"))?;
+        let rate = info.fps();
+        if self.fps.is_none() && rate.numer() > 0 && rate.denom() > 0 {
+            self.fps = Some(rate.numer() as f64 / rate.denom() as f64);
+        }
         let buffer = sample.buffer().ok_or_else(|| bad("a frame came empty"))?;
         let vf = gst_video::VideoFrameRef::from_buffer_ref_readable(buffer, &info)
             .map_err(|_| bad("cannot map a frame"))?;
@@ -128,6 +134,12 @@ impl FrameReader {
                 .copy_from_slice(&data[y * stride..y * stride + 4 * w]);
         }
         Ok(Some(p))
+    }
+
+    /// The frame rate the caps give, once a frame has been read (none for
+    /// a variable rate).
+    pub fn fps(&self) -> Option<f64> {
+        self.fps
     }
 
     /// What the reader was opened on, as the user wrote it.

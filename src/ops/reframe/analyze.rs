@@ -46,6 +46,8 @@ pub const MAX_MOVING: f64 = 0.4;
 pub const MIN_MOVING: f64 = 0.002;
 /// Text at least this share of the frame's height is required.
 pub const MIN_TEXT: f64 = 0.015;
+/// Text must be seen in half the frames within this many either side.
+const TEXT_RADIUS: usize = 6;
 
 /// What a subject is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -333,9 +335,25 @@ impl Analyzer {
         } else {
             vec![Vec::new(); pending.len()]
         };
-        let confirmed = confirm_in_time(&boxes, 2);
-        for (p, b) in pending.into_iter().zip(confirmed) {
+        let confirmed = confirm_in_time(&boxes, 3, 2);
+        // Text stays put for a while; a detection in leaves or water
+        // flickers: kept when seen in half the frames around.
+        let text: Vec<Vec<Rect>> = pending
+            .iter()
+            .map(|p| {
+                p.obs
+                    .subjects
+                    .iter()
+                    .filter(|s| s.kind == Kind::Text)
+                    .map(|s| s.rect)
+                    .collect()
+            })
+            .collect();
+        let text_ok = confirm_in_time(&text, TEXT_RADIUS, TEXT_RADIUS);
+        for ((p, b), t) in pending.into_iter().zip(confirmed).zip(text_ok) {
             let mut obs = p.obs;
+            obs.subjects
+                .retain(|s| s.kind != Kind::Text || t.contains(&s.rect));
             self.add_moving(&mut obs, &b);
             self.done.push(obs);
         }
@@ -601,13 +619,13 @@ pub(crate) fn merge_touching(boxes: &mut Vec<Rect>, g: usize, w: usize, h: usize
 }
 
 /// Keeps the boxes of each frame that a box of at least `need` of the
-/// `need + 1` frames on each side overlaps (a speck of one frame goes).
-fn confirm_in_time(boxes: &[Vec<Rect>], need: usize) -> Vec<Vec<Rect>> {
+/// `radius` frames on each side overlaps (a speck of one frame goes).
+fn confirm_in_time(boxes: &[Vec<Rect>], radius: usize, need: usize) -> Vec<Vec<Rect>> {
     let n = boxes.len();
     (0..n)
         .map(|i| {
-            let lo = i.saturating_sub(need + 1);
-            let hi = (i + need + 2).min(n);
+            let lo = i.saturating_sub(radius);
+            let hi = (i + radius + 1).min(n);
             boxes[i]
                 .iter()
                 .filter(|b| {

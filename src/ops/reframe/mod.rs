@@ -319,8 +319,9 @@ pub struct Reframe {
     /// A path file to replay, as given by `path=`.
     pub path_file: Option<PathBuf>,
     carver: Carver,
-    /// Every frame's plan so far, when asked to keep them.
-    pub record: Option<Vec<FramePlan>>,
+    /// Every frame's plan so far, when asked to keep them (shared with
+    /// whoever writes them out after a run).
+    pub record: Option<Arc<std::sync::Mutex<Vec<FramePlan>>>>,
 }
 
 fn load_mask(path: &std::path::Path) -> Result<Plane<u8>> {
@@ -472,7 +473,9 @@ impl Op for Reframe {
             Frame::Rgba(p) => Frame::Rgba(render(p, &lay, out, self.pad, &plan.keep, &mut self.carver)?),
             Frame::Gray(p) => Frame::Gray(render(p, &lay, out, self.pad, &plan.keep, &mut self.carver)?),
         };
-        if let Some(r) = &mut self.record {
+        if let Some(r) = &self.record
+            && let Ok(mut r) = r.lock()
+        {
             r.push(plan);
         }
         Ok(result)

@@ -454,6 +454,35 @@ pub fn plan_offline(obs: &[Observation], s: &Settings) -> (Vec<ShotPlan>, Vec<Fr
     (shots, frames)
 }
 
+/// The shots of a run of frame plans: consecutive frames of one shot
+/// index, their fit, and how the window moved.
+pub fn shots_of(frames: &[FramePlan]) -> Vec<ShotPlan> {
+    let mut shots: Vec<ShotPlan> = Vec::new();
+    for (i, f) in frames.iter().enumerate() {
+        let len = f.window.w.max(f.window.h);
+        match shots.last_mut() {
+            Some(s) if i > 0 && frames[i - 1].shot == f.shot => {
+                s.last = i;
+                let (a, b) = (frames[i - 1].window, f.window);
+                let moved = (b.x as i64 - a.x as i64).signum() + (b.y as i64 - a.y as i64).signum();
+                s.camera = match (s.camera, moved) {
+                    (c, 0) => c,
+                    (Camera::Still, _) => Camera::Pan,
+                    (c, _) => c,
+                };
+            }
+            _ => shots.push(ShotPlan {
+                first: i,
+                last: i,
+                fit: f.fit,
+                camera: Camera::Still,
+                len,
+            }),
+        }
+    }
+    shots
+}
+
 /// The live camera: frame by frame, no look-ahead.
 #[derive(Clone, Debug)]
 pub struct LivePlanner {

@@ -22,9 +22,22 @@ pub const INK_CONTRAST: i32 = 22;
 /// Radius of the neighbourhood.
 const MEAN_RADIUS: usize = 7;
 /// Characters a line needs.
-pub const MIN_CHARS: usize = 3;
+pub const MIN_CHARS: usize = 4;
 /// Largest standard deviation of a character's levels.
 const MAX_CHAR_STD: f64 = 30.0;
+/// A title's letters at the third-size pass: at least this high, at least
+/// this many, within this many levels of one another.
+const MIN_TITLE_LETTER: usize = 8;
+const MIN_PAINTED: usize = 10;
+const PAINT_LEVELS: f64 = 5.0;
+/// A line's characters differ in width (letters do; panes and bricks do
+/// not): the widths' coefficient of variation is at least this.
+const MIN_WIDTH_SPREAD: f64 = 0.15;
+/// The most the ground under a line of small text may vary (levels).
+const MAX_GROUND_STD: f64 = 12.0;
+/// Largest median share of its box a line's characters fill: letters are
+/// strokes; panes and bricks fill their boxes.
+const MAX_LINE_FILL: f64 = 0.8;
 
 /// One connected piece of ink.
 #[derive(Clone, Copy, Debug)]
@@ -32,6 +45,8 @@ struct Piece {
     rect: Rect,
     area: usize,
     mean: f64,
+    /// Mean |level − neighbourhood mean| over the piece.
+    contrast: f64,
     bright: bool,
 }
 
@@ -59,7 +74,13 @@ fn local_mean(luma: &Plane<u8>, r: usize) -> Plane<u8> {
 }
 
 /// The 8-connected pieces of the pixels where `ink` holds.
-fn pieces(luma: &Plane<u8>, ink: &Plane<bool>, bright: bool, out: &mut Vec<Piece>) {
+fn pieces(
+    luma: &Plane<u8>,
+    mean_of: &Plane<u8>,
+    ink: &Plane<bool>,
+    bright: bool,
+    out: &mut Vec<Piece>,
+) {
     let (w, h) = (ink.width(), ink.height());
     let mut seen = vec![false; w * h];
     let mut stack = Vec::new();
@@ -71,12 +92,13 @@ fn pieces(luma: &Plane<u8>, ink: &Plane<bool>, bright: bool, out: &mut Vec<Piece
             seen[y0 * w + x0] = true;
             stack.push((x0, y0));
             let (mut x_lo, mut x_hi, mut y_lo, mut y_hi) = (x0, x0, y0, y0);
-            let (mut area, mut s, mut s2) = (0usize, 0f64, 0f64);
+            let (mut area, mut s, mut s2, mut con) = (0usize, 0f64, 0f64, 0f64);
             while let Some((x, y)) = stack.pop() {
                 area += 1;
                 let v = luma.get(x, y) as f64;
                 s += v;
                 s2 += v * v;
+                con += (v - mean_of.get(x, y) as f64).abs();
                 x_lo = x_lo.min(x);
                 x_hi = x_hi.max(x);
                 y_lo = y_lo.min(y);
@@ -100,12 +122,12 @@ fn pieces(luma: &Plane<u8>, ink: &Plane<bool>, bright: bool, out: &mut Vec<Piece
             let rect = Rect::new(x_lo, y_lo, x_hi - x_lo + 1, y_hi - y_lo + 1);
             // A letter: between 6 pixels and a third of the picture high,
             // at most twice as wide as high (two joined letters), filling
-            // part of its box, in one colour.
+            // part of its box, in one colour (up to three joined letters).
             let fill = area as f64 / rect.area() as f64;
             if rect.h >= 6
                 && rect.h <= h / 3
                 && rect.w >= 2
-                && rect.w <= 2 * rect.h
+                && rect.w <= 3 * rect.h
                 && (0.12..=1.0).contains(&fill)
                 && var.sqrt() <= MAX_CHAR_STD
             {
@@ -113,6 +135,7 @@ fn pieces(luma: &Plane<u8>, ink: &Plane<bool>, bright: bool, out: &mut Vec<Piece
                     rect,
                     area,
                     mean,
+                    contrast: con / area as f64,
                     bright,
                 });
             }
@@ -149,8 +172,9 @@ fn find(parent: &mut [usize], mut i: usize) -> usize {
     i
 }
 
-/// Text blocks of `luma` at its own scale.
-fn blocks_at(luma: &Plane<u8>) -> Vec<Rect> {
+/// Text blocks of `luma` at its own scale; `titles`: also groups of many
+/// large letters painted in one colour, whatever their lines.
+fn blocks_at(luma: &Plane<u8>, titles: bool) -> Vec<Rect> {
     let (w, h) = (luma.width(), luma.height());
     if w < 8 || h < 8 {
         return Vec::new();
@@ -166,7 +190,7 @@ fn blocks_at(luma: &Plane<u8>) -> Vec<Rect> {
                 d < -INK_CONTRAST
             }
         });
-        pieces(luma, &ink, bright, &mut chars);
+        pieces(luma, &mean, &ink, bright, &mut chars);
     }
     // Lines: characters joined to their neighbours (sorted by x, each
     // compared with those that start within reach).
@@ -185,31 +209,33 @@ fn blocks_at(luma: &Plane<u8>) -> Vec<Rect> {
             }
         }
     }
-    let mut lines: Vec<(Rect, usize, usize)> = Vec::new(); // (box, chars, ink area)
+    // Each line's characters.
+    let mut members: Vec<Vec<usize>> = Vec::new();
     let mut root_line = vec![usize::MAX; n];
     for i in 0..n {
         let r = find(&mut parent, i);
         if root_line[r] == usize::MAX {
-            root_line[r] = lines.len();
-            lines.push((chars[i].rect, 0, 0));
+            root_line[r] = members.len();
+            members.push(Vec::new());
         }
-        let l = &mut lines[root_line[r]];
-        l.0 = l.0.union(&chars[i].rect);
-        l.1 += 1;
-        l.2 += chars[i].area;
+        members[root_line[r]].push(i);
     }
-    let mut found: Vec<Rect> = lines
-        .into_iter()
-        .filter(|(r, count, _)| *count >= MIN_CHARS && r.w >= 2 * r.h)
-        .map(|(r, _, _)| r)
+    let mut found: Vec<Rect> = members
+        .iter()
+        .filter(|m| is_line(m.iter().map(|&i| &chars[i])) && plain_ground(luma, &mean, m, &chars))
+        .map(|m| {
+            m.iter()
+                .skip(1)
+                .fold(chars[m[0]].rect, |r, &i| r.union(&chars[i].rect))
+        })
+        .filter(|r| r.w >= 2 * r.h)
         .collect();
-    // Blocks: lines that touch once grown by half their height.
+    // Blocks: lines of one size stacked closely, overlapping across.
     loop {
         let mut merged = false;
         'outer: for i in 0..found.len() {
             for j in i + 1..found.len() {
-                let g = found[i].grown(found[i].h / 2, found[i].h / 2, w, h);
-                if g.intersect(&found[j]).is_some() {
+                if stacked(&found[i], &found[j]) {
                     found[i] = found[i].union(&found[j]);
                     found.swap_remove(j);
                     merged = true;
@@ -221,7 +247,123 @@ fn blocks_at(luma: &Plane<u8>) -> Vec<Rect> {
             break;
         }
     }
+    if titles {
+        found.extend(painted_groups(&chars));
+    }
     found
+}
+
+/// Groups of at least [`MIN_PAINTED`] large letters of one polarity and
+/// within [`PAINT_LEVELS`] of one level, each within a letter's height of
+/// another: a title painted in one colour, its letters broken up or its
+/// lines uneven.
+fn painted_groups(chars: &[Piece]) -> Vec<Rect> {
+    let mut found: Vec<Rect> = Vec::new();
+    for seed in chars.iter().filter(|c| c.rect.h >= MIN_TITLE_LETTER) {
+        // The letters of the seed's colour, joined by reach.
+        let near: Vec<&Piece> = chars
+            .iter()
+            .filter(|c| c.bright == seed.bright && (c.mean - seed.mean).abs() <= PAINT_LEVELS)
+            .collect();
+        let n = near.len();
+        let mut parent: Vec<usize> = (0..n).collect();
+        for i in 0..n {
+            for j in i + 1..n {
+                let reach = 3 * near[i].rect.h.max(near[j].rect.h) / 2;
+                let grown = near[i].rect.grown(reach, reach, usize::MAX, usize::MAX);
+                if grown.intersect(&near[j].rect).is_some() {
+                    let (x, y) = (find(&mut parent, i), find(&mut parent, j));
+                    parent[x] = y;
+                }
+            }
+        }
+        let Some(si) = near.iter().position(|c| std::ptr::eq(*c, seed)) else {
+            continue;
+        };
+        let root = find(&mut parent, si);
+        let members: Vec<&Piece> = (0..n)
+            .filter(|&i| find(&mut parent, i) == root)
+            .map(|i| near[i])
+            .collect();
+        let large = members.iter().filter(|c| c.rect.h >= MIN_TITLE_LETTER).count();
+        if members.len() < MIN_PAINTED || large < 3 {
+            continue;
+        }
+        let r = members.iter().skip(1).fold(members[0].rect, |r, c| r.union(&c.rect));
+        if !found.iter().any(|f| f.intersect(&r).is_some()) {
+            found.push(r);
+        }
+    }
+    found
+}
+
+/// Whether characters make a line of text: enough of them, sitting on one
+/// baseline, drawn in strokes (a row of filled panes or bricks is not).
+fn is_line<'a>(chars: impl Iterator<Item = &'a Piece>) -> bool {
+    let chars: Vec<&Piece> = chars.collect();
+    if chars.len() < MIN_CHARS {
+        return false;
+    }
+    let mut fills: Vec<f64> = chars
+        .iter()
+        .map(|c| c.area as f64 / c.rect.area() as f64)
+        .collect();
+    fills.sort_by(f64::total_cmp);
+    let median_fill = fills[fills.len() / 2];
+    let mean_h = chars.iter().map(|c| c.rect.h as f64).sum::<f64>() / chars.len() as f64;
+    let bottoms: Vec<f64> = chars.iter().map(|c| c.rect.bottom() as f64).collect();
+    let mb = bottoms.iter().sum::<f64>() / bottoms.len() as f64;
+    let spread = (bottoms.iter().map(|b| (b - mb).powi(2)).sum::<f64>() / bottoms.len() as f64).sqrt();
+    let widths: Vec<f64> = chars.iter().map(|c| c.rect.w as f64).collect();
+    let mw = widths.iter().sum::<f64>() / widths.len() as f64;
+    let wsd = (widths.iter().map(|w| (w - mw).powi(2)).sum::<f64>() / widths.len() as f64).sqrt();
+    median_fill <= MAX_LINE_FILL && spread <= 0.25 * mean_h && wsd >= MIN_WIDTH_SPREAD * mw
+}
+
+/// Whether a line sits on a plain ground: the pixels of its box that are
+/// not ink vary by at most [`MAX_GROUND_STD`] levels (captions, cards and
+/// signs do; leaves and window views do not).
+fn plain_ground(luma: &Plane<u8>, mean: &Plane<u8>, members: &[usize], chars: &[Piece]) -> bool {
+    let r = members
+        .iter()
+        .skip(1)
+        .fold(chars[members[0]].rect, |r, &i| r.union(&chars[i].rect));
+    let (mut n, mut s, mut s2) = (0f64, 0f64, 0f64);
+    for y in r.y..r.bottom() {
+        for x in r.x..r.right() {
+            let v = luma.get(x, y) as f64;
+            if (v - mean.get(x, y) as f64).abs() <= INK_CONTRAST as f64 / 2.0 {
+                n += 1.0;
+                s += v;
+                s2 += v * v;
+            }
+        }
+    }
+    if n < 4.0 {
+        return false;
+    }
+    let m = s / n;
+    (s2 / n - m * m).max(0.0).sqrt() <= MAX_GROUND_STD
+}
+
+/// Whether two lines belong to one block: heights within a half of each
+/// other, overlapping across by a third of the narrower, and less than a
+/// line's height apart.
+fn stacked(a: &Rect, b: &Rect) -> bool {
+    let (ha, hb) = (a.h as f64, b.h as f64);
+    if ha.max(hb) > 1.5 * ha.min(hb) {
+        return false;
+    }
+    let across = a.right().min(b.right()) as f64 - a.x.max(b.x) as f64;
+    if across < a.w.min(b.w) as f64 / 3.0 {
+        return false;
+    }
+    let gap = if a.y <= b.y {
+        b.y as f64 - a.bottom() as f64
+    } else {
+        a.y as f64 - b.bottom() as f64
+    };
+    gap < ha.min(hb)
 }
 
 /// `luma` shrunk by `f` (box means, the remainder dropped).
@@ -243,11 +385,11 @@ pub fn shrink(luma: &Plane<u8>, f: usize) -> Plane<u8> {
 /// rectangles of its pixels.
 pub fn text_blocks(luma: &Plane<u8>) -> Vec<Rect> {
     let (w, h) = (luma.width(), luma.height());
-    let mut found = blocks_at(luma);
+    let mut found = blocks_at(luma, false);
     // Titles whose letters are too large for the neighbourhood: a third of
     // the size.
     if w >= 48 && h >= 48 {
-        for r in blocks_at(&shrink(luma, 3)) {
+        for r in blocks_at(&shrink(luma, 3), true) {
             let big = r.scaled(3, 1);
             let big = Rect::new(big.x, big.y, big.w.min(w - big.x), big.h.min(h - big.y));
             if !found.iter().any(|f| f.intersect(&big).is_some()) {

@@ -1,0 +1,256 @@
+//! A reframe's plan before `run` renders: the whole file analysed and every
+//! shot planned with the shot in view, or a path file replayed
+//! (docs/reframe.md).
+//!
+//! A file is decoded once here for the analysis (its frames go through the
+//! same [`Thumbs`] as live planning takes, and the plan is the same on the
+//! CPU and the GPU, which then render it); a live source, a camera or a
+//! test pattern plan frame by frame as the frames come, and what they
+//! chose can be written afterwards ([`Recording`]).
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use super::Input;
+use super::decode::FrameReader;
+use crate::error::{Error, Result};
+use crate::frame::Frame;
+use crate::ops::{Chain, Op};
+use crate::ops::reframe::analyze::Thumbs;
+use crate::ops::reframe::path::PathFile;
+use crate::ops::reframe::plan::{FramePlan, ShotPlan, shots_of};
+use crate::ops::reframe::{Reframe, plan_video};
+
+/// How a run's reframe got its plan.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Source {
+    /// The file was analysed ahead of the render.
+    Planned { seconds: f64 },
+    /// A path file was replayed.
+    Replayed(PathBuf),
+    /// Planned frame by frame as they came (live, cameras, test sources).
+    Live,
+}
+
+/// What the plan holds, for the summary.
+#[derive(Clone, Debug)]
+pub struct Planned {
+    pub source: Source,
+    pub shots: Vec<ShotPlan>,
+    pub frames: usize,
+    /// The path file written (or to write after a live run).
+    pub written: Option<PathBuf>,
+    /// A live reframe's plans as they are made, for the path file written
+    /// after the run ([`Planned::finish`]).
+    pub recording: Option<Arc<Mutex<Vec<FramePlan>>>>,
+    /// The op's padding, for that file.
+    pub pad: String,
+    /// The input's size and the output's, once known.
+    pub sizes: Option<((usize, usize), (usize, usize))>,
+    pub fps: Option<f64>,
+}
+
+impl Planned {
+    fn new(source: Source, pad: String) -> Planned {
+        Planned {
+            source,
+            shots: Vec::new(),
+            frames: 0,
+            written: None,
+            recording: None,
+            pad,
+            sizes: None,
+            fps: None,
+        }
+    }
+
+    /// After a live run: its shots from the recorded plans, and the path
+    /// file written when one was asked for. `input` is the input's size
+    /// and `out` the output's.
+    pub fn finish(&mut self, input: (usize, usize), out: (usize, usize)) -> Result<()> {
+        let Some(rec) = &self.recording else {
+            return Ok(());
+        };
+        let frames = rec.lock().map(|f| f.clone()).unwrap_or_default();
+        self.shots = shots_of(&frames);
+        self.frames = frames.len();
+        if let Some(p) = &self.written
+            && !frames.is_empty()
+        {
+            PathFile::new(input, out, self.fps, &self.pad, &self.shots, &frames).save(p)?;
+        }
+        Ok(())
+    }
+}
+
+/// The chain's reframe, if it has one.
+pub fn reframe_of(chain: &mut Chain) -> Option<(usize, &mut Reframe)> {
+    chain.ops_mut().iter_mut().enumerate().find_map(|(i, op)| {
+        (op.as_mut() as &mut dyn std::any::Any)
+            .downcast_mut::<Reframe>()
+            .map(|r| (i, r))
+    })
+}
+
+/// Plans the chain's reframe before a run: replays `path_file` when it
+/// exists, else analyses a file input (writing `path_file` when given);
+/// a live input plans as it goes. `None` when the chain has no reframe.
+/// `progress` is told each frame analysed.
+pub fn prepare(
+    chain: &mut Chain,
+    input: &Input,
+    path_file: Option<&Path>,
+    live: bool,
+    mut progress: impl FnMut(usize),
+) -> Result<Option<Planned>> {
+    let sizes: Vec<Option<(usize, usize)>> = chain
+        .ops()
+        .iter()
+        .map(|op| op.output_size(1000, 1000).ok())
+        .collect();
+    let Some((index, op)) = reframe_of(chain) else {
+        if let Some(p) = path_file {
+            return Err(Error::Unsupported(format!(
+                "--reframe-path {} needs a reframe in the chain, e.g. --op reframe:aspect=9:16",
+                p.display()
+            )));
+        }
+        return Ok(None);
+    };
+    if sizes[..index].iter().any(|s| *s != Some((1000, 1000))) {
+        return Err(Error::Unsupported(
+            "reframe plans on the decoded frames: put it before any operation that changes the frame size".into(),
+        ));
+    }
+    if op.replaying() {
+        if let Some(p) = path_file {
+            return Err(Error::Unsupported(format!(
+                "reframe:path= and --reframe-path {} both give a path; give one",
+                p.display()
+            )));
+        }
+        let source = op
+            .path_file
+            .clone()
+            .map_or(Source::Live, Source::Replayed);
+        return Ok(Some(Planned::new(source, op.pad.name())));
+    }
+    // An existing path file is replayed, never overwritten.
+    if let Some(p) = path_file
+        && p.exists()
+    {
+        let file = PathFile::load(p)?;
+        let plans = file.plans();
+        let frames = plans.len();
+        op.replay(plans, p.display().to_string());
+        let shots = file
+            .shots
+            .iter()
+            .map(|s| ShotPlan {
+                first: s.first,
+                last: s.last,
+                fit: s.mode,
+                camera: crate::ops::reframe::plan::Camera::parse(&s.camera)
+                    .unwrap_or(crate::ops::reframe::plan::Camera::Still),
+                len: 0,
+            })
+            .collect();
+        let mut planned = Planned::new(Source::Replayed(p.to_path_buf()), op.pad.name());
+        planned.shots = shots;
+        planned.frames = frames;
+        planned.fps = file.fps;
+        return Ok(Some(planned));
+    }
+    let file_uri = match input {
+        Input::Uri { uri, path: Some(_) } if !live => Some(uri),
+        _ => None,
+    };
+    let Some(uri) = file_uri else {
+        // Planned as the frames come; kept for a path file when asked.
+        let mut planned = Planned::new(Source::Live, op.pad.name());
+        if let Some(p) = path_file {
+            let rec = Arc::new(Mutex::new(Vec::new()));
+            op.record = Some(rec.clone());
+            planned.recording = Some(rec);
+            planned.written = Some(p.to_path_buf());
+        }
+        return Ok(Some(planned));
+    };
+    let start = std::time::Instant::now();
+    let mut reader = FrameReader::open(uri)?;
+    let mut analyzer = None;
+    let mut size = (0, 0);
+    let mut n = 0;
+    while let Some(frame) = reader.next_frame()? {
+        if n == 0 {
+            size = (frame.width(), frame.height());
+            if let Some(fps) = reader.fps() {
+                op.set_rate(fps)?;
+            }
+            analyzer = Some(op.director.analyzer(size.0, size.1, false));
+        }
+        if (frame.width(), frame.height()) != size {
+            return Err(Error::Unsupported(format!(
+                "{uri}: the frame size changes from {}x{} to {}x{} at frame {n}; reframe plans one size",
+                size.0,
+                size.1,
+                frame.width(),
+                frame.height()
+            )));
+        }
+        let frame = Frame::Rgba(frame);
+        if let Some(a) = &mut analyzer {
+            a.push(&Thumbs::of(&frame, n));
+        }
+        n += 1;
+        progress(n);
+    }
+    let Some(analyzer) = analyzer else {
+        return Err(Error::Read {
+            path: uri.into(),
+            reason: "it has no video frames to plan a reframe on".into(),
+        });
+    };
+    let mut obs = analyzer.finish();
+    for (i, o) in obs.iter_mut().enumerate() {
+        o.subjects.extend(op.director.user_subjects(i));
+    }
+    let out = op.output_size(size.0, size.1)?;
+    let (shots, frames) = plan_video(&obs, &op.director, size, out);
+    let written = match path_file {
+        Some(p) => {
+            PathFile::new(size, out, reader.fps(), &op.pad.name(), &shots, &frames).save(p)?;
+            Some(p.to_path_buf())
+        }
+        None => None,
+    };
+    let count = frames.len();
+    op.replay(frames, format!("the plan of {uri}"));
+    let seconds = start.elapsed().as_secs_f64();
+    let mut planned = Planned::new(Source::Planned { seconds }, op.pad.name());
+    planned.shots = shots;
+    planned.frames = count;
+    planned.written = written;
+    planned.sizes = Some((size, out));
+    planned.fps = reader.fps();
+    Ok(Some(planned))
+}
+
+/// The shots of a plan in one line each: frames, fit, camera.
+pub fn describe_shots(shots: &[ShotPlan], fps: Option<f64>) -> Vec<String> {
+    shots
+        .iter()
+        .map(|s| {
+            let time = fps
+                .map(|r| format!(" ({:.2}-{:.2} s)", s.first as f64 / r, (s.last + 1) as f64 / r))
+                .unwrap_or_default();
+            format!(
+                "frames {}-{}{time}: {}, camera {}",
+                s.first,
+                s.last,
+                s.fit.name(),
+                s.camera.name()
+            )
+        })
+        .collect()
+}
