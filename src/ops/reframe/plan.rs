@@ -37,6 +37,12 @@ pub const MAX_ROW_LOAD: f64 = 0.9;
 /// The largest window move in a frame, as a share of the input along the
 /// axis (the quality target allows 2 %).
 pub const MAX_JUMP: f64 = 0.015;
+/// A zoom changes the window by at most this share of the crop window a
+/// frame.
+pub const ZOOM_SPEED: f64 = 0.01;
+/// A zoom leaves this share of the crop window spare around what the
+/// subjects need, so that it need not follow every small change.
+const ZOOM_SLACK: f64 = 0.1;
 /// Acceleration of the live camera: this share of its top speed a frame.
 const LIVE_ACCEL: f64 = 0.15;
 
@@ -117,6 +123,9 @@ pub enum Camera {
     Pan,
     /// Both ways.
     Track,
+    /// The window's size changes (a padded shot whose subjects spread and
+    /// gather).
+    Zoom,
 }
 
 impl Camera {
@@ -125,6 +134,7 @@ impl Camera {
             Camera::Still => "still",
             Camera::Pan => "pan",
             Camera::Track => "track",
+            Camera::Zoom => "zoom",
         }
     }
 
@@ -133,6 +143,7 @@ impl Camera {
             "still" => Camera::Still,
             "pan" => Camera::Pan,
             "track" => Camera::Track,
+            "zoom" => Camera::Zoom,
             _ => return None,
         })
     }
@@ -286,14 +297,15 @@ fn choose_fit(needs: &[Need], s: &Settings) -> (Fit, usize) {
 /// Each frame's hard corridor (window positions that hold its span) and
 /// soft one (that also keep the subjects near the centre), and the wanted
 /// position, for a window `len` long.
-fn corridors(needs: &[Need], len: usize, s: &Settings) -> Vec<Corridor> {
+fn corridors(needs: &[Need], lens: &[usize], s: &Settings) -> Vec<Corridor> {
     let (along, _) = s.lengths();
-    let top = along.saturating_sub(len) as f64;
     let margin = MARGIN * s.crop_len() as f64;
-    let dead = DEAD_ZONE * len as f64;
     needs
         .iter()
-        .map(|n| {
+        .zip(lens)
+        .map(|(n, &len)| {
+            let top = along.saturating_sub(len) as f64;
+            let dead = DEAD_ZONE * len as f64;
             let (mut lo, mut hi) = (0.0, top);
             if let Some((a, b)) = n.span {
                 let (a, b) = (a as f64, b as f64);
@@ -418,6 +430,48 @@ fn camera_path(c: &[Corridor], s: &Settings) -> (Vec<f64>, Camera) {
     (xs, camera)
 }
 
+/// The window's length frame by frame in a shot that zooms: at least what
+/// each frame's subjects need (with margins, never below the crop's), held
+/// and smoothed so that it stays put while it can, and changed by at most
+/// [`ZOOM_SPEED`] of the crop's length a frame, starting early enough.
+fn zoom_path(needs: &[Need], s: &Settings) -> Vec<usize> {
+    let (along, _) = s.lengths();
+    let crop = s.crop_len() as f64;
+    let margin = MARGIN * crop;
+    let need: Vec<f64> = needs
+        .iter()
+        .map(|n| {
+            n.span
+                .map_or(crop, |(a, b)| (b - a) as f64 + 2.0 * margin)
+                .clamp(crop, along as f64)
+        })
+        .collect();
+    // Start at what is needed plus a little, then smooth from above.
+    let slack = ZOOM_SLACK * crop;
+    let mut lens: Vec<f64> = need.iter().map(|n| (n + slack).min(along as f64)).collect();
+    let sec = s.fps.max(1.0);
+    for sigma in [sec, 0.5 * sec] {
+        for _ in 0..6 {
+            lens = smooth(&lens, sigma);
+            for (l, n) in lens.iter_mut().zip(&need) {
+                *l = l.max(*n).min(along as f64);
+            }
+        }
+    }
+    // Zoom speed: a later need pulls earlier frames out in time, and an
+    // earlier one lets go slowly.
+    let z = ZOOM_SPEED * crop;
+    for i in (0..lens.len().saturating_sub(1)).rev() {
+        lens[i] = lens[i].max(lens[i + 1] - z);
+    }
+    for i in 1..lens.len() {
+        lens[i] = lens[i].max(lens[i - 1] - z);
+    }
+    lens.into_iter()
+        .map(|l| (l.round() as usize).clamp(s.crop_len(), along))
+        .collect()
+}
+
 /// The whole video's plan, offline: every frame's observation known.
 pub fn plan_offline(obs: &[Observation], s: &Settings) -> (Vec<ShotPlan>, Vec<FramePlan>) {
     let axis = s.axis();
@@ -431,12 +485,22 @@ pub fn plan_offline(obs: &[Observation], s: &Settings) -> (Vec<ShotPlan>, Vec<Fr
         let shot = &obs[start..end];
         let needs = needs(shot, axis, s.fps);
         let (fit, len) = choose_fit(&needs, s);
-        let c = corridors(&needs, len, s);
-        let (xs, camera) = camera_path(&c, s);
+        // A pad whose subjects spread and gather zooms: its window follows
+        // what they need, smoothly, never tighter.
+        let lens = if fit == Fit::Pad && s.fit == FitChoice::Auto {
+            zoom_path(&needs, s)
+        } else {
+            vec![len; needs.len()]
+        };
+        let c = corridors(&needs, &lens, s);
+        let (xs, mut camera) = camera_path(&c, s);
+        if lens.windows(2).any(|w| w[0] != w[1]) {
+            camera = Camera::Zoom;
+        }
         let index = shots.len();
-        for (x, n) in xs.into_iter().zip(needs) {
+        for ((x, n), l) in xs.into_iter().zip(needs).zip(&lens) {
             frames.push(FramePlan {
-                window: axis.window(x.round().max(0.0) as usize, len, s.input),
+                window: axis.window(x.round().max(0.0) as usize, *l, s.input),
                 fit,
                 shot: index,
                 keep: n.keep,
@@ -447,7 +511,7 @@ pub fn plan_offline(obs: &[Observation], s: &Settings) -> (Vec<ShotPlan>, Vec<Fr
             last: end - 1,
             fit,
             camera,
-            len,
+            len: lens.iter().copied().max().unwrap_or(len),
         });
         start = end;
     }
@@ -533,7 +597,7 @@ impl LivePlanner {
             let (fit, len) = choose_fit(std::slice::from_ref(&need), &s);
             let index = self.shots.len();
             self.shot = Some((index, fit, len));
-            let c = corridors(std::slice::from_ref(&need), len, &s)[0];
+            let c = corridors(std::slice::from_ref(&need), &[len], &s)[0];
             self.pos = c.want.unwrap_or((c.lo + c.hi) / 2.0);
             self.speed = 0.0;
             self.shots.push(ShotPlan {
@@ -546,7 +610,7 @@ impl LivePlanner {
             c
         } else {
             let (_, _, len) = self.shot.unwrap_or((0, Fit::Crop, s.crop_len()));
-            let c = corridors(std::slice::from_ref(&need), len, &s)[0];
+            let c = corridors(std::slice::from_ref(&need), &[len], &s)[0];
             let top = s.top_speed();
             let target = if self.pos < c.slo {
                 c.slo
