@@ -35,6 +35,8 @@ For reframing (another aspect by a moving window), also:
               one frame to the next and its mean acceleration, within shots
 Box file: {\"size\": [1280, 720], \"boxes\": [{\"frame\": 30, \"label\": \"woman\",
   \"box\": [x, y, w, h]}, ...]} in pixels of the original, frames counted from 0.
+In the JSON an infinite ratio (a reference of 0, e.g. a best crop that
+misses nothing) is null.
 Both clips are decoded by the same GStreamer path, so colour conversion does
 not count. With --op the chain runs here on the original's frames, with no
 encoder between.
@@ -151,6 +153,14 @@ pub fn run_quality(a: &QualityArgs) -> anyhow::Result<ExitCode> {
             }
             if p.output != r.size {
                 return Err(wrong("output", p.output, r.size, "the result"));
+            }
+            if a.frames.is_none() && p.frames.len() != r.frames {
+                eprintln!(
+                    "note: `{}` has {} frames, the clips {}",
+                    file.display(),
+                    p.frames.len(),
+                    r.frames
+                );
             }
             Some(seamstream::quality::path_smoothness(p))
         }
@@ -442,12 +452,13 @@ similarity  {:8.2} {:8.2} {:7.3}
         };
         let _ = writeln!(
             t,
-            "subjects kept{}: {} boxes on {frames} frames{}",
+            "subjects kept{}: {} boxes on {frames} frame{}{}",
             files
                 .boxes
                 .map(|p| format!(" ({})", p.display()))
                 .unwrap_or_default(),
             s.all.total,
+            if frames == 1 { "" } else { "s" },
             if s.unseen > 0 {
                 format!(", {} more on frames not reached", s.unseen)
             } else {
@@ -484,7 +495,7 @@ similarity  {:8.2} {:8.2} {:7.3}
             .collect();
         let _ = write!(
             t,
-            "window path{}: {} frames, {} shots ({})
+            "window path{}: {} frames, {} shot{} ({})
   largest jump   x {:.1} px, y {:.1} px a frame ({:.2}% of the width){}, over {} steps within shots
   mean |accel|   {:.3} px a frame² (x {:.3}, y {:.3}) over {} triples
 ",
@@ -494,6 +505,7 @@ similarity  {:8.2} {:8.2} {:7.3}
                 .unwrap_or_default(),
             p.frames,
             p.shots,
+            if p.shots == 1 { "" } else { "s" },
             modes.join(", "),
             p.max_jump.0,
             p.max_jump.1,
