@@ -68,7 +68,8 @@ pub struct QualityArgs {
     frames: Option<usize>,
     /// Fixed crops the similarity is also compared with (evenly over the
     /// free range, ends included; 9 = eighths); 0 for none. Each costs as
-    /// much as the result's similarity.
+    /// much as the result's similarity (about a second of CPU a 720p frame
+    /// to 9:16).
     #[arg(long, default_value_t = 9, value_name = "N")]
     crops: usize,
     /// Boxes marked on frames of the original (JSON): report how many the
