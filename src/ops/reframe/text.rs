@@ -45,8 +45,6 @@ struct Piece {
     rect: Rect,
     area: usize,
     mean: f64,
-    /// Mean |level − neighbourhood mean| over the piece.
-    contrast: f64,
     bright: bool,
 }
 
@@ -74,13 +72,7 @@ fn local_mean(luma: &Plane<u8>, r: usize) -> Plane<u8> {
 }
 
 /// The 8-connected pieces of the pixels where `ink` holds.
-fn pieces(
-    luma: &Plane<u8>,
-    mean_of: &Plane<u8>,
-    ink: &Plane<bool>,
-    bright: bool,
-    out: &mut Vec<Piece>,
-) {
+fn pieces(luma: &Plane<u8>, ink: &Plane<bool>, bright: bool, out: &mut Vec<Piece>) {
     let (w, h) = (ink.width(), ink.height());
     let mut seen = vec![false; w * h];
     let mut stack = Vec::new();
@@ -92,13 +84,12 @@ fn pieces(
             seen[y0 * w + x0] = true;
             stack.push((x0, y0));
             let (mut x_lo, mut x_hi, mut y_lo, mut y_hi) = (x0, x0, y0, y0);
-            let (mut area, mut s, mut s2, mut con) = (0usize, 0f64, 0f64, 0f64);
+            let (mut area, mut s, mut s2) = (0usize, 0f64, 0f64);
             while let Some((x, y)) = stack.pop() {
                 area += 1;
                 let v = luma.get(x, y) as f64;
                 s += v;
                 s2 += v * v;
-                con += (v - mean_of.get(x, y) as f64).abs();
                 x_lo = x_lo.min(x);
                 x_hi = x_hi.max(x);
                 y_lo = y_lo.min(y);
@@ -135,7 +126,6 @@ fn pieces(
                     rect,
                     area,
                     mean,
-                    contrast: con / area as f64,
                     bright,
                 });
             }
@@ -190,7 +180,7 @@ fn blocks_at(luma: &Plane<u8>, titles: bool) -> Vec<Rect> {
                 d < -INK_CONTRAST
             }
         });
-        pieces(luma, &mean, &ink, bright, &mut chars);
+        pieces(luma, &ink, bright, &mut chars);
     }
     // Lines: characters joined to their neighbours (sorted by x, each
     // compared with those that start within reach).
