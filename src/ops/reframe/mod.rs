@@ -34,7 +34,7 @@ use super::{Op, OpBox};
 use crate::error::{Error, Result};
 use crate::frame::{Frame, Plane};
 use analyze::{Analyzer, Observation, Subject, Thumbs};
-use geometry::{Fit, Layout, Rect, even_side};
+use geometry::{Fit, Rect, even_side};
 use path::Hint;
 use plan::{CameraChoice, FitChoice, FramePlan, LivePlanner, Settings, ShotPlan};
 use render::{Carver, Pad, render};
@@ -468,7 +468,7 @@ impl Op for Reframe {
             .needs_thumbs()
             .then(|| Thumbs::of(frame, self.director.frame()));
         let plan = self.director.next((w, h), out, thumbs.as_ref())?;
-        let lay = Layout::new(plan.window, plan.fit, out);
+        let lay = plan.layout(out);
         let result = match frame {
             Frame::Rgba(p) => Frame::Rgba(render(p, &lay, out, self.pad, &plan.keep, &mut self.carver)?),
             Frame::Gray(p) => Frame::Gray(render(p, &lay, out, self.pad, &plan.keep, &mut self.carver)?),

@@ -10,10 +10,12 @@
 //! ```
 //!
 //! `window` is the rectangle of the input the frame shows, `mode` how it
-//! becomes the output (crop, carve, pad), `content` where the picture lands
-//! in the output (the rest is padding), `keep` what carving passes beside.
-//! Replaying reads `window`, `mode` and `keep` (the rest is for people); a
-//! frame left out holds the one before it.
+//! becomes the output (crop, carve, pad), `carve_to` (carve only) how wide
+//! the window is carved before it is scaled to fit and padded (absent: to
+//! the output's shape, no padding), `content` where the picture lands in
+//! the output (the rest is padding), `keep` what carving passes beside.
+//! Replaying reads `window`, `mode`, `carve_to` and `keep` (the rest is for
+//! people); a frame left out holds the one before it.
 //!
 //! User hints are boxes that must stay in the window for a stretch of
 //! time: `{"boxes": [{"box": [x, y, w, h], "from": 2.0, "to": 5.5}]}` in
@@ -23,7 +25,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::geometry::{Fit, Layout, Rect};
+use super::geometry::{Fit, Rect};
 use super::plan::{FramePlan, ShotPlan};
 use crate::error::{Error, Result};
 
@@ -65,6 +67,10 @@ pub struct FrameEntry {
     pub shot: usize,
     pub window: Rect,
     pub mode: Fit,
+    /// A carve's length after carving, in the window's pixels, when the
+    /// carved window is then scaled down and padded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub carve_to: Option<usize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content: Option<Rect>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -105,7 +111,8 @@ impl PathFile {
                     shot: f.shot,
                     window: f.window,
                     mode: f.fit,
-                    content: Some(Layout::new(f.window, f.fit, output).content),
+                    carve_to: f.carve_to,
+                    content: Some(f.layout(output).content),
                     keep: f.keep.clone(),
                 })
                 .collect(),
@@ -172,6 +179,7 @@ impl PathFile {
                 (Some(f), _) => FramePlan {
                     window: f.window,
                     fit: f.mode,
+                    carve_to: f.carve_to,
                     shot: f.shot,
                     keep: f.keep.clone(),
                 },
@@ -261,6 +269,7 @@ mod tests {
             .map(|i| FramePlan {
                 window: Rect::new(10 * i, 0, 405, 720),
                 fit: Fit::Crop,
+                carve_to: None,
                 shot: 0,
                 keep: vec![Rect::new(100, 100, 50, 50)],
             })

@@ -29,7 +29,7 @@ const MAX_CHAR_STD: f64 = 30.0;
 /// this many, within this many levels of one another.
 const MIN_TITLE_LETTER: usize = 8;
 const MIN_PAINTED: usize = 10;
-const PAINT_LEVELS: f64 = 5.0;
+const PAINT_LEVELS: f64 = 6.0;
 /// A line's characters differ in width (letters do; panes and bricks do
 /// not): the widths' coefficient of variation is at least this.
 const MIN_WIDTH_SPREAD: f64 = 0.15;
@@ -171,7 +171,7 @@ fn blocks_at(luma: &Plane<u8>, titles: bool) -> Vec<Rect> {
     }
     let mean = local_mean(luma, MEAN_RADIUS);
     let mut chars = Vec::new();
-    for bright in [true, false] {
+    let inks = [true, false].map(|bright| {
         let ink = Plane::from_fn(w, h, |x, y| {
             let d = luma.get(x, y) as i32 - mean.get(x, y) as i32;
             if bright {
@@ -181,7 +181,8 @@ fn blocks_at(luma: &Plane<u8>, titles: bool) -> Vec<Rect> {
             }
         });
         pieces(luma, &ink, bright, &mut chars);
-    }
+        ink
+    });
     // Lines: characters joined to their neighbours (sorted by x, each
     // compared with those that start within reach).
     chars.sort_by_key(|c| c.rect.x);
@@ -212,7 +213,10 @@ fn blocks_at(luma: &Plane<u8>, titles: bool) -> Vec<Rect> {
     }
     let mut found: Vec<Rect> = members
         .iter()
-        .filter(|m| is_line(m.iter().map(|&i| &chars[i])) && plain_ground(luma, &mean, m, &chars))
+        .filter(|m| {
+            let ink = &inks[usize::from(!chars[m[0]].bright)];
+            is_line(m.iter().map(|&i| &chars[i])) && plain_ground(luma, ink, m, &chars)
+        })
         .map(|m| {
             m.iter()
                 .skip(1)
@@ -311,18 +315,26 @@ fn is_line<'a>(chars: impl Iterator<Item = &'a Piece>) -> bool {
 }
 
 /// Whether a line sits on a plain ground: the pixels of its box that are
-/// not ink vary by at most [`MAX_GROUND_STD`] levels (captions, cards and
-/// signs do; leaves and window views do not).
-fn plain_ground(luma: &Plane<u8>, mean: &Plane<u8>, members: &[usize], chars: &[Piece]) -> bool {
+/// neither its ink nor next to it vary by at most [`MAX_GROUND_STD`] levels
+/// (captions, cards and signs do; leaves and window views do not).
+fn plain_ground(luma: &Plane<u8>, ink: &Plane<bool>, members: &[usize], chars: &[Piece]) -> bool {
     let r = members
         .iter()
         .skip(1)
         .fold(chars[members[0]].rect, |r, &i| r.union(&chars[i].rect));
     let (mut n, mut s, mut s2) = (0f64, 0f64, 0f64);
+    let (w, h) = (luma.width(), luma.height());
+    let inked = |x: usize, y: usize| {
+        ink.get(x, y)
+            || (x > 0 && ink.get(x - 1, y))
+            || (x + 1 < w && ink.get(x + 1, y))
+            || (y > 0 && ink.get(x, y - 1))
+            || (y + 1 < h && ink.get(x, y + 1))
+    };
     for y in r.y..r.bottom() {
         for x in r.x..r.right() {
             let v = luma.get(x, y) as f64;
-            if (v - mean.get(x, y) as f64).abs() <= INK_CONTRAST as f64 / 2.0 {
+            if !inked(x, y) {
                 n += 1.0;
                 s += v;
                 s2 += v * v;
@@ -406,12 +418,25 @@ pub fn text_blocks(luma: &Plane<u8>) -> Vec<Rect> {
 mod tests {
     use super::*;
 
-    /// A picture with bars standing for letters: `n` dark 4×10 strokes, 3
-    /// apart, at (x, y), on a light ground.
+    /// A picture with strokes standing for letters: `n` dark strokes 10
+    /// high, of widths 3 to 6 (letters differ), 3 apart, from (x, y), on a
+    /// light ground.
     fn word(w: usize, h: usize, x: usize, y: usize, n: usize) -> Plane<u8> {
+        let mut spans = Vec::new();
+        let mut at = x;
+        for i in 0..n {
+            let lw = 3 + (i * 7) % 4;
+            spans.push((at, at + lw));
+            at += lw + 3;
+        }
+        // Each letter an outline, one pixel thick (as an O or a D).
         Plane::from_fn(w, h, |px, py| {
-            let inside = py >= y && py < y + 10 && px >= x && px < x + n * 7 && (px - x) % 7 < 4;
-            if inside { 30 } else { 220 }
+            let ink = py >= y
+                && py < y + 10
+                && spans.iter().any(|&(a, b)| {
+                    (a..b).contains(&px) && (px == a || px == b - 1 || py == y || py == y + 9)
+                });
+            if ink { 30 } else { 220 }
         })
     }
 
@@ -421,7 +446,7 @@ mod tests {
         let found = text_blocks(&p);
         assert_eq!(found.len(), 1, "{found:?}");
         let r = found[0];
-        assert!(r.x <= 40 && r.right() >= 40 + 7 * 8 - 3, "{r:?}");
+        assert!(r.x <= 40 && r.right() >= 90, "{r:?}");
         assert!(r.y <= 30 && r.bottom() >= 40, "{r:?}");
         // Two marks are not a line.
         assert!(text_blocks(&word(200, 80, 40, 30, 2)).is_empty());
@@ -433,13 +458,27 @@ mod tests {
 
     #[test]
     fn large_letters_are_found_at_a_third_of_the_size() {
-        // Letters 45 high and 12 wide: too large for the 15×15 mean.
-        let p = Plane::from_fn(300, 240, |x, y| {
-            let inside = (30..75).contains(&y) && (20..20 + 6 * 21).contains(&x) && (x - 20) % 21 < 12;
+        // Two lines of seven letters 45 high and 15 to 24 wide (strokes of
+        // a title), painted in one colour: too large for the 15×15 mean.
+        let letter = |x: usize| {
+            let mut at = 21;
+            for i in 0..7 {
+                let lw = 15 + 3 * ((i * 5) % 4);
+                if (at..at + lw).contains(&x) {
+                    return true;
+                }
+                at += lw + 15;
+            }
+            false
+        };
+        let p = Plane::from_fn(480, 270, |x, y| {
+            let inside = ((30..75).contains(&y) || (90..135).contains(&y)) && letter(x);
             if inside { 240 } else { 20 }
         });
         let found = text_blocks(&p);
         assert_eq!(found.len(), 1, "{found:?}");
-        assert!(found[0].x <= 22 && found[0].right() >= 20 + 5 * 21 + 10, "{found:?}");
+        // Most of the title (its letters' box means differ at the edges).
+        assert!(found[0].w >= 200, "{found:?}");
+        assert!(found[0].y <= 32 && found[0].bottom() >= 130, "{found:?}");
     }
 }
