@@ -256,7 +256,8 @@ impl Layout {
 /// (encoders take 4:2:0 at even sizes), at least 1 and at most `limit`.
 pub fn even_side(v: f64, limit: usize) -> usize {
     if v < 2.0 {
-        return 1.min(limit).max(1);
+        // At least 1 wins over at most `limit`.
+        return 1;
     }
     let even = ((v / 2.0).round() * 2.0) as usize;
     if even > limit {
@@ -286,7 +287,10 @@ mod tests {
     fn each_fit_lays_the_window_out_as_described() {
         let out = (406, 720);
         let crop = Layout::new(Rect::new(100, 0, 406, 720), Fit::Crop, out);
-        assert_eq!((crop.scaled, crop.content), (out, Rect::new(0, 0, 406, 720)));
+        assert_eq!(
+            (crop.scaled, crop.content),
+            (out, Rect::new(0, 0, 406, 720))
+        );
         let carve = Layout::new(Rect::new(100, 0, 600, 720), Fit::Carve, out);
         assert_eq!((carve.scaled, carve.carved), ((600, 720), out));
         // A 1080p window into a 720p-high output: scaled by 2/3 first.
