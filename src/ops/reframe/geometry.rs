@@ -167,6 +167,9 @@ pub enum Fit {
 }
 
 impl Fit {
+    /// Every fit, in the order reports list them.
+    pub const ALL: [Fit; 3] = [Fit::Crop, Fit::Carve, Fit::Pad];
+
     pub fn name(self) -> &'static str {
         match self {
             Fit::Crop => "crop",
