@@ -15,11 +15,11 @@ use super::Input;
 use super::decode::FrameReader;
 use crate::error::{Error, Result};
 use crate::frame::Frame;
-use crate::ops::{Chain, Op};
 use crate::ops::reframe::analyze::Thumbs;
 use crate::ops::reframe::path::PathFile;
 use crate::ops::reframe::plan::{FramePlan, ShotPlan, shots_of};
 use crate::ops::reframe::{Reframe, plan_video};
+use crate::ops::{Chain, Op};
 
 /// How a run's reframe got its plan.
 #[derive(Clone, Debug, PartialEq)]
@@ -129,10 +129,7 @@ pub fn prepare(
                 p.display()
             )));
         }
-        let source = op
-            .path_file
-            .clone()
-            .map_or(Source::Live, Source::Replayed);
+        let source = op.path_file.clone().map_or(Source::Live, Source::Replayed);
         return Ok(Some(Planned::new(source, op.pad.name())));
     }
     // An existing path file is replayed, never overwritten.
@@ -242,7 +239,13 @@ pub fn describe_shots(shots: &[ShotPlan], fps: Option<f64>) -> Vec<String> {
         .iter()
         .map(|s| {
             let time = fps
-                .map(|r| format!(" ({:.2}-{:.2} s)", s.first as f64 / r, (s.last + 1) as f64 / r))
+                .map(|r| {
+                    format!(
+                        " ({:.2}-{:.2} s)",
+                        s.first as f64 / r,
+                        (s.last + 1) as f64 / r
+                    )
+                })
                 .unwrap_or_default();
             format!(
                 "frames {}-{}{time}: {}, camera {}",

@@ -79,7 +79,9 @@ pub struct Observation {
 
 /// The thumbnail factor for a `w`×`h` input.
 pub fn thumb_factor(w: usize, h: usize) -> usize {
-    w.div_ceil(THUMB_SIZE.0).max(h.div_ceil(THUMB_SIZE.1)).max(1)
+    w.div_ceil(THUMB_SIZE.0)
+        .max(h.div_ceil(THUMB_SIZE.1))
+        .max(1)
 }
 
 /// The face picture's factor: half the thumbnail's (at least 1).
@@ -685,12 +687,19 @@ mod tests {
         assert!(obs[0].cut && obs[1..].iter().all(|o| !o.cut));
         for (t, o) in obs.iter().enumerate() {
             let x = 100 + 30 * t;
-            let moving: Vec<_> = o.subjects.iter().filter(|s| s.kind == Kind::Moving).collect();
+            let moving: Vec<_> = o
+                .subjects
+                .iter()
+                .filter(|s| s.kind == Kind::Moving)
+                .collect();
             assert!(!moving.is_empty(), "frame {t}: nothing found");
             let figure = Rect::new(x, 300, 80, 300);
             let r = moving[0].rect;
             let overlap = r.intersect(&figure).map_or(0, |i| i.area());
-            assert!(overlap * 10 >= figure.area() * 8, "frame {t}: {r:?} against {figure:?}");
+            assert!(
+                overlap * 10 >= figure.area() * 8,
+                "frame {t}: {r:?} against {figure:?}"
+            );
             assert!(r.w <= 140 && r.h <= 360, "frame {t}: {r:?} is too large");
         }
     }

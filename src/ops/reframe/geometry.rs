@@ -167,6 +167,9 @@ pub enum Fit {
 }
 
 impl Fit {
+    /// Every fit, in the order reports list them.
+    pub const ALL: [Fit; 3] = [Fit::Crop, Fit::Carve, Fit::Pad];
+
     pub fn name(self) -> &'static str {
         match self {
             Fit::Crop => "crop",
@@ -258,7 +261,11 @@ impl Layout {
             (w, carve_to.clamp(1, h))
         };
         // The uniform scale that fits the carved window in the output.
-        let (num, den) = if kw * oh >= ow * kh { (ow, kw) } else { (oh, kh) };
+        let (num, den) = if kw * oh >= ow * kh {
+            (ow, kw)
+        } else {
+            (oh, kh)
+        };
         let scaled = (
             scale_round(w, num, den).max(if wide { 1 } else { ow }),
             scale_round(h, num, den).max(if wide { oh } else { 1 }),
@@ -274,7 +281,11 @@ impl Layout {
         } else {
             (carved.0, scaled.1)
         };
-        let fit = if carved == scaled { Fit::Pad } else { Fit::Carve };
+        let fit = if carved == scaled {
+            Fit::Pad
+        } else {
+            Fit::Carve
+        };
         Layout {
             window,
             fit,
@@ -298,7 +309,8 @@ impl Layout {
 /// (encoders take 4:2:0 at even sizes), at least 1 and at most `limit`.
 pub fn even_side(v: f64, limit: usize) -> usize {
     if v < 2.0 {
-        return 1.min(limit).max(1);
+        // At least 1 wins over at most `limit`.
+        return 1;
     }
     let even = ((v / 2.0).round() * 2.0) as usize;
     if even > limit {
@@ -328,7 +340,10 @@ mod tests {
     fn each_fit_lays_the_window_out_as_described() {
         let out = (406, 720);
         let crop = Layout::new(Rect::new(100, 0, 406, 720), Fit::Crop, out);
-        assert_eq!((crop.scaled, crop.content), (out, Rect::new(0, 0, 406, 720)));
+        assert_eq!(
+            (crop.scaled, crop.content),
+            (out, Rect::new(0, 0, 406, 720))
+        );
         let carve = Layout::new(Rect::new(100, 0, 600, 720), Fit::Carve, out);
         assert_eq!((carve.scaled, carve.carved), ((600, 720), out));
         // A 1080p window into a 720p-high output: scaled by 2/3 first.
@@ -356,7 +371,10 @@ mod tests {
         assert_eq!(l.content, Rect::new(0, 116, 406, 487));
         // Carved to the output's shape: the plain carve.
         let plain = Layout::carved_to(Rect::new(100, 0, 1000, 720), 406, out);
-        assert_eq!(plain, Layout::new(Rect::new(100, 0, 1000, 720), Fit::Carve, out));
+        assert_eq!(
+            plain,
+            Layout::new(Rect::new(100, 0, 1000, 720), Fit::Carve, out)
+        );
         // Not carved at all: the pad.
         let pad = Layout::carved_to(Rect::new(0, 0, 1280, 720), 1280, out);
         assert_eq!(pad, Layout::new(Rect::new(0, 0, 1280, 720), Fit::Pad, out));

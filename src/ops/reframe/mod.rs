@@ -149,7 +149,10 @@ impl Target {
                     "reframe",
                     key,
                     spec,
-                    format!("the output {key} must be from 1 to 2x the input's ({})", 2 * input),
+                    format!(
+                        "the output {key} must be from 1 to 2x the input's ({})",
+                        2 * input
+                    ),
                 ));
             }
             Ok(v)
@@ -177,7 +180,9 @@ impl Target {
                 return Err(Error::MissingKey {
                     op: "reframe".into(),
                     key: "aspect".into(),
-                    help: "give the output's shape, e.g. reframe:aspect=9:16, or its width and height".into(),
+                    help:
+                        "give the output's shape, e.g. reframe:aspect=9:16, or its width and height"
+                            .into(),
                 });
             }
         };
@@ -262,11 +267,10 @@ impl Director {
         let i = self.frame;
         self.frame += 1;
         if let Some((plans, source)) = &self.replay {
-            let plan = plans
-                .get(i)
-                .or(plans.last())
-                .cloned()
-                .ok_or_else(|| Error::op_failed("reframe", format!("{source} has no frames")))?;
+            let plan =
+                plans.get(i).or(plans.last()).cloned().ok_or_else(|| {
+                    Error::op_failed("reframe", format!("{source} has no frames"))
+                })?;
             if !plan.window.fits(w, h) {
                 return Err(Error::op_failed(
                     "reframe",
@@ -291,7 +295,10 @@ impl Director {
         }
         let user = self.user_subjects(i);
         let Some((analyzer, planner)) = &mut self.live else {
-            return Err(Error::op_failed("reframe", "the live planner did not start"));
+            return Err(Error::op_failed(
+                "reframe",
+                "the live planner did not start",
+            ));
         };
         let mut obs = analyzer.push(thumbs).unwrap_or_default();
         obs.subjects.extend(user);
@@ -357,8 +364,14 @@ pub fn build(p: &Params) -> Result<OpBox> {
         "still" => CameraChoice::Still,
         _ => CameraChoice::Auto,
     };
-    let pad = Pad::parse(p.word("pad")?)
-        .ok_or_else(|| Error::bad_value("reframe", "pad", p.word("pad").unwrap_or(""), "unknown padding"))?;
+    let pad = Pad::parse(p.word("pad")?).ok_or_else(|| {
+        Error::bad_value(
+            "reframe",
+            "pad",
+            p.word("pad").unwrap_or(""),
+            "unknown padding",
+        )
+    })?;
     let protect = p.path("protect").map(load_mask).transpose()?;
     let hints_file = p.path("hints").map(PathBuf::from);
     let hints = match &hints_file {
@@ -470,8 +483,22 @@ impl Op for Reframe {
         let plan = self.director.next((w, h), out, thumbs.as_ref())?;
         let lay = plan.layout(out);
         let result = match frame {
-            Frame::Rgba(p) => Frame::Rgba(render(p, &lay, out, self.pad, &plan.keep, &mut self.carver)?),
-            Frame::Gray(p) => Frame::Gray(render(p, &lay, out, self.pad, &plan.keep, &mut self.carver)?),
+            Frame::Rgba(p) => Frame::Rgba(render(
+                p,
+                &lay,
+                out,
+                self.pad,
+                &plan.keep,
+                &mut self.carver,
+            )?),
+            Frame::Gray(p) => Frame::Gray(render(
+                p,
+                &lay,
+                out,
+                self.pad,
+                &plan.keep,
+                &mut self.carver,
+            )?),
         };
         if let Some(r) = &self.record
             && let Ok(mut r) = r.lock()
@@ -514,8 +541,14 @@ mod tests {
         assert_eq!(size("reframe:aspect=4:5", 1280, 720), (576, 720));
         assert_eq!(size("reframe:aspect=21:9", 1280, 720), (1280, 548));
         assert_eq!(size("reframe:aspect=0.5625", 1280, 720), (406, 720));
-        assert_eq!(size("reframe:aspect=9:16,height=1280", 1280, 720), (720, 1280));
-        assert_eq!(size("reframe:width=608,height=1080", 1920, 1080), (608, 1080));
+        assert_eq!(
+            size("reframe:aspect=9:16,height=1280", 1280, 720),
+            (720, 1280)
+        );
+        assert_eq!(
+            size("reframe:width=608,height=1080", 1920, 1080),
+            (608, 1080)
+        );
     }
 
     #[test]

@@ -126,8 +126,8 @@ impl PathFile {
             reason,
         };
         let text = std::fs::read_to_string(path).map_err(|e| read(e.to_string()))?;
-        let file: PathFile = serde_json::from_str(&text)
-            .map_err(|e| read(format!("not a reframe path ({e})")))?;
+        let file: PathFile =
+            serde_json::from_str(&text).map_err(|e| read(format!("not a reframe path ({e})")))?;
         if file.version != VERSION {
             return Err(read(format!(
                 "version {} is not one this seamstream reads (it reads {VERSION})",
@@ -234,7 +234,10 @@ impl Hint {
             .enumerate()
             .map(|(i, b)| {
                 if b.rect.w == 0 || b.rect.h == 0 {
-                    return Err(read(format!("box {}: width and height must be above 0", i + 1)));
+                    return Err(read(format!(
+                        "box {}: width and height must be above 0",
+                        i + 1
+                    )));
                 }
                 let frame = |s: f64| (s * fps).round().max(0.0) as usize;
                 Ok(Hint {
@@ -307,7 +310,12 @@ mod tests {
         let e = PathFile::load(&p).unwrap_err().to_string();
         assert!(e.contains("frame 7") && e.contains("1280x720"), "{e}");
         std::fs::write(&p, "{").unwrap();
-        assert!(PathFile::load(&p).unwrap_err().to_string().contains("not a reframe path"));
+        assert!(
+            PathFile::load(&p)
+                .unwrap_err()
+                .to_string()
+                .contains("not a reframe path")
+        );
     }
 
     #[test]
@@ -325,6 +333,11 @@ mod tests {
         assert!(h[1].covers(3) && !h[1].covers(2) && h[1].covers(1000));
         assert!(h[2].covers(0));
         std::fs::write(&p, r#"{"boxes": [{"box": [1, 2, 0, 4]}]}"#).unwrap();
-        assert!(Hint::load(&p, 25.0).unwrap_err().to_string().contains("box 1"));
+        assert!(
+            Hint::load(&p, 25.0)
+                .unwrap_err()
+                .to_string()
+                .contains("box 1")
+        );
     }
 }

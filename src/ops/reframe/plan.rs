@@ -402,7 +402,11 @@ fn camera_path(c: &[Corridor], s: &Settings) -> (Vec<f64>, Camera) {
     let middle = (c[0].lo + c[0].hi) / 2.0;
     let want = median_want(c).unwrap_or(middle);
     if lo <= hi || (s.camera == CameraChoice::Still && hard_lo <= hard_hi) {
-        let (a, b) = if lo <= hi { (lo, hi) } else { (hard_lo, hard_hi) };
+        let (a, b) = if lo <= hi {
+            (lo, hi)
+        } else {
+            (hard_lo, hard_hi)
+        };
         return (vec![want.clamp(a, b); n], Camera::Still);
     }
     if s.camera == CameraChoice::Still {
@@ -685,10 +689,17 @@ mod tests {
         let mut last = frames[0].window.x as i64;
         for (i, f) in frames.iter().enumerate() {
             let x = f.window.x as i64;
-            assert!((x - last).abs() as f64 <= MAX_JUMP * 1280.0 + 1.0, "frame {i}: jump {last} -> {x}");
+            assert!(
+                (x - last).abs() as f64 <= MAX_JUMP * 1280.0 + 1.0,
+                "frame {i}: jump {last} -> {x}"
+            );
             last = x;
             let subj = 100 + 4 * i;
-            assert!(f.window.x <= subj && f.window.right() >= subj + 100, "frame {i}: {:?}", f.window);
+            assert!(
+                f.window.x <= subj && f.window.right() >= subj + 100,
+                "frame {i}: {:?}",
+                f.window
+            );
         }
     }
 
@@ -697,7 +708,12 @@ mod tests {
         let s = settings();
         // 560 apart: carving (405 / 0.6 = 675 at most) holds them.
         let o: Vec<_> = (0..30)
-            .map(|i| obs(i == 0, &[Rect::new(300, 100, 120, 500), Rect::new(760, 400, 100, 200)]))
+            .map(|i| {
+                obs(
+                    i == 0,
+                    &[Rect::new(300, 100, 120, 500), Rect::new(760, 400, 100, 200)],
+                )
+            })
             .collect();
         let (shots, frames) = plan_offline(&o, &s);
         assert_eq!(shots[0].fit, Fit::Carve);
@@ -707,19 +723,33 @@ mod tests {
         // 1050 apart: carved by the limit (40%) to 690, then scaled to fit
         // and padded.
         let o: Vec<_> = (0..30)
-            .map(|i| obs(i == 0, &[Rect::new(50, 100, 120, 500), Rect::new(1100, 400, 100, 200)]))
+            .map(|i| {
+                obs(
+                    i == 0,
+                    &[Rect::new(50, 100, 120, 500), Rect::new(1100, 400, 100, 200)],
+                )
+            })
             .collect();
         let (shots, frames) = plan_offline(&o, &s);
         assert_eq!(shots[0].fit, Fit::Carve);
         let f = &frames[0];
-        assert!(f.window.x <= 50 && f.window.right() >= 1200, "{:?}", f.window);
+        assert!(
+            f.window.x <= 50 && f.window.right() >= 1200,
+            "{:?}",
+            f.window
+        );
         assert_eq!(f.carve_to, Some((f.window.w as f64 * 0.6).ceil() as usize));
         let lay = f.layout((406, 720));
         assert!(lay.content.h < 720 && lay.content.w == 406, "{lay:?}");
         // Side by side in the same rows, 440 wide together: seams need room
         // beside them, so the window is carved no narrower than 440 / 0.9.
         let o: Vec<_> = (0..30)
-            .map(|i| obs(i == 0, &[Rect::new(300, 100, 220, 500), Rect::new(560, 100, 220, 500)]))
+            .map(|i| {
+                obs(
+                    i == 0,
+                    &[Rect::new(300, 100, 220, 500), Rect::new(560, 100, 220, 500)],
+                )
+            })
             .collect();
         let (shots, frames) = plan_offline(&o, &s);
         assert_eq!(shots[0].fit, Fit::Carve);
@@ -735,7 +765,9 @@ mod tests {
     #[test]
     fn a_cut_starts_a_new_shot_with_its_own_window() {
         let s = settings();
-        let mut o: Vec<_> = (0..30).map(|i| obs(i == 0, &[Rect::new(100, 0, 100, 100)])).collect();
+        let mut o: Vec<_> = (0..30)
+            .map(|i| obs(i == 0, &[Rect::new(100, 0, 100, 100)]))
+            .collect();
         o.extend((0..30).map(|i| obs(i == 0, &[Rect::new(1000, 0, 100, 100)])));
         let (shots, frames) = plan_offline(&o, &s);
         assert_eq!(shots.len(), 2);
@@ -753,10 +785,17 @@ mod tests {
             let x = 100 + 4 * i;
             let f = live.next(obs(i == 0, &[Rect::new(x, 200, 100, 400)]));
             if let Some(l) = last {
-                assert!(f.window.x.abs_diff(l) as f64 <= MAX_JUMP * 1280.0 + 1.0, "frame {i}");
+                assert!(
+                    f.window.x.abs_diff(l) as f64 <= MAX_JUMP * 1280.0 + 1.0,
+                    "frame {i}"
+                );
             }
             last = Some(f.window.x);
-            assert!(f.window.x <= x && f.window.right() >= x + 100, "frame {i}: {:?}", f.window);
+            assert!(
+                f.window.x <= x && f.window.right() >= x + 100,
+                "frame {i}: {:?}",
+                f.window
+            );
         }
         assert_eq!(live.shots.len(), 1);
     }

@@ -279,11 +279,17 @@ fn painted_groups(chars: &[Piece]) -> Vec<Rect> {
             .filter(|&i| find(&mut parent, i) == root)
             .map(|i| near[i])
             .collect();
-        let large = members.iter().filter(|c| c.rect.h >= MIN_TITLE_LETTER).count();
+        let large = members
+            .iter()
+            .filter(|c| c.rect.h >= MIN_TITLE_LETTER)
+            .count();
         if members.len() < MIN_PAINTED || large < 3 {
             continue;
         }
-        let r = members.iter().skip(1).fold(members[0].rect, |r, c| r.union(&c.rect));
+        let r = members
+            .iter()
+            .skip(1)
+            .fold(members[0].rect, |r, c| r.union(&c.rect));
         if !found.iter().any(|f| f.intersect(&r).is_some()) {
             found.push(r);
         }
@@ -307,7 +313,8 @@ fn is_line<'a>(chars: impl Iterator<Item = &'a Piece>) -> bool {
     let mean_h = chars.iter().map(|c| c.rect.h as f64).sum::<f64>() / chars.len() as f64;
     let bottoms: Vec<f64> = chars.iter().map(|c| c.rect.bottom() as f64).collect();
     let mb = bottoms.iter().sum::<f64>() / bottoms.len() as f64;
-    let spread = (bottoms.iter().map(|b| (b - mb).powi(2)).sum::<f64>() / bottoms.len() as f64).sqrt();
+    let spread =
+        (bottoms.iter().map(|b| (b - mb).powi(2)).sum::<f64>() / bottoms.len() as f64).sqrt();
     let widths: Vec<f64> = chars.iter().map(|c| c.rect.w as f64).collect();
     let mw = widths.iter().sum::<f64>() / widths.len() as f64;
     let wsd = (widths.iter().map(|w| (w - mw).powi(2)).sum::<f64>() / widths.len() as f64).sqrt();
