@@ -7,7 +7,7 @@
 //! from the file, does not count towards the smoothness: a cut may move
 //! the window anywhere.
 
-use crate::ops::reframe::geometry::{Fit, Layout};
+use crate::ops::reframe::geometry::Fit;
 use crate::ops::reframe::path::{FrameEntry, PathFile};
 
 /// The smoothness figures of one path.
@@ -119,7 +119,7 @@ pub fn path_scales(path: &PathFile) -> Vec<f64> {
     path.plans()
         .iter()
         .map(|p| {
-            let (num, den) = Layout::new(p.window, p.fit, out).scale();
+            let (num, den) = p.layout(out).scale();
             num as f64 / den as f64
         })
         .collect()
@@ -162,6 +162,7 @@ mod tests {
                     shot,
                     window,
                     mode,
+                    carve_to: None,
                     content: None,
                     keep: Vec::new(),
                 })
