@@ -99,7 +99,21 @@ pub fn run_quality(a: &QualityArgs) -> anyhow::Result<ExitCode> {
     // The files are read before the clips, so that a mistake in one shows
     // at once.
     let subjects = a.boxes.as_deref().map(Subjects::read).transpose()?;
-    let path = a.reframe_path.as_deref().map(PathFile::load).transpose()?;
+    // With --op, a reframe plans the clip first (as `run` does), and its
+    // plan is the path measured; --reframe-path then writes it (or, if it
+    // exists, replays it).
+    let mut chain = None;
+    let mut path = None;
+    if !a.ops.is_empty() {
+        let mut c = seamstream::registry::parse_chain(&a.ops)?;
+        c.streaming();
+        let input = seamstream::gst::Input::parse(&a.original)?;
+        let planned = super::plan_reframe(&mut c, &input, a.reframe_path.as_deref(), false)?;
+        path = planned.and_then(|p| p.path);
+        chain = Some(c);
+    } else if let Some(p) = &a.reframe_path {
+        path = Some(PathFile::load(p)?);
+    }
     let mut meter = Meter::new(a.every).with_crops(a.crops);
     if let Some(s) = subjects {
         meter = meter.with_subjects(s);
@@ -124,7 +138,10 @@ pub fn run_quality(a: &QualityArgs) -> anyhow::Result<ExitCode> {
         ),
         (Some(r), true) => compare_files(&a.original, r, meter, a.frames, &bar)?,
         (None, false) => {
-            let chain = seamstream::registry::parse_chain(&a.ops)?;
+            let chain = match chain {
+                Some(c) => c,
+                None => seamstream::registry::parse_chain(&a.ops)?,
+            };
             let backend = super::choose_backend(super::parse_device(&a.device)?, &chain)?;
             let gpu = match &backend {
                 Backend::Cuda(g) => Some(g),
@@ -143,7 +160,11 @@ pub fn run_quality(a: &QualityArgs) -> anyhow::Result<ExitCode> {
     };
     bar.finish_and_clear();
     let r = meter.report();
-    let smoothness = match (&path, &a.reframe_path) {
+    let path_name = a
+        .reframe_path
+        .clone()
+        .unwrap_or_else(|| std::path::PathBuf::from("the plan"));
+    let smoothness = match (&path, Some(&path_name)) {
         (Some(p), Some(file)) => {
             let wrong = |field: &str, theirs: (usize, usize), ours: (usize, usize), what: &str| {
                 anyhow::anyhow!(

@@ -254,13 +254,15 @@ fn needs(shot: &[Observation], axis: Axis, fps: f64) -> Vec<Need> {
             let hi = (i + hold + 1).min(shot.len());
             let around: Vec<&Observation> = shot[lo..hi].iter().collect();
             let mut n = need_of(&around, axis);
-            // Carving keeps this frame's own subjects, not the held ones.
+            // Carving keeps this frame's own subjects, not the held ones,
+            // and only they load its rows.
             n.keep = shot[i]
                 .subjects
                 .iter()
                 .filter(|s| s.required)
                 .map(|s| s.rect)
                 .collect();
+            n.load = row_load(&n.keep, axis);
             n
         })
         .collect()
