@@ -302,7 +302,17 @@ impl Director {
         };
         let mut obs = analyzer.push(thumbs).unwrap_or_default();
         obs.subjects.extend(user);
-        Ok(planner.next(obs))
+        let plan = planner.next(obs);
+        if !plan.window.fits(w, h) {
+            return Err(Error::op_failed(
+                "reframe",
+                format!(
+                    "frame {i}: the planned window {:?} does not lie inside the {w}x{h} frame",
+                    <[usize; 4]>::from(plan.window)
+                ),
+            ));
+        }
+        Ok(plan)
     }
 
     /// The shots of live planning so far.
@@ -530,6 +540,33 @@ mod tests {
 
     fn op(text: &str) -> Result<OpBox> {
         parse_with(&SPEC, build, text)
+    }
+
+    #[test]
+    fn awkward_sizes_and_noise_never_panic_and_windows_stay_inside() {
+        for text in [
+            "reframe:aspect=9:16",
+            "reframe:aspect=1:1,fit=pad,pad=black",
+            "reframe:aspect=9:16,fit=carve",
+            "reframe:aspect=21:9,fit=pad",
+        ] {
+            for (w, h) in [(1, 1), (2, 3), (17, 3), (3, 17), (321, 241), (640, 361)] {
+                for gray in [false, true] {
+                    for seed in 0..6u64 {
+                        let mut noise = crate::noise::Noise::new(seed);
+                        let mut r = op(text).unwrap();
+                        let out = r.output_size(w, h).unwrap();
+                        for i in 0..3 {
+                            let f = noise.frame(w, h, gray);
+                            let o = r.apply(&f).unwrap_or_else(|e| {
+                                panic!("{text} {w}x{h} gray={gray} seed {seed} frame {i}: {e}")
+                            });
+                            assert_eq!((o.width(), o.height()), out);
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -445,9 +445,11 @@ fn camera_path(c: &[Corridor], s: &Settings) -> (Vec<f64>, Camera) {
 }
 
 /// A window position: rounded to an even pixel, so that a 4:2:0 picture's
-/// chroma samples stay where they were.
-fn even(x: f64) -> usize {
-    2 * (x.max(0.0) / 2.0).round() as usize
+/// chroma samples stay where they were, and at most `top` (the last
+/// position that keeps the window inside the frame).
+fn even(x: f64, top: usize) -> usize {
+    let e = 2 * (x.max(0.0) / 2.0).round() as usize;
+    if e <= top { e } else { top - top % 2 }
 }
 
 /// The whole video's plan, offline: every frame's observation known.
@@ -468,7 +470,7 @@ pub fn plan_offline(obs: &[Observation], s: &Settings) -> (Vec<ShotPlan>, Vec<Fr
         let index = shots.len();
         for (x, n) in xs.into_iter().zip(needs) {
             frames.push(FramePlan {
-                window: axis.window(even(x), len, s.input),
+                window: axis.window(even(x, s.lengths().0 - len), len, s.input),
                 fit,
                 carve_to,
                 shot: index,
@@ -621,7 +623,7 @@ impl LivePlanner {
         }
         self.frame += 1;
         FramePlan {
-            window: axis.window(even(self.pos), len, s.input),
+            window: axis.window(even(self.pos, s.lengths().0 - len), len, s.input),
             fit,
             carve_to: self.carve_to,
             shot: index,
