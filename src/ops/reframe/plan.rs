@@ -20,7 +20,7 @@
 //!   soft corridor, frame by frame.
 //! - **Cuts** are the only jumps.
 
-use super::analyze::Observation;
+use super::analyze::{Kind, Observation, Subject};
 use super::geometry::{Axis, Fit, Layout, Rect};
 
 /// Seconds a subject's span is held on either side of the frames that saw
@@ -37,6 +37,14 @@ pub const MAX_ROW_LOAD: f64 = 0.9;
 /// The largest window move in a frame, as a share of the input along the
 /// axis (the quality target allows 2 %).
 pub const MAX_JUMP: f64 = 0.015;
+/// A moving subject larger than this share of the picture is taken for the
+/// camera's own motion, not a subject.
+pub const MAX_MOVING_AREA: f64 = 0.25;
+/// A moving subject within this share of the picture's length of its edge
+/// (along the axis), and at most [`EDGE_SUBJECT`] of it long, is cut by the
+/// frame: the window need not hold it.
+pub const EDGE: f64 = 0.01;
+pub const EDGE_SUBJECT: f64 = 0.15;
 /// Acceleration of the live camera: this share of its top speed a frame.
 const LIVE_ACCEL: f64 = 0.15;
 
@@ -209,10 +217,37 @@ fn row_load(rects: &[Rect], axis: Axis) -> usize {
     best
 }
 
-fn need_of(obs: &[&Observation], axis: Axis) -> Need {
+/// Whether a subject is one the window must hold: found as required, and,
+/// when found by its motion, neither most of the picture (a handheld
+/// camera that turns or zooms makes everything differ) nor cut by the
+/// picture's edge along the axis (someone the shot itself leaves half out).
+fn holds(s: &Subject, input: (usize, usize), axis: Axis) -> bool {
+    if !s.required {
+        return false;
+    }
+    if s.kind != Kind::Moving {
+        return true;
+    }
+    let (w, h) = input;
+    if s.rect.area() as f64 > MAX_MOVING_AREA * (w * h) as f64 {
+        return false;
+    }
+    let (along, _) = axis.split(input);
+    let (a, b) = s.rect.span(axis);
+    let edge = (EDGE * along as f64).ceil() as usize;
+    let cut = a <= edge || b + edge >= along;
+    !(cut && (b - a) as f64 <= EDGE_SUBJECT * along as f64)
+}
+
+fn need_of(obs: &[&Observation], axis: Axis, input: (usize, usize)) -> Need {
     let required: Vec<Rect> = obs
         .iter()
-        .flat_map(|o| o.subjects.iter().filter(|s| s.required).map(|s| s.rect))
+        .flat_map(|o| {
+            o.subjects
+                .iter()
+                .filter(|s| holds(s, input, axis))
+                .map(|s| s.rect)
+        })
         .collect();
     let centre_of = |rs: &[Rect]| {
         let (mut s, mut n) = (0.0, 0.0);
@@ -246,20 +281,20 @@ fn need_of(obs: &[&Observation], axis: Axis) -> Need {
 
 /// The needs of each frame of a shot, each held over [`HOLD`] seconds on
 /// either side.
-fn needs(shot: &[Observation], axis: Axis, fps: f64) -> Vec<Need> {
+fn needs(shot: &[Observation], axis: Axis, fps: f64, input: (usize, usize)) -> Vec<Need> {
     let hold = (HOLD * fps).round() as usize;
     (0..shot.len())
         .map(|i| {
             let lo = i.saturating_sub(hold);
             let hi = (i + hold + 1).min(shot.len());
             let around: Vec<&Observation> = shot[lo..hi].iter().collect();
-            let mut n = need_of(&around, axis);
+            let mut n = need_of(&around, axis, input);
             // Carving keeps this frame's own subjects, not the held ones,
             // and only they load its rows.
             n.keep = shot[i]
                 .subjects
                 .iter()
-                .filter(|s| s.required)
+                .filter(|s| holds(s, input, axis))
                 .map(|s| s.rect)
                 .collect();
             n.load = row_load(&n.keep, axis);
@@ -463,7 +498,7 @@ pub fn plan_offline(obs: &[Observation], s: &Settings) -> (Vec<ShotPlan>, Vec<Fr
             .find(|&i| obs[i].cut)
             .unwrap_or(obs.len());
         let shot = &obs[start..end];
-        let needs = needs(shot, axis, s.fps);
+        let needs = needs(shot, axis, s.fps, s.input);
         let (fit, len, carve_to) = choose_fit(&needs, s);
         let c = corridors(&needs, &vec![len; needs.len()], s);
         let (xs, camera) = camera_path(&c, s);
@@ -558,12 +593,12 @@ impl LivePlanner {
             self.recent.remove(0);
         }
         let view: Vec<&Observation> = self.recent.iter().collect();
-        let mut need = need_of(&view, axis);
+        let mut need = need_of(&view, axis, s.input);
         need.keep = obs
             .subjects
             .iter()
-            .filter(|s| s.required)
-            .map(|s| s.rect)
+            .filter(|x| holds(x, s.input, axis))
+            .map(|x| x.rect)
             .collect();
         let c = if obs.cut || self.shot.is_none() {
             // A new shot: its fit from this frame; the window jumps.
@@ -634,7 +669,6 @@ impl LivePlanner {
 
 #[cfg(test)]
 mod tests {
-    use super::super::analyze::{Kind, Subject};
     use super::*;
 
     fn settings() -> Settings {
@@ -758,12 +792,39 @@ mod tests {
         let (shots, frames) = plan_offline(&o, &s);
         assert_eq!(shots[0].fit, Fit::Carve);
         assert_eq!(frames[0].carve_to, Some(489));
-        // With nothing to carve, the whole frame scaled down: padding.
-        let o: Vec<_> = (0..30)
-            .map(|i| obs(i == 0, &[Rect::new(0, 100, 1280, 500)]))
-            .collect();
+        // A title as wide as the frame: nothing to carve beside it, the
+        // whole frame scaled down: padding.
+        let title = |cut| Observation {
+            cut,
+            subjects: vec![Subject {
+                rect: Rect::new(20, 100, 1240, 200),
+                kind: Kind::Text,
+                required: true,
+            }],
+        };
+        let o: Vec<_> = (0..30).map(|i| title(i == 0)).collect();
         let (shots, _) = plan_offline(&o, &s);
         assert_eq!(shots[0].fit, Fit::Pad);
+    }
+
+    #[test]
+    fn motion_that_fills_the_picture_or_is_cut_by_its_edge_is_not_held() {
+        let s = settings();
+        // A handheld camera's whole picture "moves": nothing to hold, a
+        // still crop.
+        let o: Vec<_> = (0..30)
+            .map(|i| obs(i == 0, &[Rect::new(0, 0, 1000, 700), Rect::new(300, 200, 100, 300)]))
+            .collect();
+        let (shots, frames) = plan_offline(&o, &s);
+        assert_eq!(shots[0].fit, Fit::Crop);
+        assert!(frames[0].window.x <= 300 && frames[0].window.right() >= 400);
+        // Someone half out at the left edge does not pull the window there.
+        let o: Vec<_> = (0..30)
+            .map(|i| obs(i == 0, &[Rect::new(0, 200, 80, 400), Rect::new(800, 200, 120, 400)]))
+            .collect();
+        let (shots, frames) = plan_offline(&o, &s);
+        assert_eq!(shots[0].fit, Fit::Crop);
+        assert!(frames[0].window.x <= 800 && frames[0].window.right() >= 920);
     }
 
     #[test]
