@@ -74,6 +74,8 @@ pub struct Subject {
 pub struct Observation {
     /// The frame starts a shot.
     pub cut: bool,
+    /// The camera's shift from the last frame, in thumbnail pixels.
+    pub shift: Shift,
     pub subjects: Vec<Subject>,
 }
 
@@ -224,6 +226,7 @@ impl Analyzer {
         }
         let mut obs = Observation {
             cut,
+            shift,
             subjects: Vec::new(),
         };
         if self.text {

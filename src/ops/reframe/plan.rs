@@ -45,6 +45,9 @@ pub const MAX_MOVING_AREA: f64 = 0.25;
 /// frame: the window need not hold it.
 pub const EDGE: f64 = 0.01;
 pub const EDGE_SUBJECT: f64 = 0.15;
+/// A shot whose camera shifts in more than this share of its frames is
+/// handheld (or panning): what moves in it is no subject to hold.
+pub const HANDHELD_SHARE: f64 = 0.3;
 /// Acceleration of the live camera: this share of its top speed a frame.
 const LIVE_ACCEL: f64 = 0.15;
 
@@ -218,15 +221,19 @@ fn row_load(rects: &[Rect], axis: Axis) -> usize {
 }
 
 /// Whether a subject is one the window must hold: found as required, and,
-/// when found by its motion, neither most of the picture (a handheld
-/// camera that turns or zooms makes everything differ) nor cut by the
-/// picture's edge along the axis (someone the shot itself leaves half out).
-fn holds(s: &Subject, input: (usize, usize), axis: Axis) -> bool {
+/// when found by its motion, not in a shot whose camera moves (a handheld
+/// camera turns, tilts and zooms, and what differs is mostly the camera's
+/// doing), not most of the picture, and not cut by the picture's edge
+/// along the axis (someone the shot itself leaves half out).
+fn holds(s: &Subject, input: (usize, usize), axis: Axis, handheld: bool) -> bool {
     if !s.required {
         return false;
     }
     if s.kind != Kind::Moving {
         return true;
+    }
+    if handheld {
+        return false;
     }
     let (w, h) = input;
     if s.rect.area() as f64 > MAX_MOVING_AREA * (w * h) as f64 {
@@ -239,13 +246,20 @@ fn holds(s: &Subject, input: (usize, usize), axis: Axis) -> bool {
     !(cut && (b - a) as f64 <= EDGE_SUBJECT * along as f64)
 }
 
-fn need_of(obs: &[&Observation], axis: Axis, input: (usize, usize)) -> Need {
+/// Whether the camera moves in a shot: a shift in more than
+/// [`HANDHELD_SHARE`] of its frames.
+fn handheld(shot: &[Observation]) -> bool {
+    let moved = shot.iter().filter(|o| o.shift != (0, 0)).count();
+    moved as f64 > HANDHELD_SHARE * shot.len() as f64
+}
+
+fn need_of(obs: &[&Observation], axis: Axis, input: (usize, usize), handheld: bool) -> Need {
     let required: Vec<Rect> = obs
         .iter()
         .flat_map(|o| {
             o.subjects
                 .iter()
-                .filter(|s| holds(s, input, axis))
+                .filter(|s| holds(s, input, axis, handheld))
                 .map(|s| s.rect)
         })
         .collect();
@@ -283,18 +297,19 @@ fn need_of(obs: &[&Observation], axis: Axis, input: (usize, usize)) -> Need {
 /// either side.
 fn needs(shot: &[Observation], axis: Axis, fps: f64, input: (usize, usize)) -> Vec<Need> {
     let hold = (HOLD * fps).round() as usize;
+    let moves = handheld(shot);
     (0..shot.len())
         .map(|i| {
             let lo = i.saturating_sub(hold);
             let hi = (i + hold + 1).min(shot.len());
             let around: Vec<&Observation> = shot[lo..hi].iter().collect();
-            let mut n = need_of(&around, axis, input);
+            let mut n = need_of(&around, axis, input, moves);
             // Carving keeps this frame's own subjects, not the held ones,
             // and only they load its rows.
             n.keep = shot[i]
                 .subjects
                 .iter()
-                .filter(|s| holds(s, input, axis))
+                .filter(|s| holds(s, input, axis, moves))
                 .map(|s| s.rect)
                 .collect();
             n.load = row_load(&n.keep, axis);
@@ -593,11 +608,12 @@ impl LivePlanner {
             self.recent.remove(0);
         }
         let view: Vec<&Observation> = self.recent.iter().collect();
-        let mut need = need_of(&view, axis, s.input);
+        let moves = handheld(&self.recent);
+        let mut need = need_of(&view, axis, s.input, moves);
         need.keep = obs
             .subjects
             .iter()
-            .filter(|x| holds(x, s.input, axis))
+            .filter(|x| holds(x, s.input, axis, moves))
             .map(|x| x.rect)
             .collect();
         let c = if obs.cut || self.shot.is_none() {
@@ -686,6 +702,7 @@ mod tests {
     fn obs(cut: bool, rects: &[Rect]) -> Observation {
         Observation {
             cut,
+            shift: (0, 0),
             subjects: rects
                 .iter()
                 .map(|&rect| Subject {
@@ -796,6 +813,7 @@ mod tests {
         // whole frame scaled down: padding.
         let title = |cut| Observation {
             cut,
+            shift: (0, 0),
             subjects: vec![Subject {
                 rect: Rect::new(20, 100, 1240, 200),
                 kind: Kind::Text,
@@ -813,14 +831,24 @@ mod tests {
         // A handheld camera's whole picture "moves": nothing to hold, a
         // still crop.
         let o: Vec<_> = (0..30)
-            .map(|i| obs(i == 0, &[Rect::new(0, 0, 1000, 700), Rect::new(300, 200, 100, 300)]))
+            .map(|i| {
+                obs(
+                    i == 0,
+                    &[Rect::new(0, 0, 1000, 700), Rect::new(300, 200, 100, 300)],
+                )
+            })
             .collect();
         let (shots, frames) = plan_offline(&o, &s);
         assert_eq!(shots[0].fit, Fit::Crop);
         assert!(frames[0].window.x <= 300 && frames[0].window.right() >= 400);
         // Someone half out at the left edge does not pull the window there.
         let o: Vec<_> = (0..30)
-            .map(|i| obs(i == 0, &[Rect::new(0, 200, 80, 400), Rect::new(800, 200, 120, 400)]))
+            .map(|i| {
+                obs(
+                    i == 0,
+                    &[Rect::new(0, 200, 80, 400), Rect::new(800, 200, 120, 400)],
+                )
+            })
             .collect();
         let (shots, frames) = plan_offline(&o, &s);
         assert_eq!(shots[0].fit, Fit::Crop);
