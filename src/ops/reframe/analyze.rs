@@ -79,7 +79,9 @@ pub struct Observation {
 
 /// The thumbnail factor for a `w`×`h` input.
 pub fn thumb_factor(w: usize, h: usize) -> usize {
-    w.div_ceil(THUMB_SIZE.0).max(h.div_ceil(THUMB_SIZE.1)).max(1)
+    w.div_ceil(THUMB_SIZE.0)
+        .max(h.div_ceil(THUMB_SIZE.1))
+        .max(1)
 }
 
 /// The face picture's factor: half the thumbnail's (at least 1).
@@ -95,19 +97,52 @@ pub fn face_frame(i: usize) -> bool {
 /// `p` shrunk by `f` in both directions by box means, the remainder
 /// dropped: (Σ + f²/2) / f² per channel.
 pub fn box_shrink_rgba(p: &Plane<Rgba>, f: usize) -> Plane<Rgba> {
+    // The usual factors get their own copies of the loop, in which a
+    // block's width is a constant.
+    match f {
+        2 => box_shrink_rgba_by(p, 2),
+        3 => box_shrink_rgba_by(p, 3),
+        4 => box_shrink_rgba_by(p, 4),
+        _ => box_shrink_rgba_by(p, f),
+    }
+}
+
+#[inline(always)]
+fn box_shrink_rgba_by(p: &Plane<Rgba>, f: usize) -> Plane<Rgba> {
     let (w, h) = (p.width() / f, p.height() / f);
     let n = (f * f) as u32;
-    Plane::from_fn(w, h, |x, y| {
-        let mut s = [0u32; 4];
+    let mut out = Plane::new(w, h, [0u8; 4]);
+    // One row of sums, reused for every output row.
+    let mut sums = vec![[0u32; 4]; w];
+    for (y, row) in out.rows_mut().enumerate() {
+        sums.fill([0; 4]);
         for dy in 0..f {
-            for px in &p.row(y * f + dy)[x * f..x * f + f] {
-                for c in 0..4 {
-                    s[c] += px[c] as u32;
+            let src = &p.row(y * f + dy)[..w * f];
+            for (s, block) in sums.iter_mut().zip(src.chunks_exact(f)) {
+                for px in block {
+                    for c in 0..4 {
+                        s[c] += px[c] as u32;
+                    }
                 }
             }
         }
-        s.map(|v| ((v + n / 2) / n) as u8)
-    })
+        for (o, s) in row.iter_mut().zip(&sums) {
+            *o = s.map(|v| ((v + n / 2) / n) as u8);
+        }
+    }
+    out
+}
+
+/// The BT.709 luma of `p`, on the calling thread (the thumbnails are made
+/// beside the threads that analyse, and are too small to share out).
+fn luma_of(p: &Plane<Rgba>) -> Plane<u8> {
+    let mut out = Plane::new(p.width(), p.height(), 0u8);
+    for (y, row) in out.rows_mut().enumerate() {
+        for (o, &px) in row.iter_mut().zip(p.row(y)) {
+            *o = crate::color::luma709(px);
+        }
+    }
+    out
 }
 
 /// The pictures the analysis takes from one frame.
@@ -128,7 +163,17 @@ impl Thumbs {
             Frame::Gray(g) => std::borrow::Cow::Owned(g.map(|v| [v, v, v, 255])),
         };
         let thumb = box_shrink_rgba(&rgba, thumb_factor(w, h));
-        let face = face_frame(index).then(|| shrink(&frame.luma(), face_factor(w, h)));
+        let face = face_frame(index).then(|| {
+            let luma = match frame {
+                Frame::Rgba(p) => luma_of(p),
+                Frame::Gray(g) => g.clone(),
+            };
+            match face_factor(w, h) {
+                // Shrinking by 1 is a copy.
+                1 => luma,
+                f => shrink(&luma, f),
+            }
+        });
         Thumbs { thumb, face }
     }
 }
@@ -161,6 +206,24 @@ pub struct Analyzer {
     background: Option<(Plane<u16>, (i64, i64))>,
     /// Live: the moving boxes of the last frames, for the check in time.
     recent: Vec<Vec<Rect>>,
+}
+
+/// What one frame shows by itself: its thumbnail's luma, that shrunk by 2
+/// for the background model, and its faces and text.
+struct Look {
+    luma: Plane<u8>,
+    coarse: Plane<u8>,
+    subjects: Vec<Subject>,
+}
+
+/// The camera's shift from `prev` to `luma`, and whether `luma` starts a
+/// shot (the first frame, a new size, or a change above `cut`).
+fn step(prev: &Plane<u8>, luma: &Plane<u8>, cut: u32) -> (Shift, bool) {
+    if prev.is_empty() || (prev.width(), prev.height()) != (luma.width(), luma.height()) {
+        return ((0, 0), true);
+    }
+    let s = global_shift(prev, luma);
+    (s, is_cut(prev, luma, s, cut))
 }
 
 /// A frame of the current stretch: its coarse luma, where the scene sits
@@ -199,15 +262,62 @@ impl Analyzer {
     /// Takes the next frame's thumbnails. Live, returns its observation at
     /// once; offline, `None` (see [`Analyzer::finish`]).
     pub fn push(&mut self, t: &Thumbs) -> Option<Observation> {
-        let luma = t.thumb.map(crate::color::luma709);
-        let (shift, cut) = if self.last.is_empty()
-            || (self.last.width(), self.last.height()) != (luma.width(), luma.height())
+        let look = self.look(t);
+        let step = step(&self.last, &look.luma, self.cut);
+        self.take(look, step)
+    }
+
+    /// Offline: takes the next frames' thumbnails, as [`Analyzer::push`]
+    /// one by one would, with what each frame shows by itself found on
+    /// all threads at once. Live, the frames' observations.
+    pub fn push_many(&mut self, thumbs: &[Thumbs]) -> Vec<Observation> {
+        use rayon::prelude::*;
+        if self.live {
+            return thumbs.iter().filter_map(|t| self.push(t)).collect();
+        }
+        // Held for the batch only: each frame's luma is the next one's
+        // reference for the camera's shift.
+        let looks: Vec<Look> = thumbs.par_iter().map(|t| self.look(t)).collect();
+        let steps: Vec<(Shift, bool)> = (0..looks.len())
+            .into_par_iter()
+            .map(|i| {
+                let prev = if i == 0 {
+                    &self.last
+                } else {
+                    &looks[i - 1].luma
+                };
+                step(prev, &looks[i].luma, self.cut)
+            })
+            .collect();
+        for (look, step) in looks.into_iter().zip(steps) {
+            self.take(look, step);
+        }
+        Vec::new()
+    }
+
+    /// What frame `t` shows by itself, whatever the frames around it.
+    fn look(&self, t: &Thumbs) -> Look {
+        let luma = luma_of(&t.thumb);
+        let mut subjects = Vec::new();
+        if self.text {
+            self.find_text(&luma, &mut subjects);
+        }
+        if self.faces
+            && let Some(face) = &t.face
         {
-            ((0, 0), true)
-        } else {
-            let s = global_shift(&self.last, &luma);
-            (s, is_cut(&self.last, &luma, s, self.cut))
-        };
+            self.find_faces(face, &mut subjects);
+        }
+        let coarse = shrink(&luma, 2);
+        Look {
+            luma,
+            coarse,
+            subjects,
+        }
+    }
+
+    /// The frame after the last: its look, the camera's shift to it and
+    /// whether it starts a shot.
+    fn take(&mut self, look: Look, (shift, cut): (Shift, bool)) -> Option<Observation> {
         self.frame += 1;
         if cut {
             self.offset = (0, 0);
@@ -220,22 +330,15 @@ impl Analyzer {
             self.offset.0 += shift.0 as i64;
             self.offset.1 += shift.1 as i64;
         }
-        let mut obs = Observation {
+        let obs = Observation {
             cut,
-            subjects: Vec::new(),
+            subjects: look.subjects,
         };
-        if self.text {
-            self.find_text(&luma, &mut obs);
-        }
-        if self.faces
-            && let Some(face) = &t.face
-        {
-            self.find_faces(face, &mut obs);
-        }
-        self.last = luma;
-        let coarse = shrink(&self.last, 2);
+        self.last = look.luma;
+        let coarse = look.coarse;
         let offset = (self.offset.0 / 2, self.offset.1 / 2);
         if self.live {
+            let mut obs = obs;
             if self.moving {
                 let boxes = self.live_moving(&coarse, offset, shift, cut);
                 self.add_moving(&mut obs, &boxes);
@@ -272,13 +375,13 @@ impl Analyzer {
         )
     }
 
-    fn find_text(&self, luma: &Plane<u8>, obs: &mut Observation) {
+    fn find_text(&self, luma: &Plane<u8>, out: &mut Vec<Subject>) {
         for r in text_blocks(luma) {
             let rect = self.to_input(r, 1);
             // A little margin, so that no letter's edge is carved.
             let m = (rect.h / 4).max(2);
             let rect = rect.grown(m, m, self.width, self.height);
-            obs.subjects.push(Subject {
+            out.push(Subject {
                 rect,
                 kind: Kind::Text,
                 required: rect.h as f64 >= MIN_TEXT * self.height as f64,
@@ -286,7 +389,7 @@ impl Analyzer {
         }
     }
 
-    fn find_faces(&self, face: &Plane<u8>, obs: &mut Observation) {
+    fn find_faces(&self, face: &Plane<u8>, out: &mut Vec<Subject>) {
         let ff = (self.width / face.width().max(1)).max(1);
         for (r, _) in Faces::new().detect(face) {
             let r = r.scaled(ff, 1);
@@ -301,7 +404,7 @@ impl Analyzer {
                 (r.right() + fw / 2).min(self.width) - x,
                 (r.bottom() + 3 * fh / 2).min(self.height) - y,
             );
-            obs.subjects.push(Subject {
+            out.push(Subject {
                 rect,
                 kind: Kind::Face,
                 required: true,
@@ -327,9 +430,10 @@ impl Analyzer {
             return;
         }
         let boxes: Vec<Vec<Rect>> = if self.moving {
+            use rayon::prelude::*;
             let bg = median_background(&pending);
             pending
-                .iter()
+                .par_iter()
                 .map(|p| foreground_boxes(&p.coarse, &bg, p.offset))
                 .collect()
         } else {
@@ -432,6 +536,7 @@ struct Background {
 }
 
 fn median_background(pending: &[Pending]) -> Background {
+    use rayon::prelude::*;
     let (w, h) = (pending[0].coarse.width(), pending[0].coarse.height());
     let (mut lo_x, mut lo_y, mut hi_x, mut hi_y) = (i64::MAX, i64::MAX, i64::MIN, i64::MIN);
     for p in pending {
@@ -451,22 +556,39 @@ fn median_background(pending: &[Pending]) -> Background {
     } else {
         (0..SAMPLES).map(|i| i * (n - 1) / (SAMPLES - 1)).collect()
     };
-    let mut vals = Vec::with_capacity(picks.len());
-    let plane = Plane::from_fn(mw, mh, |sx, sy| {
-        vals.clear();
-        for &i in &picks {
-            let p = &pending[i];
-            let fx = sx as i64 + p.offset.0 - hi_x;
-            let fy = sy as i64 + p.offset.1 - hi_y;
-            if fx >= 0 && fy >= 0 && (fx as usize) < w && (fy as usize) < h {
-                vals.push(p.coarse.get(fx as usize, fy as usize));
+    let need = 3.min(picks.len());
+    let mut plane: Plane<Option<u8>> = Plane::new(mw, mh, None);
+    plane.par_rows_mut().for_each(|(sy, row)| {
+        // Each sampled frame's row under this scene row, and where the
+        // scene's first column falls in it.
+        let rows: Vec<(&[u8], i64)> = picks
+            .iter()
+            .filter_map(|&i| {
+                let p = &pending[i];
+                let fy = sy as i64 + p.offset.1 - hi_y;
+                (fy >= 0 && (fy as usize) < h)
+                    .then(|| (p.coarse.row(fy as usize), p.offset.0 - hi_x))
+            })
+            .collect();
+        if rows.len() < need {
+            return;
+        }
+        let mut vals = [0u8; SAMPLES];
+        for (sx, out) in row.iter_mut().enumerate() {
+            let mut k = 0;
+            for &(r, dx) in &rows {
+                let fx = sx as i64 + dx;
+                if fx >= 0 && (fx as usize) < w {
+                    vals[k] = r[fx as usize];
+                    k += 1;
+                }
+            }
+            if k >= need {
+                let vals = &mut vals[..k];
+                vals.sort_unstable();
+                *out = Some(vals[k / 2]);
             }
         }
-        if vals.len() < 3.min(picks.len()) {
-            return None;
-        }
-        vals.sort_unstable();
-        Some(vals[vals.len() / 2])
     });
     Background {
         plane,
@@ -685,12 +807,19 @@ mod tests {
         assert!(obs[0].cut && obs[1..].iter().all(|o| !o.cut));
         for (t, o) in obs.iter().enumerate() {
             let x = 100 + 30 * t;
-            let moving: Vec<_> = o.subjects.iter().filter(|s| s.kind == Kind::Moving).collect();
+            let moving: Vec<_> = o
+                .subjects
+                .iter()
+                .filter(|s| s.kind == Kind::Moving)
+                .collect();
             assert!(!moving.is_empty(), "frame {t}: nothing found");
             let figure = Rect::new(x, 300, 80, 300);
             let r = moving[0].rect;
             let overlap = r.intersect(&figure).map_or(0, |i| i.area());
-            assert!(overlap * 10 >= figure.area() * 8, "frame {t}: {r:?} against {figure:?}");
+            assert!(
+                overlap * 10 >= figure.area() * 8,
+                "frame {t}: {r:?} against {figure:?}"
+            );
             assert!(r.w <= 140 && r.h <= 360, "frame {t}: {r:?} is too large");
         }
     }

@@ -112,7 +112,9 @@ fn quantise(w: &[f64]) -> Vec<u32> {
     let one = 1i64 << WEIGHT_BITS;
     let mut q: Vec<i64> = w.iter().map(|&v| (v * one as f64).round() as i64).collect();
     let diff = one - q.iter().sum::<i64>();
-    let big = (0..q.len()).max_by_key(|&i| (q[i], usize::MAX - i)).unwrap_or(0);
+    let big = (0..q.len())
+        .max_by_key(|&i| (q[i], usize::MAX - i))
+        .unwrap_or(0);
     q[big] += diff;
     q.into_iter().map(|v| v.max(0) as u32).collect()
 }
@@ -371,13 +373,28 @@ mod tests {
 
     #[test]
     fn tables_sum_to_one_and_stay_inside_the_input() {
-        for (n, m) in [(1, 1), (1, 5), (5, 1), (1280, 406), (406, 1280), (720, 228), (7, 3)] {
+        for (n, m) in [
+            (1, 1),
+            (1, 5),
+            (5, 1),
+            (1280, 406),
+            (406, 1280),
+            (720, 228),
+            (7, 3),
+        ] {
             let t = Taps::new(n, m);
             assert_eq!(t.len(), m);
             for o in 0..m {
                 let w = &t.weights[o * t.taps..(o + 1) * t.taps];
-                assert_eq!(w.iter().map(|&v| v as u32).sum::<u32>(), 1 << WEIGHT_BITS, "{n}->{m} at {o}");
-                assert!(t.first[o] as usize + t.taps <= n.max(t.taps), "{n}->{m} at {o}");
+                assert_eq!(
+                    w.iter().map(|&v| v as u32).sum::<u32>(),
+                    1 << WEIGHT_BITS,
+                    "{n}->{m} at {o}"
+                );
+                assert!(
+                    t.first[o] as usize + t.taps <= n.max(t.taps),
+                    "{n}->{m} at {o}"
+                );
                 for (k, &v) in w.iter().enumerate() {
                     if v != 0 {
                         assert!((t.first[o] as usize + k) < n, "{n}->{m} at {o} tap {k}");
@@ -396,7 +413,10 @@ mod tests {
         let flat = Plane::new(37, 11, [200u8, 100, 50, 255]);
         for (w, h) in [(13, 5), (100, 40), (37, 11), (1, 1)] {
             let r = resample(&flat, Rect::new(0, 0, 37, 11), w, h);
-            assert!(r.as_slice().iter().all(|&p| p == [200, 100, 50, 255]), "{w}x{h}");
+            assert!(
+                r.as_slice().iter().all(|&p| p == [200, 100, 50, 255]),
+                "{w}x{h}"
+            );
         }
     }
 
@@ -405,7 +425,10 @@ mod tests {
         let src = Plane::from_fn(40, 10, |x, y| [x as u8, y as u8, 7, 255]);
         let lay = Layout::new(Rect::new(12, 0, 6, 10), Fit::Crop, (6, 10));
         let out = render(&src, &lay, (6, 10), Pad::Blur, &[], &mut Carver::default()).unwrap();
-        assert_eq!(out, Plane::from_fn(6, 10, |x, y| [x as u8 + 12, y as u8, 7, 255]));
+        assert_eq!(
+            out,
+            Plane::from_fn(6, 10, |x, y| [x as u8 + 12, y as u8, 7, 255])
+        );
     }
 
     #[test]
@@ -413,8 +436,15 @@ mod tests {
         let src: Plane<Rgba> = Plane::from_fn(64, 36, |x, _| [(x * 4) as u8, 0, 0, 255]);
         let out = (18, 32);
         let lay = Layout::new(Rect::new(0, 0, 64, 36), Fit::Pad, out);
-        let black = render(&src, &lay, out, Pad::Color([0, 0, 0]), &[], &mut Carver::default())
-            .unwrap();
+        let black = render(
+            &src,
+            &lay,
+            out,
+            Pad::Color([0, 0, 0]),
+            &[],
+            &mut Carver::default(),
+        )
+        .unwrap();
         let c = lay.content;
         assert_eq!((c.w, c.h), (18, 10));
         assert_eq!(black.get(5, 0), [0, 0, 0, 255]);
@@ -441,8 +471,15 @@ mod tests {
         let out = render(&marked, &lay, (36, 20), Pad::Blur, &[subject], &mut carver).unwrap();
         for y in 0..20 {
             let xs: Vec<u8> = out.row(y).iter().map(|p| p[0]).collect();
-            let at = xs.iter().position(|&x| x == 25).expect("subject's first column");
-            assert_eq!(&xs[at..at + 10], &(25..35).collect::<Vec<u8>>()[..], "row {y}");
+            let at = xs
+                .iter()
+                .position(|&x| x == 25)
+                .expect("subject's first column");
+            assert_eq!(
+                &xs[at..at + 10],
+                &(25..35).collect::<Vec<u8>>()[..],
+                "row {y}"
+            );
         }
     }
 

@@ -275,11 +275,17 @@ fn painted_groups(chars: &[Piece]) -> Vec<Rect> {
             .filter(|&i| find(&mut parent, i) == root)
             .map(|i| near[i])
             .collect();
-        let large = members.iter().filter(|c| c.rect.h >= MIN_TITLE_LETTER).count();
+        let large = members
+            .iter()
+            .filter(|c| c.rect.h >= MIN_TITLE_LETTER)
+            .count();
         if members.len() < MIN_PAINTED || large < 3 {
             continue;
         }
-        let r = members.iter().skip(1).fold(members[0].rect, |r, c| r.union(&c.rect));
+        let r = members
+            .iter()
+            .skip(1)
+            .fold(members[0].rect, |r, c| r.union(&c.rect));
         if !found.iter().any(|f| f.intersect(&r).is_some()) {
             found.push(r);
         }
@@ -303,7 +309,8 @@ fn is_line<'a>(chars: impl Iterator<Item = &'a Piece>) -> bool {
     let mean_h = chars.iter().map(|c| c.rect.h as f64).sum::<f64>() / chars.len() as f64;
     let bottoms: Vec<f64> = chars.iter().map(|c| c.rect.bottom() as f64).collect();
     let mb = bottoms.iter().sum::<f64>() / bottoms.len() as f64;
-    let spread = (bottoms.iter().map(|b| (b - mb).powi(2)).sum::<f64>() / bottoms.len() as f64).sqrt();
+    let spread =
+        (bottoms.iter().map(|b| (b - mb).powi(2)).sum::<f64>() / bottoms.len() as f64).sqrt();
     let widths: Vec<f64> = chars.iter().map(|c| c.rect.w as f64).collect();
     let mw = widths.iter().sum::<f64>() / widths.len() as f64;
     let wsd = (widths.iter().map(|w| (w - mw).powi(2)).sum::<f64>() / widths.len() as f64).sqrt();
@@ -435,11 +442,15 @@ mod tests {
     fn large_letters_are_found_at_a_third_of_the_size() {
         // Letters 45 high and 12 wide: too large for the 15×15 mean.
         let p = Plane::from_fn(300, 240, |x, y| {
-            let inside = (30..75).contains(&y) && (20..20 + 6 * 21).contains(&x) && (x - 20) % 21 < 12;
+            let inside =
+                (30..75).contains(&y) && (20..20 + 6 * 21).contains(&x) && (x - 20) % 21 < 12;
             if inside { 240 } else { 20 }
         });
         let found = text_blocks(&p);
         assert_eq!(found.len(), 1, "{found:?}");
-        assert!(found[0].x <= 22 && found[0].right() >= 20 + 5 * 21 + 10, "{found:?}");
+        assert!(
+            found[0].x <= 22 && found[0].right() >= 20 + 5 * 21 + 10,
+            "{found:?}"
+        );
     }
 }
