@@ -112,21 +112,24 @@ fn box_shrink_rgba_by(p: &Plane<Rgba>, f: usize) -> Plane<Rgba> {
     let (w, h) = (p.width() / f, p.height() / f);
     let n = (f * f) as u32;
     let mut out = Plane::new(w, h, [0u8; 4]);
-    // One row of sums, reused for every output row.
-    let mut sums = vec![[0u32; 4]; w];
+    // The sums down each column (per channel) of a band of `f` rows,
+    // reused for every band.
+    let mut columns = vec![0u32; w * f * 4];
     for (y, row) in out.rows_mut().enumerate() {
-        sums.fill([0; 4]);
+        columns.fill(0);
         for dy in 0..f {
-            let src = &p.row(y * f + dy)[..w * f];
-            for (s, block) in sums.iter_mut().zip(src.chunks_exact(f)) {
-                for px in block {
-                    for c in 0..4 {
-                        s[c] += px[c] as u32;
-                    }
-                }
+            let band = p.row(y * f + dy)[..w * f].as_flattened();
+            for (c, &v) in columns.iter_mut().zip(band) {
+                *c += v as u32;
             }
         }
-        for (o, s) in row.iter_mut().zip(&sums) {
+        for (o, block) in row.iter_mut().zip(columns.chunks_exact(4 * f)) {
+            let mut s = [0u32; 4];
+            for px in block.chunks_exact(4) {
+                for c in 0..4 {
+                    s[c] += px[c];
+                }
+            }
             *o = s.map(|v| ((v + n / 2) / n) as u8);
         }
     }
