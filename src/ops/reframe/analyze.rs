@@ -599,30 +599,38 @@ fn median_background(pending: &[Pending]) -> Background {
     }
 }
 
-/// What a background can be asked: its level where frame pixel (x, y)
-/// looks, for a frame whose scene sits at `offset`.
+/// What a background can be asked: how far a frame's row `y` lies from
+/// it, for a frame whose scene sits at `offset` (0 where it has no level).
 trait Ground {
-    fn at(&self, x: usize, y: usize, offset: (i64, i64)) -> Option<u8>;
+    fn diff_row(&self, y: usize, offset: (i64, i64), row: &[u8], out: &mut [u8]);
 }
 
 impl Ground for Background {
-    fn at(&self, x: usize, y: usize, offset: (i64, i64)) -> Option<u8> {
-        let sx = x as i64 - offset.0 + self.origin.0;
+    fn diff_row(&self, y: usize, offset: (i64, i64), row: &[u8], out: &mut [u8]) {
         let sy = y as i64 - offset.1 + self.origin.1;
-        if sx < 0 || sy < 0 {
-            return None;
+        if sy < 0 || sy as usize >= self.plane.height() {
+            out.fill(0);
+            return;
         }
-        let (sx, sy) = (sx as usize, sy as usize);
-        if sx >= self.plane.width() || sy >= self.plane.height() {
-            return None;
+        let ground = self.plane.row(sy as usize);
+        // Frame column x shows scene column x + dx.
+        let dx = self.origin.0 - offset.0;
+        for (x, (o, &v)) in out.iter_mut().zip(row).enumerate() {
+            let sx = x as i64 + dx;
+            *o = if sx >= 0 && (sx as usize) < ground.len() {
+                ground[sx as usize].map_or(0, |b| b.abs_diff(v))
+            } else {
+                0
+            };
         }
-        self.plane.get(sx, sy)
     }
 }
 
 impl Ground for Plane<u8> {
-    fn at(&self, x: usize, y: usize, _offset: (i64, i64)) -> Option<u8> {
-        Some(self.get(x, y))
+    fn diff_row(&self, y: usize, _offset: (i64, i64), row: &[u8], out: &mut [u8]) {
+        for ((o, &v), &b) in out.iter_mut().zip(row).zip(self.row(y)) {
+            *o = b.abs_diff(v);
+        }
     }
 }
 
@@ -632,11 +640,10 @@ fn foreground_boxes(coarse: &Plane<u8>, ground: &impl Ground, offset: (i64, i64)
     if w < 3 || h < 3 {
         return Vec::new();
     }
-    let diff = Plane::from_fn(w, h, |x, y| {
-        ground
-            .at(x, y, offset)
-            .map_or(0u8, |b| b.abs_diff(coarse.get(x, y)))
-    });
+    let mut diff = Plane::new(w, h, 0u8);
+    for (y, out) in diff.rows_mut().enumerate() {
+        ground.diff_row(y, offset, coarse.row(y), out);
+    }
     // The noise: the median difference.
     let mut hist = [0usize; 256];
     for y in 0..h {
@@ -653,10 +660,16 @@ fn foreground_boxes(coarse: &Plane<u8>, ground: &impl Ground, offset: (i64, i64)
         }
     }
     let threshold = (3 * median as u32 + 6).max(18) as u8;
-    let raw = Plane::from_fn(w, h, |x, y| diff.get(x, y) > threshold);
-    let moving = raw.as_slice().iter().filter(|&&b| b).count();
+    // Those above it, counted by the histogram.
+    let moving: usize = hist[threshold as usize + 1..].iter().sum();
     if moving as f64 > MAX_MOVING * (w * h) as f64 {
         return Vec::new();
+    }
+    let mut raw = Plane::new(w, h, false);
+    for (y, out) in raw.rows_mut().enumerate() {
+        for (o, &d) in out.iter_mut().zip(diff.row(y)) {
+            *o = d > threshold;
+        }
     }
     // Opened (specks of noise and misalignment go), then closed a little
     // so that a body's parts join.
@@ -672,20 +685,52 @@ fn foreground_boxes(coarse: &Plane<u8>, ground: &impl Ground, offset: (i64, i64)
     boxes
 }
 
+/// Whether all pixels of each one's 3×3 neighbourhood (clipped at the
+/// edges) hold.
 fn erode(p: &Plane<bool>) -> Plane<bool> {
-    let (w, h) = (p.width(), p.height());
-    Plane::from_fn(w, h, |x, y| {
-        (y.saturating_sub(1)..(y + 2).min(h))
-            .all(|yy| (x.saturating_sub(1)..(x + 2).min(w)).all(|xx| p.get(xx, yy)))
-    })
+    morph::<false>(p)
 }
 
+/// Whether any pixel of each one's 3×3 neighbourhood (clipped at the
+/// edges) holds.
 fn dilate(p: &Plane<bool>) -> Plane<bool> {
+    morph::<true>(p)
+}
+
+/// [`erode`] (`GROW` false) or [`dilate`]: the neighbourhood is a row's
+/// three and a column's three, so along rows, then along columns.
+fn morph<const GROW: bool>(p: &Plane<bool>) -> Plane<bool> {
     let (w, h) = (p.width(), p.height());
-    Plane::from_fn(w, h, |x, y| {
-        (y.saturating_sub(1)..(y + 2).min(h))
-            .any(|yy| (x.saturating_sub(1)..(x + 2).min(w)).any(|xx| p.get(xx, yy)))
-    })
+    let op = |a: bool, b: bool| if GROW { a | b } else { a & b };
+    // Each of the three rows is read by three output rows: made once.
+    let mut along = Plane::new(w, h, false);
+    for (y, out) in along.rows_mut().enumerate() {
+        let src = p.row(y);
+        if w < 2 {
+            out.copy_from_slice(src);
+            continue;
+        }
+        out[0] = op(src[0], src[1]);
+        for ((o, a), (b, c)) in out[1..w - 1]
+            .iter_mut()
+            .zip(&src[..w - 2])
+            .zip(src[1..w - 1].iter().zip(&src[2..]))
+        {
+            *o = op(op(*a, *b), *c);
+        }
+        out[w - 1] = op(src[w - 2], src[w - 1]);
+    }
+    let mut out = Plane::new(w, h, false);
+    for (y, o) in out.rows_mut().enumerate() {
+        let (lo, hi) = (y.saturating_sub(1), (y + 2).min(h));
+        o.copy_from_slice(along.row(lo));
+        for yy in lo + 1..hi {
+            for (v, &a) in o.iter_mut().zip(along.row(yy)) {
+                *v = op(*v, a);
+            }
+        }
+    }
+    out
 }
 
 /// The 8-connected components of a mask: box and pixel count.
@@ -782,6 +827,25 @@ mod tests {
                 [v, v, v, 255]
             }
         }))
+    }
+
+    #[test]
+    fn erosion_and_dilation_are_those_of_the_clipped_neighbourhoods() {
+        for (w, h, seed) in [(37, 23, 1), (1, 9, 2), (9, 1, 3), (2, 2, 4), (64, 40, 5)] {
+            let noise = crate::ops::retarget::tests::noise(w, h, seed);
+            for level in [60, 128, 200] {
+                let p = noise.map(|v| v > level);
+                let near = |x: usize, y: usize| {
+                    (y.saturating_sub(1)..(y + 2).min(h)).flat_map(move |yy| {
+                        (x.saturating_sub(1)..(x + 2).min(w)).map(move |xx| (xx, yy))
+                    })
+                };
+                let all = Plane::from_fn(w, h, |x, y| near(x, y).all(|(xx, yy)| p.get(xx, yy)));
+                let any = Plane::from_fn(w, h, |x, y| near(x, y).any(|(xx, yy)| p.get(xx, yy)));
+                assert_eq!(erode(&p), all, "{w}x{h} above {level}");
+                assert_eq!(dilate(&p), any, "{w}x{h} above {level}");
+            }
+        }
     }
 
     #[test]
