@@ -24,7 +24,7 @@ fn synthetic(t: usize) -> Plane<Rgba> {
         if (x0..x0 + 90).contains(&x) && (260..620).contains(&y) {
             [40, 60, 90, 255]
         } else {
-            let n = ((x / 6) as u64 * 2_654_435_761 ^ (y / 6) as u64 * 40_503)
+            let n = (((x / 6) as u64 * 2_654_435_761) ^ ((y / 6) as u64 * 40_503))
                 .wrapping_mul(0x9E37_79B9_7F4A_7C15)
                 >> 58;
             let v = 90 + n as u8 + (y / 8) as u8;
