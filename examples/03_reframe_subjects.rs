@@ -17,7 +17,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut analyzer: Option<Analyzer> = None;
     let mut n = 0;
     while let Some(frame) = reader.next_frame()? {
-        let a = analyzer.get_or_insert_with(|| Analyzer::new(frame.width(), frame.height(), 30, false));
+        let a =
+            analyzer.get_or_insert_with(|| Analyzer::new(frame.width(), frame.height(), 30, false));
         a.push(&Thumbs::of(&Frame::Rgba(frame), n));
         n += 1;
     }

@@ -19,7 +19,6 @@ pub mod pipeline;
 pub mod planes;
 pub mod plugin;
 pub mod quality;
-pub mod reframe_path;
 pub mod registry;
 pub mod split;
 

@@ -817,7 +817,10 @@ fn reframe_lines(r: &seamstream::gst::reframe::Planned) -> Vec<String> {
             .map(|l| format!("  {l}")),
     );
     if let (Some(p), false) = (&r.written, matches!(r.source, Source::Replayed(_))) {
-        lines.push(format!("  path written to {} (pass it again to replay it)", p.display()));
+        lines.push(format!(
+            "  path written to {} (pass it again to replay it)",
+            p.display()
+        ));
     }
     lines
 }

@@ -6,8 +6,9 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use seamstream::gst::decode::FrameReader;
 use seamstream::gst::run::Backend;
-use seamstream::quality::{Found, Meter, Report, Smoothness, Subjects};
-use seamstream::reframe_path::{Mode, ReframePath};
+use seamstream::ops::reframe::geometry::Fit;
+use seamstream::ops::reframe::path::PathFile;
+use seamstream::quality::{Found, Meter, Report, Smoothness, Subjects, path_scales};
 use serde_json::{Value, json};
 
 #[derive(clap::Args, Debug)]
@@ -29,10 +30,12 @@ For reframing (another aspect by a moving window), also:
   flicker ÷ the centre crop's: 1 = moves no more than a fixed window
   subjects kept (--boxes): boxes marked on the original's frames, kept when
               found in the result's frame of the same index at one overall
-              scale (out_h/in_h or out_w/in_w) with a correlation of luma
+              scale (with --reframe-path first the frame's own, e.g. a zoom's;
+              then out_h/in_h or out_w/in_w) with a correlation of luma
               >= 0.8; beside it the same for scaling and the centre crop
-  window path (--reframe-path): the largest jump of the window's centre from
-              one frame to the next and its mean acceleration, within shots
+  window path (--reframe-path, the file `run --reframe-path` writes): the
+              largest jump of the window's centre from one frame to the next
+              and its mean acceleration, within shots
 Box file: {\"size\": [1280, 720], \"boxes\": [{\"frame\": 30, \"label\": \"woman\",
   \"box\": [x, y, w, h]}, ...]} in pixels of the original, frames counted from 0.
 In the JSON an infinite ratio (a reference of 0, e.g. a best crop that
@@ -76,7 +79,9 @@ pub struct QualityArgs {
     /// result keeps.
     #[arg(long, value_name = "FILE")]
     boxes: Option<std::path::PathBuf>,
-    /// The window path the reframe op wrote (JSON): report its smoothness.
+    /// The window path the reframe op wrote (JSON, as `run --reframe-path`
+    /// writes it): report its smoothness, and look for the boxes at each
+    /// frame's own scale first.
     #[arg(long = "reframe-path", value_name = "FILE")]
     reframe_path: Option<std::path::PathBuf>,
     /// Also print the similarity of every measured frame, and every box.
@@ -94,14 +99,29 @@ pub fn run_quality(a: &QualityArgs) -> anyhow::Result<ExitCode> {
     // The files are read before the clips, so that a mistake in one shows
     // at once.
     let subjects = a.boxes.as_deref().map(Subjects::read).transpose()?;
-    let path = a
-        .reframe_path
-        .as_deref()
-        .map(ReframePath::read)
-        .transpose()?;
+    // With --op, a reframe plans the clip first (as `run` does), and its
+    // plan is the path measured; --reframe-path then writes it (or, if it
+    // exists, replays it).
+    let mut chain = None;
+    let mut path = None;
+    if !a.ops.is_empty() {
+        let mut c = seamstream::registry::parse_chain(&a.ops)?;
+        c.streaming();
+        let input = seamstream::gst::Input::parse(&a.original)?;
+        let planned = super::plan_reframe(&mut c, &input, a.reframe_path.as_deref(), false)?;
+        path = planned.and_then(|p| p.path);
+        chain = Some(c);
+    } else if let Some(p) = &a.reframe_path {
+        path = Some(PathFile::load(p)?);
+    }
     let mut meter = Meter::new(a.every).with_crops(a.crops);
     if let Some(s) = subjects {
         meter = meter.with_subjects(s);
+    }
+    if let Some(p) = &path {
+        // Its sizes are checked against the clips' once they are known,
+        // below.
+        meter = meter.with_path_scales(path_scales(p));
     }
     let bar = indicatif::ProgressBar::new_spinner();
     bar.set_style(
@@ -118,7 +138,10 @@ pub fn run_quality(a: &QualityArgs) -> anyhow::Result<ExitCode> {
         ),
         (Some(r), true) => compare_files(&a.original, r, meter, a.frames, &bar)?,
         (None, false) => {
-            let chain = seamstream::registry::parse_chain(&a.ops)?;
+            let chain = match chain {
+                Some(c) => c,
+                None => seamstream::registry::parse_chain(&a.ops)?,
+            };
             let backend = super::choose_backend(super::parse_device(&a.device)?, &chain)?;
             let gpu = match &backend {
                 Backend::Cuda(g) => Some(g),
@@ -137,7 +160,11 @@ pub fn run_quality(a: &QualityArgs) -> anyhow::Result<ExitCode> {
     };
     bar.finish_and_clear();
     let r = meter.report();
-    let smoothness = match (&path, &a.reframe_path) {
+    let path_name = a
+        .reframe_path
+        .clone()
+        .unwrap_or_else(|| std::path::PathBuf::from("the plan"));
+    let smoothness = match (&path, Some(&path_name)) {
         (Some(p), Some(file)) => {
             let wrong = |field: &str, theirs: (usize, usize), ours: (usize, usize), what: &str| {
                 anyhow::anyhow!(
@@ -149,11 +176,12 @@ pub fn run_quality(a: &QualityArgs) -> anyhow::Result<ExitCode> {
                     ours.1
                 )
             };
-            if p.input != r.original {
-                return Err(wrong("input", p.input, r.original, "the original"));
+            let (input, output) = ((p.input[0], p.input[1]), (p.output[0], p.output[1]));
+            if input != r.original {
+                return Err(wrong("input", input, r.original, "the original"));
             }
-            if p.output != r.size {
-                return Err(wrong("output", p.output, r.size, "the result"));
+            if output != r.size {
+                return Err(wrong("output", output, r.size, "the result"));
             }
             if a.frames.is_none() && p.frames.len() != r.frames {
                 eprintln!(
@@ -342,7 +370,7 @@ fn json(r: &Report, smoothness: Option<&Smoothness>, files: &Files) -> String {
     });
     let path = smoothness.map(|p| {
         let mut modes = serde_json::Map::new();
-        for (m, n) in Mode::ALL.iter().zip(p.modes) {
+        for (m, n) in Fit::ALL.iter().zip(p.modes) {
             modes.insert(m.name().into(), n.into());
         }
         json!({
@@ -488,7 +516,7 @@ similarity  {:8.2} {:8.2} {:7.3}
         }
     }
     if let Some(p) = smoothness {
-        let modes: Vec<String> = Mode::ALL
+        let modes: Vec<String> = Fit::ALL
             .iter()
             .zip(p.modes)
             .filter(|(_, n)| *n > 0)

@@ -8,10 +8,10 @@ mod common;
 
 use seamstream::frame::{Plane, Rgba};
 use seamstream::noise::Noise;
+use seamstream::ops::reframe::path::PathFile;
 use seamstream::quality::{
-    Meter, Rect, Subject, Subjects, area_scale, crop_window, path_smoothness,
+    Meter, Rect, Subject, Subjects, area_scale, crop_window, path_scales, path_smoothness,
 };
-use seamstream::reframe_path::ReframePath;
 
 /// Random texture at several scales (bilinear cells of 32 down to 2
 /// pixels, and a little pixel noise), each channel its own, so that no two
@@ -305,6 +305,21 @@ fn box_file_errors_name_the_field() {
         (r#""frame": 2"#, r#""frame": "2""#, "boxes[1].frame"),
         (r#""size": [320, 180]"#, r#""size": [320, 0]"#, "size"),
         (r#""label": "dog""#, r#""label": 3"#, "boxes[0].label"),
+        (
+            r#", "box": [0, 0, 320, 180]"#,
+            "",
+            "boxes[1]: missing field `box`",
+        ),
+        (
+            r#""size": [320, 180]"#,
+            r#""size": "320x180""#,
+            "size: invalid type",
+        ),
+        (
+            r#""clip": "a.mp4""#,
+            r#""clip": ["a.mp4"]"#,
+            "clip: invalid type",
+        ),
     ] {
         let text = good.replacen(from, to, 1);
         assert_ne!(text, good);
@@ -316,7 +331,15 @@ fn box_file_errors_name_the_field() {
     std::fs::write(&file, good.replacen("\"boxes\"", "\"boxen\"", 1)).unwrap();
     let e = Subjects::read(&file).unwrap_err().to_string();
     assert!(
-        e.contains("b.json") && e.contains("`boxes` is missing"),
+        e.contains("b.json") && e.contains("missing field `boxes`"),
+        "{e}"
+    );
+    // A bad box names the file, the box and the field.
+    std::fs::write(&file, good.replacen(r#""frame": 2"#, r#""frame": 2.5"#, 1)).unwrap();
+    let e = Subjects::read(&file).unwrap_err().to_string();
+    assert!(
+        e.contains("b.json")
+            && e.contains("boxes[1].frame: expected a whole number ≥ 0, found 2.5"),
         "{e}"
     );
 }
@@ -359,7 +382,7 @@ fn path_smoothness_counts_jumps_and_acceleration_within_shots_only() {
         (8, 1, 500.0, 100.0),
         (9, 1, 500.0, 101.0),
     ]);
-    let p = ReframePath::parse(&text).unwrap();
+    let p: PathFile = serde_json::from_str(&text).unwrap();
     let s = path_smoothness(&p);
     assert_eq!((s.frames, s.shots, s.modes), (9, 2, [9, 0, 0]));
     // Steps: 0→1, 1→2, 2→3, 4→5, 5→6, 8→9 (not 3→4: a cut; not 6→8: a gap).
@@ -381,54 +404,114 @@ fn a_still_window_is_perfectly_smooth() {
         (1, 0, 500.0, 250.0),
         (2, 0, 500.0, 250.0),
     ]);
-    let s = path_smoothness(&ReframePath::parse(&text).unwrap());
+    let s = path_smoothness(&serde_json::from_str(&text).unwrap());
     assert_eq!((s.steps, s.triples), (2, 1));
     assert_eq!((s.max_jump, s.mean_accel), ((0.0, 0.0), 0.0));
 }
 
 #[test]
-fn path_file_errors_name_the_file_and_the_field() {
+fn path_file_errors_name_the_file_and_what_is_wrong() {
+    // The op's own reader reads the path: its messages name the file, and
+    // the value or the frame that is wrong.
     let dir = common::video::tempdir("path");
     let file = dir.join("window-path.json");
     let text = path_text(&[(0, 0, 500.0, 250.0), (1, 0, 500.0, 250.0)]);
+    std::fs::write(&file, &text).unwrap();
+    assert_eq!(PathFile::load(&file).unwrap().frames.len(), 2);
     for (from, to, says) in [
-        (
-            r#""mode": "crop"}"#,
-            r#""mode": "slide"}"#,
-            "frames[0].mode",
-        ),
-        (
-            r#""shot": 0, "window""#,
-            r#""shot": 5, "window""#,
-            "frames[0].shot",
-        ),
+        (r#""mode": "crop"}"#, r#""mode": "slide"}"#, "`slide`"),
         (
             r#"[450, 150, 100, 200]"#,
             r#"[450, 150, 100]"#,
-            "frames[0].window",
+            "invalid length 3",
+        ),
+        (
+            r#"[450, 150, 100, 200]"#,
+            r#"[950, 150, 100, 200]"#,
+            "frame 0",
         ),
         (
             r#""output": [100, 200]"#,
             r#""output": "100x200""#,
-            "output",
+            "\"100x200\"",
         ),
-        (r#""version": 1"#, r#""version": 3"#, "version"),
+        (r#""version": 1"#, r#""version": 3"#, "version 3"),
     ] {
         let bad = text.replacen(from, to, 1);
         assert_ne!(bad, text, "{from}");
         std::fs::write(&file, bad).unwrap();
-        let e = ReframePath::read(&file).unwrap_err().to_string();
+        let e = PathFile::load(&file).unwrap_err().to_string();
         assert!(
             e.contains("window-path.json") && e.contains(says),
             "{to}: {e}"
         );
     }
     std::fs::write(&file, "{\"version\": 1,").unwrap();
-    let e = ReframePath::read(&file).unwrap_err().to_string();
+    let e = PathFile::load(&file).unwrap_err().to_string();
     assert!(
-        e.contains("window-path.json") && e.contains("not JSON"),
+        e.contains("window-path.json") && e.contains("not a reframe path"),
         "{e}"
     );
+}
+
+#[test]
+fn a_zoom_letterboxed_at_0_6_keeps_its_box_with_the_path_and_loses_it_without() {
+    // 320x180 to 120x284: the fixed scales are 284/180 (1.58) and 120/320
+    // (0.375). The zoom shows the window x 60..260 (200x180) fitted to the
+    // output's width, at 0.6: 120x108 with bars above and below.
+    let (w, h, ow, oh) = (320, 180, 120, 284);
+    let f = textured(w, h, 31);
+    let picture = area_scale(&cut(&f, 60, 0, 200, 180), 120, 108);
+    let top = (oh - 108) / 2;
+    let result = Plane::from_fn(ow, oh, |x, y| {
+        if (top..top + 108).contains(&y) {
+            picture.get(x, y - top)
+        } else {
+            [0, 0, 0, 255]
+        }
+    });
+    let path: PathFile = serde_json::from_str(&format!(
+        r#"{{"version": 1, "input": [{w}, {h}], "output": [{ow}, {oh}],
+            "shots": [{{"first": 0, "last": 0, "mode": "pad", "camera": "zoom"}}],
+            "frames": [{{"frame": 0, "shot": 0, "window": [60, 0, 200, 180], "mode": "pad",
+                         "content": [0, {top}, 120, 108]}}]}}"#
+    ))
+    .unwrap();
+    assert_eq!(path_scales(&path), [0.6]);
+    let dog = Rect {
+        x: 120,
+        y: 50,
+        w: 60,
+        h: 60,
+    };
+    let look = |scales: Vec<f64>| {
+        let mut meter = Meter::new(1)
+            .with_crops(0)
+            .with_subjects(Subjects {
+                clip: None,
+                size: (w, h),
+                boxes: vec![Subject {
+                    frame: 0,
+                    label: "dog".into(),
+                    rect: dog,
+                }],
+            })
+            .with_path_scales(scales);
+        meter.push(&f, &result).unwrap();
+        meter.report().subjects.unwrap().boxes[0].result
+    };
+    let with_path = look(path_scales(&path));
+    assert!(with_path.kept() && with_path.ncc > 0.99, "{with_path:?}");
+    assert_eq!(with_path.scale, 0.6);
+    // (120 − 60) · 0.6 = 36 across, 50 · 0.6 = 30 below the bar.
+    let at = with_path.at.unwrap();
+    assert!(
+        at.x.abs_diff(36) <= 1 && at.y.abs_diff(top + 30) <= 1 && (at.w, at.h) == (36, 36),
+        "{at:?}"
+    );
+    let without = look(Vec::new());
+    assert!(!without.kept(), "{without:?}");
+    assert_ne!(without.scale, 0.6);
 }
 
 #[test]
@@ -464,7 +547,8 @@ fn the_binary_prints_the_reframing_figures_and_names_a_bad_file() {
         &path,
         format!(
             r#"{{"version": 1, "input": [128, 72], "output": [64, 72],
-                "shots": [{{"first": 0, "last": 5}}], "frames": [{}]}}"#,
+                "shots": [{{"first": 0, "last": 5, "mode": "carve", "camera": "pan"}}],
+                "frames": [{}]}}"#,
             frames.join(",")
         ),
     )

@@ -48,6 +48,8 @@ pub struct Planned {
     /// The input's size and the output's, once known.
     pub sizes: Option<((usize, usize), (usize, usize))>,
     pub fps: Option<f64>,
+    /// The plan as a path file, when it was made or read ahead.
+    pub path: Option<PathFile>,
 }
 
 impl Planned {
@@ -61,6 +63,7 @@ impl Planned {
             pad,
             sizes: None,
             fps: None,
+            path: None,
         }
     }
 
@@ -156,6 +159,7 @@ pub fn prepare(
         planned.shots = shots;
         planned.frames = frames;
         planned.fps = file.fps;
+        planned.path = Some(file);
         return Ok(Some(planned));
     }
     let file_uri = match input {
@@ -226,9 +230,10 @@ pub fn prepare(
     }
     let out = op.output_size(size.0, size.1)?;
     let (shots, frames) = plan_video(&obs, &op.director, size, out);
+    let file = PathFile::new(size, out, reader.fps(), &op.pad.name(), &shots, &frames);
     let written = match path_file {
         Some(p) => {
-            PathFile::new(size, out, reader.fps(), &op.pad.name(), &shots, &frames).save(p)?;
+            file.save(p)?;
             Some(p.to_path_buf())
         }
         None => None,
@@ -242,6 +247,7 @@ pub fn prepare(
     planned.written = written;
     planned.sizes = Some((size, out));
     planned.fps = reader.fps();
+    planned.path = Some(file);
     Ok(Some(planned))
 }
 

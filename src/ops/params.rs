@@ -611,9 +611,7 @@ pub fn split_chain(text: &str) -> Vec<String> {
 /// before it: it has an `=` and no `:` before it (`aspect=9:16` is a pair,
 /// `retarget:width=75%` starts an operation).
 fn is_pair(piece: &str) -> bool {
-    piece
-        .find('=')
-        .is_some_and(|eq| !piece[..eq].contains(':'))
+    piece.find('=').is_some_and(|eq| !piece[..eq].contains(':'))
 }
 
 /// Splits `name:k=v,k=[a,b]` into the name and its (key, value) pairs.

@@ -28,15 +28,17 @@
 //! crop's. Marked subjects ([`Meter::with_subjects`], [`find_subjects`]) count
 //! as kept when they appear unsqueezed and whole in the result, beside the
 //! same for scaling and the centre crop; and the window's path, as the op
-//! writes it ([`crate::reframe_path`]), has its smoothness
-//! ([`path_smoothness`]).
+//! writes it and read by the op's own reader
+//! ([`crate::ops::reframe::path::PathFile`]), has its smoothness
+//! ([`path_smoothness`]) and gives each result frame's own scale, which
+//! the subject search tries first ([`path_scales`], [`Meter::with_path_scales`]).
 
 mod crops;
 mod path;
 mod subjects;
 
 pub use crops::{centre_crop, crop_frame, crop_positions, crop_window};
-pub use path::{Smoothness, path_smoothness};
+pub use path::{Smoothness, path_scales, path_smoothness};
 pub use subjects::{
     CANDIDATES, Found, KEEP_NCC, MIN_SIDE, Rect, SEARCH_SIDE, Subject, Subjects, candidate_scales,
     find_subject, find_subjects,
@@ -507,6 +509,9 @@ pub struct Meter {
     /// The fixed crops' positions and their similarity sums.
     crops: Vec<(f64, Similarity)>,
     subjects: Option<Subjects>,
+    /// The result's scale of each frame index, from the reframe's path
+    /// ([`Meter::with_path_scales`]); empty without one.
+    path_scales: Vec<f64>,
     finds: Vec<SubjectFinds>,
     report: Report,
     /// Each measured frame: (index, the result's similarity, scaling's).
@@ -523,6 +528,7 @@ impl Meter {
             sim: Default::default(),
             crops: Vec::new(),
             subjects: None,
+            path_scales: Vec::new(),
             finds: Vec::new(),
             report: Report::default(),
             frames: Vec::new(),
@@ -545,6 +551,15 @@ impl Meter {
     /// scaling and in the centre crop. Their `size` must be the original's.
     pub fn with_subjects(mut self, subjects: Subjects) -> Self {
         self.subjects = Some(subjects);
+        self
+    }
+
+    /// Also tries, first, the scale the reframe's path gives each result
+    /// frame when looking for the boxes in it: `scales[i]` for frame i, the
+    /// last for frames past the end ([`path_scales`], as the op replays a
+    /// path). The path must be of these clips' sizes; the caller checks.
+    pub fn with_path_scales(mut self, scales: Vec<f64>) -> Self {
+        self.path_scales = scales;
         self
     }
 
@@ -610,10 +625,15 @@ impl Meter {
                 .collect();
             if !here.is_empty() {
                 let rects: Vec<Rect> = here.iter().map(|b| b.rect).collect();
+                let path_scale = self
+                    .path_scales
+                    .get(self.frame)
+                    .or(self.path_scales.last())
+                    .copied();
                 let found = [
-                    find_subjects(original, result, &rects),
-                    find_subjects(original, &scaled, &rects),
-                    find_subjects(original, &centre, &rects),
+                    find_subjects(original, result, &rects, path_scale),
+                    find_subjects(original, &scaled, &rects, None),
+                    find_subjects(original, &centre, &rects, None),
                 ];
                 for (i, b) in here.into_iter().enumerate() {
                     self.finds.push(SubjectFinds {

@@ -1,16 +1,18 @@
 //! Whether marked subjects survive the retargeting: boxes drawn on frames
 //! of the original (`quality --boxes FILE`), each looked for in the
-//! result's frame of the same index at the output's one overall scale.
+//! result's frame of the same index at one overall scale.
 //!
 //! A box is *kept* when its content appears whole in the result: the
 //! Pearson correlation (normalised cross-correlation of mean-removed luma)
 //! between the box, resampled to the scale, and the result at the best
 //! position is at least [`KEEP_NCC`]. The scale is uniform; the candidates
-//! are out_h/in_h and out_w/in_w (a crop or carve at full height, a
-//! letterbox that fits the width), and the better one counts. A box
-//! squeezed, cut by the frame's edge or carved through correlates less and
-//! is lost, as is one too large for the result at either scale or smaller
-//! than [`MIN_SIDE`] pixels a side at both.
+//! are the frame's own scale from the reframe's path when there is one
+//! (`quality --reframe-path`: a zoom fits a window of any size to the
+//! output), then out_h/in_h and out_w/in_w (a crop or carve at full
+//! height, a letterbox that fits the width), and the best one counts. A
+//! box squeezed, cut by the frame's edge or carved through correlates less
+//! and is lost, as is one too large for the result at every scale or
+//! smaller than [`MIN_SIDE`] pixels a side at all.
 //!
 //! The box is resampled by area interpolation onto its rounded size at the
 //! scale (round(w·s)×round(h·s); the two axes' scales differ by under a
@@ -27,9 +29,10 @@
 use std::path::Path;
 
 use rayon::prelude::*;
+use serde::Deserialize;
+use serde::de::{self, Deserializer};
 
 use crate::frame::{Plane, Rgba};
-use crate::reframe_path::{array, count, object, rect, required, size, string};
 use crate::{Error, Result};
 
 /// The least correlation of a kept box.
@@ -83,64 +86,193 @@ impl Subjects {
         Self::parse(&text).map_err(fail)
     }
 
-    /// Parses and checks a box file's text; the error names the field.
+    /// Parses and checks a box file's text; the error names the field
+    /// (`boxes[3].frame: …`).
     pub fn parse(text: &str) -> std::result::Result<Self, String> {
+        // Through a `Value`, so that serde's messages carry no position
+        // that the field's name, put before them, would repeat.
         let root: serde_json::Value =
             serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
-        let root = object(&root, "the file")?;
-        let clip = match root.get("clip") {
-            None | Some(serde_json::Value::Null) => None,
-            Some(v) => Some(string(v, "clip")?.to_owned()),
-        };
-        let (fw, fh) = size(required(root, "size", "")?, "size")?;
-        let mut boxes = Vec::new();
-        for (i, v) in array(required(root, "boxes", "")?, "boxes")?
-            .iter()
-            .enumerate()
-        {
+        let file = BoxFile::deserialize(root).map_err(|e| {
+            let message = e.to_string();
+            match message.strip_prefix('.') {
+                Some(m) => m.to_owned(),
+                None => message,
+            }
+        })?;
+        let (fw, fh) = size(&file.size, "size")?;
+        let mut boxes = Vec::with_capacity(file.boxes.0.len());
+        for (i, b) in file.boxes.0.into_iter().enumerate() {
             let at = format!("boxes[{i}]");
-            let o = object(v, &at)?;
-            let frame = count(required(o, "frame", &at)?, &format!("{at}.frame"))?;
-            let label = match o.get("label") {
-                None | Some(serde_json::Value::Null) => "subject".to_owned(),
-                Some(v) => string(v, &format!("{at}.label"))?.to_owned(),
-            };
+            let frame = count(b.frame, &format!("{at}.frame"))?;
             let field = format!("{at}.box");
-            let b = rect(required(o, "box", &at)?, &field)?;
-            let r = Rect {
-                x: b.x.round().max(0.0) as usize,
-                y: b.y.round().max(0.0) as usize,
-                w: b.w.round() as usize,
-                h: b.h.round() as usize,
-            };
-            if b.x < -0.5 || b.y < -0.5 || r.w == 0 || r.h == 0 || r.x + r.w > fw || r.y + r.h > fh
-            {
+            let [x, y, w, h] = <[f64; 4]>::try_from(b.rect.as_slice()).map_err(|_| {
+                format!(
+                    "{field}: expected [x, y, w, h], found {} values",
+                    b.rect.len()
+                )
+            })?;
+            if w <= 0.0 || h <= 0.0 {
                 return Err(format!(
-                    "{field}: [{}, {}, {}, {}] is not a box inside the {fw}x{fh} frame of `size`",
-                    b.x, b.y, b.w, b.h
+                    "{field}: the width and height must be > 0, found {w} and {h}"
+                ));
+            }
+            let r = Rect {
+                x: x.round().max(0.0) as usize,
+                y: y.round().max(0.0) as usize,
+                w: w.round() as usize,
+                h: h.round() as usize,
+            };
+            if x < -0.5 || y < -0.5 || r.w == 0 || r.h == 0 || r.x + r.w > fw || r.y + r.h > fh {
+                return Err(format!(
+                    "{field}: [{x}, {y}, {w}, {h}] is not a box inside the {fw}x{fh} frame of `size`"
                 ));
             }
             boxes.push(Subject {
                 frame,
-                label,
+                label: b.label.unwrap_or_else(|| "subject".to_owned()),
                 rect: r,
             });
         }
         Ok(Self {
-            clip,
+            clip: file.clip,
             size: (fw, fh),
             boxes,
         })
     }
 }
 
+/// A box file as written. Numbers are read as JSON has them and checked
+/// after ([`Subjects::parse`]), so that `3.0` is a frame and `1.5` is not,
+/// with a message naming the field. Each field is read through a function
+/// that puts `.name` (and a box's `[i]`) before a message from within it
+/// ([`named`]), so that serde's own, such as `invalid type: string "2",
+/// expected f64`, also say where: `boxes[1].frame: invalid type: …`.
+#[derive(Deserialize)]
+#[serde(expecting = r#"a box file: {"size": [width, height], "boxes": [...]}"#)]
+struct BoxFile {
+    #[serde(default, deserialize_with = "clip")]
+    clip: Option<String>,
+    #[serde(deserialize_with = "size_field")]
+    size: Vec<f64>,
+    #[serde(deserialize_with = "boxes")]
+    boxes: Boxes,
+}
+
+/// One box as written.
+#[derive(Deserialize)]
+#[serde(expecting = r#"a box: {"frame": N, "label": "...", "box": [x, y, w, h]}"#)]
+struct BoxEntry {
+    #[serde(deserialize_with = "frame")]
+    frame: f64,
+    #[serde(default, deserialize_with = "label")]
+    label: Option<String>,
+    #[serde(rename = "box", deserialize_with = "box_field")]
+    rect: Vec<f64>,
+}
+
+/// `inner`, a message from within `part` (`.size`, `[2]`): the path grows
+/// when `inner` names a part itself, else `part: inner`.
+fn within(part: &str, inner: &str) -> String {
+    if inner.starts_with(['.', '[']) {
+        format!("{part}{inner}")
+    } else {
+        format!("{part}: {inner}")
+    }
+}
+
+/// `T` read from the field `name`, its message put within `.name`.
+fn named<'de, D, T>(d: D, name: &str) -> std::result::Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    T::deserialize(d).map_err(|e| de::Error::custom(within(&format!(".{name}"), &e.to_string())))
+}
+
+fn clip<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<String>, D::Error> {
+    named(d, "clip")
+}
+
+fn size_field<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Vec<f64>, D::Error> {
+    named(d, "size")
+}
+
+fn frame<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<f64, D::Error> {
+    named(d, "frame")
+}
+
+fn label<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<String>, D::Error> {
+    named(d, "label")
+}
+
+fn box_field<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Vec<f64>, D::Error> {
+    named(d, "box")
+}
+
+fn boxes<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Boxes, D::Error> {
+    named(d, "boxes")
+}
+
+/// The boxes, read one by one so that a message names the box's index
+/// (`[2]`, within `.boxes`).
+struct Boxes(Vec<BoxEntry>);
+
+impl<'de> Deserialize<'de> for Boxes {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Each;
+        impl<'de> de::Visitor<'de> for Each {
+            type Value = Boxes;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an array of boxes")
+            }
+
+            fn visit_seq<A: de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> std::result::Result<Boxes, A::Error> {
+                let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+                loop {
+                    let at = format!("[{}]", out.len());
+                    match seq.next_element::<BoxEntry>() {
+                        Ok(Some(b)) => out.push(b),
+                        Ok(None) => return Ok(Boxes(out)),
+                        Err(e) => return Err(de::Error::custom(within(&at, &e.to_string()))),
+                    }
+                }
+            }
+        }
+        d.deserialize_seq(Each)
+    }
+}
+
+/// A whole number ≥ 0 (`3` or `3.0`).
+fn count(x: f64, at: &str) -> std::result::Result<usize, String> {
+    if x < 0.0 || x.fract() != 0.0 || x > u32::MAX as f64 {
+        return Err(format!("{at}: expected a whole number ≥ 0, found {x}"));
+    }
+    Ok(x as usize)
+}
+
+/// `[width, height]`, both whole and ≥ 1.
+fn size(v: &[f64], at: &str) -> std::result::Result<(usize, usize), String> {
+    let [w, h] = <[f64; 2]>::try_from(v)
+        .map_err(|_| format!("{at}: expected [width, height], found {} values", v.len()))?;
+    let (w, h) = (count(w, at)?, count(h, at)?);
+    if w == 0 || h == 0 {
+        return Err(format!("{at}: {w}x{h} is empty; both sides must be ≥ 1"));
+    }
+    Ok((w, h))
+}
+
 /// Where a box was found in a result frame.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Found {
     /// The correlation at the best position, −1 to 1; −1 when the box fits
-    /// the result at neither scale (or is under [`MIN_SIDE`] at both).
+    /// the result at no candidate scale (or is under [`MIN_SIDE`] at all).
     pub ncc: f64,
-    /// The scale it was found at (0 when it fits at neither).
+    /// The scale it was found at (0 when it fits at none).
     pub scale: f64,
     /// The box at that scale and position, in pixels of the result.
     pub at: Option<Rect>,
@@ -444,27 +576,43 @@ fn find_at_scale(original: &Gray, result: &mut Pyramid, rect: Rect, s: f64) -> F
 }
 
 /// The overall scales a result of `result` size may have shown a frame of
-/// `original` size at: height to height, width to width.
-pub fn candidate_scales(original: (usize, usize), result: (usize, usize)) -> Vec<f64> {
+/// `original` size at: `path`'s first, the scale the reframe's path gives
+/// the frame ([`crate::quality::path_scales`]: a zoom's window fitted to
+/// the output's width is at neither fixed one), then height to height and
+/// width to width; each once.
+pub fn candidate_scales(
+    original: (usize, usize),
+    result: (usize, usize),
+    path: Option<f64>,
+) -> Vec<f64> {
     let by_height = result.1 as f64 / original.1 as f64;
     let by_width = result.0 as f64 / original.0 as f64;
-    if (by_height - by_width).abs() < 1e-12 {
-        vec![by_height]
-    } else {
-        vec![by_height, by_width]
+    let mut scales: Vec<f64> = Vec::with_capacity(3);
+    for s in path.into_iter().chain([by_height, by_width]) {
+        if !scales.iter().any(|&c| (c - s).abs() < 1e-12) {
+            scales.push(s);
+        }
     }
+    scales
 }
 
 /// Looks for each box of `original` in `result` (the frame of the same
-/// index) at each candidate scale, and gives the best find of each.
-pub fn find_subjects(original: &Plane<Rgba>, result: &Plane<Rgba>, rects: &[Rect]) -> Vec<Found> {
+/// index) at each candidate scale ([`candidate_scales`], `path_scale`
+/// first), and gives the best find of each; of equal correlations, the
+/// earlier scale's.
+pub fn find_subjects(
+    original: &Plane<Rgba>,
+    result: &Plane<Rgba>,
+    rects: &[Rect],
+    path_scale: Option<f64>,
+) -> Vec<Found> {
     let o = Gray::from_rgba(original);
     let r = Gray::from_rgba(result);
     let mut pyramid = Pyramid {
         full: &r,
         levels: Vec::new(),
     };
-    let scales = candidate_scales((o.w, o.h), (r.w, r.h));
+    let scales = candidate_scales((o.w, o.h), (r.w, r.h), path_scale);
     rects
         .iter()
         .map(|&rect| {
@@ -476,9 +624,9 @@ pub fn find_subjects(original: &Plane<Rgba>, result: &Plane<Rgba>, rects: &[Rect
         .collect()
 }
 
-/// One box looked for; see [`find_subjects`].
+/// One box looked for at the fixed scales; see [`find_subjects`].
 pub fn find_subject(original: &Plane<Rgba>, result: &Plane<Rgba>, rect: Rect) -> Found {
-    find_subjects(original, result, &[rect])[0]
+    find_subjects(original, result, &[rect], None)[0]
 }
 
 #[cfg(test)]
@@ -658,5 +806,93 @@ mod tests {
         let found = find_subject(&f, &narrow, BOX);
         assert_eq!(found, Found::NOWHERE);
         assert!(!found.kept());
+    }
+
+    #[test]
+    fn the_path_scale_is_tried_first_and_each_scale_once() {
+        let by_height = 284.0 / 180.0;
+        assert_eq!(
+            candidate_scales((320, 180), (120, 284), Some(0.6)),
+            [0.6, by_height, 0.375]
+        );
+        assert_eq!(
+            candidate_scales((320, 180), (120, 284), None),
+            [by_height, 0.375]
+        );
+        assert_eq!(candidate_scales((320, 180), (160, 90), Some(0.5)), [0.5]);
+    }
+
+    #[test]
+    fn a_window_fitted_to_the_width_at_0_6_is_found_only_at_the_paths_scale() {
+        // A zoom: the window x 60..260 of 320x180 at 0.6 (120x108) in a
+        // 120x284 frame; the fixed scales are 1.58 and 0.375.
+        let f = textured(W, H, 7);
+        let picture = area_scale(&cut(&f, 60, 0, 200, 180), 120, 108);
+        let zoom = Plane::from_fn(120, 284, |x, y| {
+            if (88..196).contains(&y) {
+                picture.get(x, y - 88)
+            } else {
+                [0, 0, 0, 255]
+            }
+        });
+        let found = find_subjects(&f, &zoom, &[BOX], Some(0.6))[0];
+        assert!(found.kept() && found.scale == 0.6, "{found:?}");
+        let found = find_subjects(&f, &zoom, &[BOX], None)[0];
+        assert!(!found.kept(), "{found:?}");
+    }
+
+    #[test]
+    fn a_bad_box_file_is_refused_naming_the_file_the_box_and_the_field() {
+        let dir = std::env::temp_dir().join(format!("seamstream-boxes-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("marked.json");
+        let good = r#"{"size": [320, 180], "boxes": [{"frame": 0, "box": [0, 0, 40, 40]},
+                                                    {"frame": 3, "label": "cat", "box": [8, 8, 40, 40]}]}"#;
+        std::fs::write(&file, good).unwrap();
+        let s = Subjects::read(&file).unwrap();
+        assert_eq!(
+            (s.boxes[0].label.as_str(), s.boxes[1].frame),
+            ("subject", 3)
+        );
+        for (from, to, says) in [
+            (
+                r#""frame": 3"#,
+                r#""frame": "3""#,
+                "boxes[1].frame: invalid type",
+            ),
+            (
+                r#""frame": 3"#,
+                r#""frame": -3"#,
+                "boxes[1].frame: expected a whole number",
+            ),
+            (
+                r#""label": "cat""#,
+                r#""label": 7"#,
+                "boxes[1].label: invalid type",
+            ),
+            (
+                r#", "box": [8, 8, 40, 40]"#,
+                "",
+                "boxes[1]: missing field `box`",
+            ),
+            (
+                "[8, 8, 40, 40]",
+                "[300, 8, 40, 40]",
+                "boxes[1].box: [300, 8, 40, 40] is not a box",
+            ),
+            ("[8, 8, 40, 40]", "{}", "boxes[1].box: invalid type: map"),
+            (
+                r#"{"frame": 0, "box": [0, 0, 40, 40]}"#,
+                "5",
+                "boxes[0]: invalid type: integer `5`, expected a box",
+            ),
+            ("\"boxes\"", "\"box\"", "missing field `boxes`"),
+        ] {
+            let bad = good.replacen(from, to, 1);
+            assert_ne!(bad, good, "{from}");
+            std::fs::write(&file, &bad).unwrap();
+            let e = Subjects::read(&file).unwrap_err().to_string();
+            assert!(e.contains("marked.json") && e.contains(says), "{to}: {e}");
+        }
     }
 }

@@ -167,6 +167,9 @@ pub enum Fit {
 }
 
 impl Fit {
+    /// Every fit, in the order reports list them.
+    pub const ALL: [Fit; 3] = [Fit::Crop, Fit::Carve, Fit::Pad];
+
     pub fn name(self) -> &'static str {
         match self {
             Fit::Crop => "crop",
@@ -242,6 +245,56 @@ impl Layout {
         }
     }
 
+    /// A carve that narrows the window (along the axis it is wider than the
+    /// output's shape) to `carve_to` of its pixels, then scales it
+    /// uniformly to fit the output, padded across when that leaves room:
+    /// crop, carve and pad together. `carve_to` at the output's shape is
+    /// [`Fit::Carve`]'s layout; at the window's own length, [`Fit::Pad`]'s.
+    pub fn carved_to(window: Rect, carve_to: usize, out: (usize, usize)) -> Layout {
+        let (ow, oh) = out;
+        let (w, h) = (window.w.max(1), window.h.max(1));
+        let wide = w * oh >= ow * h;
+        // The carved window's size, in input pixels.
+        let (kw, kh) = if wide {
+            (carve_to.clamp(1, w), h)
+        } else {
+            (w, carve_to.clamp(1, h))
+        };
+        // The uniform scale that fits the carved window in the output.
+        let (num, den) = if kw * oh >= ow * kh {
+            (ow, kw)
+        } else {
+            (oh, kh)
+        };
+        let scaled = (
+            scale_round(w, num, den).max(if wide { 1 } else { ow }),
+            scale_round(h, num, den).max(if wide { oh } else { 1 }),
+        );
+        let scaled = (scaled.0.min(2 * w.max(ow)), scaled.1.min(2 * h.max(oh)));
+        let carved = if wide {
+            (ow.min(scaled.0), scale_round(h, num, den).min(oh))
+        } else {
+            (scale_round(w, num, den).min(ow), oh.min(scaled.1))
+        };
+        let scaled = if wide {
+            (scaled.0, carved.1)
+        } else {
+            (carved.0, scaled.1)
+        };
+        let fit = if carved == scaled {
+            Fit::Pad
+        } else {
+            Fit::Carve
+        };
+        Layout {
+            window,
+            fit,
+            scaled,
+            carved,
+            content: Rect::new((ow - carved.0) / 2, (oh - carved.1) / 2, carved.0, carved.1),
+        }
+    }
+
     /// The uniform scale from the window to the output, as (num, den).
     pub fn scale(&self) -> (usize, usize) {
         if self.scaled.0 * self.window.h >= self.scaled.1 * self.window.w {
@@ -256,7 +309,8 @@ impl Layout {
 /// (encoders take 4:2:0 at even sizes), at least 1 and at most `limit`.
 pub fn even_side(v: f64, limit: usize) -> usize {
     if v < 2.0 {
-        return 1.min(limit).max(1);
+        // At least 1 wins over at most `limit`.
+        return 1;
     }
     let even = ((v / 2.0).round() * 2.0) as usize;
     if even > limit {
@@ -286,7 +340,10 @@ mod tests {
     fn each_fit_lays_the_window_out_as_described() {
         let out = (406, 720);
         let crop = Layout::new(Rect::new(100, 0, 406, 720), Fit::Crop, out);
-        assert_eq!((crop.scaled, crop.content), (out, Rect::new(0, 0, 406, 720)));
+        assert_eq!(
+            (crop.scaled, crop.content),
+            (out, Rect::new(0, 0, 406, 720))
+        );
         let carve = Layout::new(Rect::new(100, 0, 600, 720), Fit::Carve, out);
         assert_eq!((carve.scaled, carve.carved), ((600, 720), out));
         // A 1080p window into a 720p-high output: scaled by 2/3 first.
@@ -301,6 +358,26 @@ mod tests {
         let pad = Layout::new(Rect::new(0, 0, 300, 720), Fit::Pad, (1280, 548));
         assert_eq!(pad.scaled, (228, 548));
         assert_eq!(pad.content.x, (1280 - 228) / 2);
+    }
+
+    #[test]
+    fn carving_to_a_width_then_padding_keeps_one_scale() {
+        let out = (406, 720);
+        // 1000 wide carved to 600, then scaled by 406/600 and padded.
+        let l = Layout::carved_to(Rect::new(100, 0, 1000, 720), 600, out);
+        assert_eq!(l.fit, Fit::Carve);
+        assert_eq!(l.scaled, (677, 487));
+        assert_eq!(l.carved, (406, 487));
+        assert_eq!(l.content, Rect::new(0, 116, 406, 487));
+        // Carved to the output's shape: the plain carve.
+        let plain = Layout::carved_to(Rect::new(100, 0, 1000, 720), 406, out);
+        assert_eq!(
+            plain,
+            Layout::new(Rect::new(100, 0, 1000, 720), Fit::Carve, out)
+        );
+        // Not carved at all: the pad.
+        let pad = Layout::carved_to(Rect::new(0, 0, 1280, 720), 1280, out);
+        assert_eq!(pad, Layout::new(Rect::new(0, 0, 1280, 720), Fit::Pad, out));
     }
 
     #[test]

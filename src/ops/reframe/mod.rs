@@ -34,7 +34,7 @@ use super::{Op, OpBox};
 use crate::error::{Error, Result};
 use crate::frame::{Frame, Plane};
 use analyze::{Analyzer, Observation, Subject, Thumbs};
-use geometry::{Fit, Layout, Rect, even_side};
+use geometry::{Fit, Rect, even_side};
 use path::Hint;
 use plan::{CameraChoice, FitChoice, FramePlan, LivePlanner, Settings, ShotPlan};
 use render::{Carver, Pad, render};
@@ -149,7 +149,10 @@ impl Target {
                     "reframe",
                     key,
                     spec,
-                    format!("the output {key} must be from 1 to 2x the input's ({})", 2 * input),
+                    format!(
+                        "the output {key} must be from 1 to 2x the input's ({})",
+                        2 * input
+                    ),
                 ));
             }
             Ok(v)
@@ -177,7 +180,9 @@ impl Target {
                 return Err(Error::MissingKey {
                     op: "reframe".into(),
                     key: "aspect".into(),
-                    help: "give the output's shape, e.g. reframe:aspect=9:16, or its width and height".into(),
+                    help:
+                        "give the output's shape, e.g. reframe:aspect=9:16, or its width and height"
+                            .into(),
                 });
             }
         };
@@ -262,11 +267,10 @@ impl Director {
         let i = self.frame;
         self.frame += 1;
         if let Some((plans, source)) = &self.replay {
-            let plan = plans
-                .get(i)
-                .or(plans.last())
-                .cloned()
-                .ok_or_else(|| Error::op_failed("reframe", format!("{source} has no frames")))?;
+            let plan =
+                plans.get(i).or(plans.last()).cloned().ok_or_else(|| {
+                    Error::op_failed("reframe", format!("{source} has no frames"))
+                })?;
             if !plan.window.fits(w, h) {
                 return Err(Error::op_failed(
                     "reframe",
@@ -291,11 +295,24 @@ impl Director {
         }
         let user = self.user_subjects(i);
         let Some((analyzer, planner)) = &mut self.live else {
-            return Err(Error::op_failed("reframe", "the live planner did not start"));
+            return Err(Error::op_failed(
+                "reframe",
+                "the live planner did not start",
+            ));
         };
         let mut obs = analyzer.push(thumbs).unwrap_or_default();
         obs.subjects.extend(user);
-        Ok(planner.next(obs))
+        let plan = planner.next(obs);
+        if !plan.window.fits(w, h) {
+            return Err(Error::op_failed(
+                "reframe",
+                format!(
+                    "frame {i}: the planned window {:?} does not lie inside the {w}x{h} frame",
+                    <[usize; 4]>::from(plan.window)
+                ),
+            ));
+        }
+        Ok(plan)
     }
 
     /// The shots of live planning so far.
@@ -357,8 +374,14 @@ pub fn build(p: &Params) -> Result<OpBox> {
         "still" => CameraChoice::Still,
         _ => CameraChoice::Auto,
     };
-    let pad = Pad::parse(p.word("pad")?)
-        .ok_or_else(|| Error::bad_value("reframe", "pad", p.word("pad").unwrap_or(""), "unknown padding"))?;
+    let pad = Pad::parse(p.word("pad")?).ok_or_else(|| {
+        Error::bad_value(
+            "reframe",
+            "pad",
+            p.word("pad").unwrap_or(""),
+            "unknown padding",
+        )
+    })?;
     let protect = p.path("protect").map(load_mask).transpose()?;
     let hints_file = p.path("hints").map(PathBuf::from);
     let hints = match &hints_file {
@@ -468,10 +491,24 @@ impl Op for Reframe {
             .needs_thumbs()
             .then(|| Thumbs::of(frame, self.director.frame()));
         let plan = self.director.next((w, h), out, thumbs.as_ref())?;
-        let lay = Layout::new(plan.window, plan.fit, out);
+        let lay = plan.layout(out);
         let result = match frame {
-            Frame::Rgba(p) => Frame::Rgba(render(p, &lay, out, self.pad, &plan.keep, &mut self.carver)?),
-            Frame::Gray(p) => Frame::Gray(render(p, &lay, out, self.pad, &plan.keep, &mut self.carver)?),
+            Frame::Rgba(p) => Frame::Rgba(render(
+                p,
+                &lay,
+                out,
+                self.pad,
+                &plan.keep,
+                &mut self.carver,
+            )?),
+            Frame::Gray(p) => Frame::Gray(render(
+                p,
+                &lay,
+                out,
+                self.pad,
+                &plan.keep,
+                &mut self.carver,
+            )?),
         };
         if let Some(r) = &self.record
             && let Ok(mut r) = r.lock()
@@ -506,6 +543,33 @@ mod tests {
     }
 
     #[test]
+    fn awkward_sizes_and_noise_never_panic_and_windows_stay_inside() {
+        for text in [
+            "reframe:aspect=9:16",
+            "reframe:aspect=1:1,fit=pad,pad=black",
+            "reframe:aspect=9:16,fit=carve",
+            "reframe:aspect=21:9,fit=pad",
+        ] {
+            for (w, h) in [(1, 1), (2, 3), (17, 3), (3, 17), (321, 241), (640, 361)] {
+                for gray in [false, true] {
+                    for seed in 0..6u64 {
+                        let mut noise = crate::noise::Noise::new(seed);
+                        let mut r = op(text).unwrap();
+                        let out = r.output_size(w, h).unwrap();
+                        for i in 0..3 {
+                            let f = noise.frame(w, h, gray);
+                            let o = r.apply(&f).unwrap_or_else(|e| {
+                                panic!("{text} {w}x{h} gray={gray} seed {seed} frame {i}: {e}")
+                            });
+                            assert_eq!((o.width(), o.height()), out);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
     fn shapes_give_the_sizes_users_expect() {
         let size = |t: &str, w, h| op(t).unwrap().output_size(w, h).unwrap();
         assert_eq!(size("reframe:aspect=9:16", 1280, 720), (406, 720));
@@ -514,8 +578,14 @@ mod tests {
         assert_eq!(size("reframe:aspect=4:5", 1280, 720), (576, 720));
         assert_eq!(size("reframe:aspect=21:9", 1280, 720), (1280, 548));
         assert_eq!(size("reframe:aspect=0.5625", 1280, 720), (406, 720));
-        assert_eq!(size("reframe:aspect=9:16,height=1280", 1280, 720), (720, 1280));
-        assert_eq!(size("reframe:width=608,height=1080", 1920, 1080), (608, 1080));
+        assert_eq!(
+            size("reframe:aspect=9:16,height=1280", 1280, 720),
+            (720, 1280)
+        );
+        assert_eq!(
+            size("reframe:width=608,height=1080", 1920, 1080),
+            (608, 1080)
+        );
     }
 
     #[test]

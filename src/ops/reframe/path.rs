@@ -10,10 +10,12 @@
 //! ```
 //!
 //! `window` is the rectangle of the input the frame shows, `mode` how it
-//! becomes the output (crop, carve, pad), `content` where the picture lands
-//! in the output (the rest is padding), `keep` what carving passes beside.
-//! Replaying reads `window`, `mode` and `keep` (the rest is for people); a
-//! frame left out holds the one before it.
+//! becomes the output (crop, carve, pad), `carve_to` (carve only) how wide
+//! the window is carved before it is scaled to fit and padded (absent: to
+//! the output's shape, no padding), `content` where the picture lands in
+//! the output (the rest is padding), `keep` what carving passes beside.
+//! Replaying reads `window`, `mode`, `carve_to` and `keep` (the rest is for
+//! people); a frame left out holds the one before it.
 //!
 //! User hints are boxes that must stay in the window for a stretch of
 //! time: `{"boxes": [{"box": [x, y, w, h], "from": 2.0, "to": 5.5}]}` in
@@ -23,7 +25,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::geometry::{Fit, Layout, Rect};
+use super::geometry::{Fit, Rect};
 use super::plan::{FramePlan, ShotPlan};
 use crate::error::{Error, Result};
 
@@ -65,6 +67,10 @@ pub struct FrameEntry {
     pub shot: usize,
     pub window: Rect,
     pub mode: Fit,
+    /// A carve's length after carving, in the window's pixels, when the
+    /// carved window is then scaled down and padded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub carve_to: Option<usize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content: Option<Rect>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -105,7 +111,8 @@ impl PathFile {
                     shot: f.shot,
                     window: f.window,
                     mode: f.fit,
-                    content: Some(Layout::new(f.window, f.fit, output).content),
+                    carve_to: f.carve_to,
+                    content: Some(f.layout(output).content),
                     keep: f.keep.clone(),
                 })
                 .collect(),
@@ -119,8 +126,8 @@ impl PathFile {
             reason,
         };
         let text = std::fs::read_to_string(path).map_err(|e| read(e.to_string()))?;
-        let file: PathFile = serde_json::from_str(&text)
-            .map_err(|e| read(format!("not a reframe path ({e})")))?;
+        let file: PathFile =
+            serde_json::from_str(&text).map_err(|e| read(format!("not a reframe path ({e})")))?;
         if file.version != VERSION {
             return Err(read(format!(
                 "version {} is not one this seamstream reads (it reads {VERSION})",
@@ -172,6 +179,7 @@ impl PathFile {
                 (Some(f), _) => FramePlan {
                     window: f.window,
                     fit: f.mode,
+                    carve_to: f.carve_to,
                     shot: f.shot,
                     keep: f.keep.clone(),
                 },
@@ -226,7 +234,10 @@ impl Hint {
             .enumerate()
             .map(|(i, b)| {
                 if b.rect.w == 0 || b.rect.h == 0 {
-                    return Err(read(format!("box {}: width and height must be above 0", i + 1)));
+                    return Err(read(format!(
+                        "box {}: width and height must be above 0",
+                        i + 1
+                    )));
                 }
                 let frame = |s: f64| (s * fps).round().max(0.0) as usize;
                 Ok(Hint {
@@ -261,6 +272,7 @@ mod tests {
             .map(|i| FramePlan {
                 window: Rect::new(10 * i, 0, 405, 720),
                 fit: Fit::Crop,
+                carve_to: None,
                 shot: 0,
                 keep: vec![Rect::new(100, 100, 50, 50)],
             })
@@ -298,7 +310,12 @@ mod tests {
         let e = PathFile::load(&p).unwrap_err().to_string();
         assert!(e.contains("frame 7") && e.contains("1280x720"), "{e}");
         std::fs::write(&p, "{").unwrap();
-        assert!(PathFile::load(&p).unwrap_err().to_string().contains("not a reframe path"));
+        assert!(
+            PathFile::load(&p)
+                .unwrap_err()
+                .to_string()
+                .contains("not a reframe path")
+        );
     }
 
     #[test]
@@ -316,6 +333,11 @@ mod tests {
         assert!(h[1].covers(3) && !h[1].covers(2) && h[1].covers(1000));
         assert!(h[2].covers(0));
         std::fs::write(&p, r#"{"boxes": [{"box": [1, 2, 0, 4]}]}"#).unwrap();
-        assert!(Hint::load(&p, 25.0).unwrap_err().to_string().contains("box 1"));
+        assert!(
+            Hint::load(&p, 25.0)
+                .unwrap_err()
+                .to_string()
+                .contains("box 1")
+        );
     }
 }

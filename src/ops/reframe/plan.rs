@@ -21,7 +21,7 @@
 //! - **Cuts** are the only jumps.
 
 use super::analyze::Observation;
-use super::geometry::{Axis, Fit, Rect};
+use super::geometry::{Axis, Fit, Layout, Rect};
 
 /// Seconds a subject's span is held on either side of the frames that saw
 /// it.
@@ -37,12 +37,6 @@ pub const MAX_ROW_LOAD: f64 = 0.9;
 /// The largest window move in a frame, as a share of the input along the
 /// axis (the quality target allows 2 %).
 pub const MAX_JUMP: f64 = 0.015;
-/// A zoom changes the window by at most this share of the crop window a
-/// frame.
-pub const ZOOM_SPEED: f64 = 0.01;
-/// A zoom leaves this share of the crop window spare around what the
-/// subjects need, so that it need not follow every small change.
-const ZOOM_SLACK: f64 = 0.1;
 /// Acceleration of the live camera: this share of its top speed a frame.
 const LIVE_ACCEL: f64 = 0.15;
 
@@ -123,9 +117,6 @@ pub enum Camera {
     Pan,
     /// Both ways.
     Track,
-    /// The window's size changes (a padded shot whose subjects spread and
-    /// gather).
-    Zoom,
 }
 
 impl Camera {
@@ -134,7 +125,6 @@ impl Camera {
             Camera::Still => "still",
             Camera::Pan => "pan",
             Camera::Track => "track",
-            Camera::Zoom => "zoom",
         }
     }
 
@@ -143,7 +133,6 @@ impl Camera {
             "still" => Camera::Still,
             "pan" => Camera::Pan,
             "track" => Camera::Track,
-            "zoom" => Camera::Zoom,
             _ => return None,
         })
     }
@@ -154,9 +143,23 @@ impl Camera {
 pub struct FramePlan {
     pub window: Rect,
     pub fit: Fit,
+    /// A carve's width (height, for a wider output) after carving, in the
+    /// window's pixels, when it is more than the output's shape: the
+    /// carved window is then scaled down to fit and padded.
+    pub carve_to: Option<usize>,
     pub shot: usize,
     /// The subjects carving passes beside, in the input's pixels.
     pub keep: Vec<Rect>,
+}
+
+impl FramePlan {
+    /// How the frame is made for an `out` output.
+    pub fn layout(&self, out: (usize, usize)) -> Layout {
+        match (self.fit, self.carve_to) {
+            (Fit::Carve, Some(k)) => Layout::carved_to(self.window, k, out),
+            (fit, _) => Layout::new(self.window, fit, out),
+        }
+    }
 }
 
 /// What one frame asks of the window: the span of its required subjects
@@ -251,21 +254,30 @@ fn needs(shot: &[Observation], axis: Axis, fps: f64) -> Vec<Need> {
             let hi = (i + hold + 1).min(shot.len());
             let around: Vec<&Observation> = shot[lo..hi].iter().collect();
             let mut n = need_of(&around, axis);
-            // Carving keeps this frame's own subjects, not the held ones.
+            // Carving keeps this frame's own subjects, not the held ones,
+            // and only they load its rows.
             n.keep = shot[i]
                 .subjects
                 .iter()
                 .filter(|s| s.required)
                 .map(|s| s.rect)
                 .collect();
+            n.load = row_load(&n.keep, axis);
             n
         })
         .collect()
 }
 
-/// A shot's fit and window length from the needs of its frames (or of its
-/// first frame, live).
-fn choose_fit(needs: &[Need], s: &Settings) -> (Fit, usize) {
+/// A shot's fit, window length and carve (see [`FramePlan::carve_to`])
+/// from the needs of its frames (or of its first frame, live).
+///
+/// Crop when the widest span fits the crop window. Otherwise a window that
+/// holds the widest span (with margins), carved beside the subjects by at
+/// most `carve` of its length, and no narrower than the widest row of the
+/// subjects allows seams to pass; when that is still wider than the crop
+/// window, the carved window is scaled down to fit and padded: one scale
+/// for the whole shot.
+fn choose_fit(needs: &[Need], s: &Settings) -> (Fit, usize, Option<usize>) {
     let (along, _) = s.lengths();
     let crop = s.crop_len();
     let margin = (MARGIN * crop as f64).round() as usize;
@@ -275,22 +287,20 @@ fn choose_fit(needs: &[Need], s: &Settings) -> (Fit, usize) {
         .max()
         .unwrap_or(0);
     let load = needs.iter().map(|n| n.load).max().unwrap_or(0);
-    let want = (widest + 2 * margin).min(along);
-    let carve_len = ((crop as f64 / (1.0 - s.carve).max(0.05)).floor() as usize).min(along);
-    let pad = || (Fit::Pad, want.max(crop).min(along));
+    let want = (widest + 2 * margin).clamp(crop, along);
+    let want = (want + want % 2).min(along);
+    // The narrowest the window may be carved to: the carve's limit, and
+    // room for seams beside the widest row of subjects.
+    let by_limit = (want as f64 * (1.0 - s.carve)).ceil() as usize;
+    let by_load = (load as f64 / MAX_ROW_LOAD).ceil() as usize;
+    let carve_to = by_limit.max(by_load).clamp(crop, want);
     match s.fit {
-        FitChoice::Only(Fit::Crop) => (Fit::Crop, crop),
-        FitChoice::Only(Fit::Carve) => (Fit::Carve, want.clamp(crop, carve_len.max(crop))),
-        FitChoice::Only(Fit::Pad) => pad(),
-        FitChoice::Auto => {
-            if widest <= crop {
-                (Fit::Crop, crop)
-            } else if widest <= carve_len && (load as f64) <= MAX_ROW_LOAD * crop as f64 {
-                (Fit::Carve, want.clamp(crop, carve_len.max(crop)))
-            } else {
-                pad()
-            }
-        }
+        FitChoice::Only(Fit::Crop) => (Fit::Crop, crop, None),
+        FitChoice::Only(Fit::Pad) => (Fit::Pad, want, None),
+        FitChoice::Only(Fit::Carve) => (Fit::Carve, want, Some(carve_to)),
+        FitChoice::Auto if widest <= crop => (Fit::Crop, crop, None),
+        FitChoice::Auto if carve_to >= want => (Fit::Pad, want, None),
+        FitChoice::Auto => (Fit::Carve, want, Some(carve_to)),
     }
 }
 
@@ -394,7 +404,11 @@ fn camera_path(c: &[Corridor], s: &Settings) -> (Vec<f64>, Camera) {
     let middle = (c[0].lo + c[0].hi) / 2.0;
     let want = median_want(c).unwrap_or(middle);
     if lo <= hi || (s.camera == CameraChoice::Still && hard_lo <= hard_hi) {
-        let (a, b) = if lo <= hi { (lo, hi) } else { (hard_lo, hard_hi) };
+        let (a, b) = if lo <= hi {
+            (lo, hi)
+        } else {
+            (hard_lo, hard_hi)
+        };
         return (vec![want.clamp(a, b); n], Camera::Still);
     }
     if s.camera == CameraChoice::Still {
@@ -430,46 +444,12 @@ fn camera_path(c: &[Corridor], s: &Settings) -> (Vec<f64>, Camera) {
     (xs, camera)
 }
 
-/// The window's length frame by frame in a shot that zooms: at least what
-/// each frame's subjects need (with margins, never below the crop's), held
-/// and smoothed so that it stays put while it can, and changed by at most
-/// [`ZOOM_SPEED`] of the crop's length a frame, starting early enough.
-fn zoom_path(needs: &[Need], s: &Settings) -> Vec<usize> {
-    let (along, _) = s.lengths();
-    let crop = s.crop_len() as f64;
-    let margin = MARGIN * crop;
-    let need: Vec<f64> = needs
-        .iter()
-        .map(|n| {
-            n.span
-                .map_or(crop, |(a, b)| (b - a) as f64 + 2.0 * margin)
-                .clamp(crop, along as f64)
-        })
-        .collect();
-    // Start at what is needed plus a little, then smooth from above.
-    let slack = ZOOM_SLACK * crop;
-    let mut lens: Vec<f64> = need.iter().map(|n| (n + slack).min(along as f64)).collect();
-    let sec = s.fps.max(1.0);
-    for sigma in [sec, 0.5 * sec] {
-        for _ in 0..6 {
-            lens = smooth(&lens, sigma);
-            for (l, n) in lens.iter_mut().zip(&need) {
-                *l = l.max(*n).min(along as f64);
-            }
-        }
-    }
-    // Zoom speed: a later need pulls earlier frames out in time, and an
-    // earlier one lets go slowly.
-    let z = ZOOM_SPEED * crop;
-    for i in (0..lens.len().saturating_sub(1)).rev() {
-        lens[i] = lens[i].max(lens[i + 1] - z);
-    }
-    for i in 1..lens.len() {
-        lens[i] = lens[i].max(lens[i - 1] - z);
-    }
-    lens.into_iter()
-        .map(|l| (l.round() as usize).clamp(s.crop_len(), along))
-        .collect()
+/// A window position: rounded to an even pixel, so that a 4:2:0 picture's
+/// chroma samples stay where they were, and at most `top` (the last
+/// position that keeps the window inside the frame).
+fn even(x: f64, top: usize) -> usize {
+    let e = 2 * (x.max(0.0) / 2.0).round() as usize;
+    if e <= top { e } else { top - top % 2 }
 }
 
 /// The whole video's plan, offline: every frame's observation known.
@@ -484,24 +464,15 @@ pub fn plan_offline(obs: &[Observation], s: &Settings) -> (Vec<ShotPlan>, Vec<Fr
             .unwrap_or(obs.len());
         let shot = &obs[start..end];
         let needs = needs(shot, axis, s.fps);
-        let (fit, len) = choose_fit(&needs, s);
-        // A pad whose subjects spread and gather zooms: its window follows
-        // what they need, smoothly, never tighter.
-        let lens = if fit == Fit::Pad && s.fit == FitChoice::Auto {
-            zoom_path(&needs, s)
-        } else {
-            vec![len; needs.len()]
-        };
-        let c = corridors(&needs, &lens, s);
-        let (xs, mut camera) = camera_path(&c, s);
-        if lens.windows(2).any(|w| w[0] != w[1]) {
-            camera = Camera::Zoom;
-        }
+        let (fit, len, carve_to) = choose_fit(&needs, s);
+        let c = corridors(&needs, &vec![len; needs.len()], s);
+        let (xs, camera) = camera_path(&c, s);
         let index = shots.len();
-        for ((x, n), l) in xs.into_iter().zip(needs).zip(&lens) {
+        for (x, n) in xs.into_iter().zip(needs) {
             frames.push(FramePlan {
-                window: axis.window(x.round().max(0.0) as usize, *l, s.input),
+                window: axis.window(even(x, s.lengths().0 - len), len, s.input),
                 fit,
+                carve_to,
                 shot: index,
                 keep: n.keep,
             });
@@ -511,7 +482,7 @@ pub fn plan_offline(obs: &[Observation], s: &Settings) -> (Vec<ShotPlan>, Vec<Fr
             last: end - 1,
             fit,
             camera,
-            len: lens.iter().copied().max().unwrap_or(len),
+            len,
         });
         start = end;
     }
@@ -552,6 +523,7 @@ pub fn shots_of(frames: &[FramePlan]) -> Vec<ShotPlan> {
 pub struct LivePlanner {
     pub settings: Settings,
     shot: Option<(usize, Fit, usize)>,
+    carve_to: Option<usize>,
     pos: f64,
     speed: f64,
     recent: Vec<Observation>,
@@ -564,6 +536,7 @@ impl LivePlanner {
         LivePlanner {
             settings,
             shot: None,
+            carve_to: None,
             pos: 0.0,
             speed: 0.0,
             recent: Vec::new(),
@@ -594,9 +567,10 @@ impl LivePlanner {
             .collect();
         let c = if obs.cut || self.shot.is_none() {
             // A new shot: its fit from this frame; the window jumps.
-            let (fit, len) = choose_fit(std::slice::from_ref(&need), &s);
+            let (fit, len, carve_to) = choose_fit(std::slice::from_ref(&need), &s);
             let index = self.shots.len();
             self.shot = Some((index, fit, len));
+            self.carve_to = carve_to;
             let c = corridors(std::slice::from_ref(&need), &[len], &s)[0];
             self.pos = c.want.unwrap_or((c.lo + c.hi) / 2.0);
             self.speed = 0.0;
@@ -649,8 +623,9 @@ impl LivePlanner {
         }
         self.frame += 1;
         FramePlan {
-            window: axis.window(self.pos.round().max(0.0) as usize, len, s.input),
+            window: axis.window(even(self.pos, s.lengths().0 - len), len, s.input),
             fit,
+            carve_to: self.carve_to,
             shot: index,
             keep: need.keep,
         }
@@ -718,10 +693,17 @@ mod tests {
         let mut last = frames[0].window.x as i64;
         for (i, f) in frames.iter().enumerate() {
             let x = f.window.x as i64;
-            assert!((x - last).abs() as f64 <= MAX_JUMP * 1280.0 + 1.0, "frame {i}: jump {last} -> {x}");
+            assert!(
+                (x - last).abs() as f64 <= MAX_JUMP * 1280.0 + 1.0,
+                "frame {i}: jump {last} -> {x}"
+            );
             last = x;
             let subj = 100 + 4 * i;
-            assert!(f.window.x <= subj && f.window.right() >= subj + 100, "frame {i}: {:?}", f.window);
+            assert!(
+                f.window.x <= subj && f.window.right() >= subj + 100,
+                "frame {i}: {:?}",
+                f.window
+            );
         }
     }
 
@@ -730,23 +712,55 @@ mod tests {
         let s = settings();
         // 560 apart: carving (405 / 0.6 = 675 at most) holds them.
         let o: Vec<_> = (0..30)
-            .map(|i| obs(i == 0, &[Rect::new(300, 100, 120, 500), Rect::new(760, 400, 100, 200)]))
+            .map(|i| {
+                obs(
+                    i == 0,
+                    &[Rect::new(300, 100, 120, 500), Rect::new(760, 400, 100, 200)],
+                )
+            })
             .collect();
         let (shots, frames) = plan_offline(&o, &s);
         assert_eq!(shots[0].fit, Fit::Carve);
         let w = frames[0].window;
         assert!(w.x <= 300 && w.right() >= 860 && w.w <= 675, "{w:?}");
-        // 1000 apart: padding.
+        assert_eq!(frames[0].carve_to, Some(406));
+        // 1050 apart: carved by the limit (40%) to 690, then scaled to fit
+        // and padded.
         let o: Vec<_> = (0..30)
-            .map(|i| obs(i == 0, &[Rect::new(50, 100, 120, 500), Rect::new(1100, 400, 100, 200)]))
+            .map(|i| {
+                obs(
+                    i == 0,
+                    &[Rect::new(50, 100, 120, 500), Rect::new(1100, 400, 100, 200)],
+                )
+            })
             .collect();
         let (shots, frames) = plan_offline(&o, &s);
-        assert_eq!(shots[0].fit, Fit::Pad);
-        assert!(frames[0].window.x <= 50 && frames[0].window.right() >= 1200);
-        // Side by side in the same rows, wider together than the crop:
-        // carving cannot pass beside them, so padding.
+        assert_eq!(shots[0].fit, Fit::Carve);
+        let f = &frames[0];
+        assert!(
+            f.window.x <= 50 && f.window.right() >= 1200,
+            "{:?}",
+            f.window
+        );
+        assert_eq!(f.carve_to, Some((f.window.w as f64 * 0.6).ceil() as usize));
+        let lay = f.layout((406, 720));
+        assert!(lay.content.h < 720 && lay.content.w == 406, "{lay:?}");
+        // Side by side in the same rows, 440 wide together: seams need room
+        // beside them, so the window is carved no narrower than 440 / 0.9.
         let o: Vec<_> = (0..30)
-            .map(|i| obs(i == 0, &[Rect::new(300, 100, 220, 500), Rect::new(560, 100, 220, 500)]))
+            .map(|i| {
+                obs(
+                    i == 0,
+                    &[Rect::new(300, 100, 220, 500), Rect::new(560, 100, 220, 500)],
+                )
+            })
+            .collect();
+        let (shots, frames) = plan_offline(&o, &s);
+        assert_eq!(shots[0].fit, Fit::Carve);
+        assert_eq!(frames[0].carve_to, Some(489));
+        // With nothing to carve, the whole frame scaled down: padding.
+        let o: Vec<_> = (0..30)
+            .map(|i| obs(i == 0, &[Rect::new(0, 100, 1280, 500)]))
             .collect();
         let (shots, _) = plan_offline(&o, &s);
         assert_eq!(shots[0].fit, Fit::Pad);
@@ -755,7 +769,9 @@ mod tests {
     #[test]
     fn a_cut_starts_a_new_shot_with_its_own_window() {
         let s = settings();
-        let mut o: Vec<_> = (0..30).map(|i| obs(i == 0, &[Rect::new(100, 0, 100, 100)])).collect();
+        let mut o: Vec<_> = (0..30)
+            .map(|i| obs(i == 0, &[Rect::new(100, 0, 100, 100)]))
+            .collect();
         o.extend((0..30).map(|i| obs(i == 0, &[Rect::new(1000, 0, 100, 100)])));
         let (shots, frames) = plan_offline(&o, &s);
         assert_eq!(shots.len(), 2);
@@ -773,10 +789,17 @@ mod tests {
             let x = 100 + 4 * i;
             let f = live.next(obs(i == 0, &[Rect::new(x, 200, 100, 400)]));
             if let Some(l) = last {
-                assert!(f.window.x.abs_diff(l) as f64 <= MAX_JUMP * 1280.0 + 1.0, "frame {i}");
+                assert!(
+                    f.window.x.abs_diff(l) as f64 <= MAX_JUMP * 1280.0 + 1.0,
+                    "frame {i}"
+                );
             }
             last = Some(f.window.x);
-            assert!(f.window.x <= x && f.window.right() >= x + 100, "frame {i}: {:?}", f.window);
+            assert!(
+                f.window.x <= x && f.window.right() >= x + 100,
+                "frame {i}: {:?}",
+                f.window
+            );
         }
         assert_eq!(live.shots.len(), 1);
     }

@@ -420,9 +420,11 @@ pub fn render<P: Pixel>(
     let (sw, sh) = lay.scaled;
     let scaled = resample(src, lay.window, sw, sh);
     let content = if lay.carved != lay.scaled {
-        let mask = keep_mask(lay, keep);
+        // Always a mask, empty when no subject is in the window: the GPU's
+        // carver keeps one to replace each frame.
+        let mask = keep_mask(lay, keep).unwrap_or_else(|| Plane::new(sw, sh, 0u8));
         let opts = CarveOptions {
-            protect: mask.as_ref(),
+            protect: Some(&mask),
             ..CarveOptions::default()
         };
         let (cw, ch) = lay.carved;
