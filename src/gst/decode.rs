@@ -128,12 +128,17 @@ impl FrameReader {
         let (w, h) = (info.width() as usize, info.height() as usize);
         let data = vf.plane_data(0).map_err(|_| bad("cannot read a frame"))?;
         let stride = vf.plane_stride()[0] as usize;
-        let mut p = Plane::new(w, h, [0u8; 4]);
-        for (y, row) in p.rows_mut().enumerate() {
-            row.as_flattened_mut()
-                .copy_from_slice(&data[y * stride..y * stride + 4 * w]);
+        if h > 0 && data.len() < stride * (h - 1) + 4 * w {
+            return Err(bad("a frame is shorter than its caps say"));
         }
-        Ok(Some(p))
+        // The frame the caller keeps: filled row by row, never zeroed first.
+        let mut pixels: Vec<Rgba> = Vec::with_capacity(w * h);
+        for y in 0..h {
+            pixels.extend_from_slice(data[y * stride..y * stride + 4 * w].as_chunks::<4>().0);
+        }
+        Plane::from_vec(w, h, pixels)
+            .map(Some)
+            .map_err(|_| bad("a frame is shorter than its caps say"))
     }
 
     /// The frame rate the caps give, once a frame has been read (none for

@@ -15,7 +15,7 @@ use super::Input;
 use super::decode::FrameReader;
 use crate::error::{Error, Result};
 use crate::frame::Frame;
-use crate::ops::reframe::analyze::Thumbs;
+use crate::ops::reframe::analyze::{Analyzer, FACE_EVERY, Thumbs};
 use crate::ops::reframe::path::PathFile;
 use crate::ops::reframe::plan::{FramePlan, ShotPlan, shots_of};
 use crate::ops::reframe::{Reframe, plan_video};
@@ -178,34 +178,46 @@ pub fn prepare(
         return Ok(Some(planned));
     };
     let start = std::time::Instant::now();
-    let mut reader = FrameReader::open(uri)?;
-    let mut analyzer = None;
-    let mut size = (0, 0);
-    let mut n = 0;
-    while let Some(frame) = reader.next_frame()? {
-        if n == 0 {
-            size = (frame.width(), frame.height());
-            if let Some(fps) = reader.fps() {
-                op.set_rate(fps)?;
+    let reader = FrameReader::open(uri)?;
+    // The analysis takes frames in batches, each spread over the threads;
+    // a batch holds a few face frames for each thread.
+    let batch = FACE_EVERY * rayon::current_num_threads().max(2);
+    let (reader, analyzer, size) = std::thread::scope(|scope| -> Result<_> {
+        // Thumbnails are made as the frames are decoded, while the batch
+        // before is analysed; at most a batch of them waits.
+        let (tx, rx) = std::sync::mpsc::sync_channel(batch);
+        let decoding = scope.spawn(move || decode_thumbs(reader, uri, tx));
+        let mut analyzer: Option<Analyzer> = None;
+        let mut size = (0, 0);
+        let mut n = 0;
+        // One batch's thumbnails, the vector reused for every batch.
+        let mut thumbs = Vec::with_capacity(batch);
+        let mut rx = rx.iter().peekable();
+        while let Some(d) = rx.next() {
+            let a = match &mut analyzer {
+                Some(a) => a,
+                None => {
+                    size = d.size;
+                    if let Some(fps) = d.fps {
+                        op.set_rate(fps)?;
+                    }
+                    analyzer.insert(op.director.analyzer(size.0, size.1, false))
+                }
+            };
+            thumbs.push(d.thumbs);
+            if thumbs.len() == batch || rx.peek().is_none() {
+                a.push_many(&thumbs);
+                n += thumbs.len();
+                thumbs.clear();
+                progress(n);
             }
-            analyzer = Some(op.director.analyzer(size.0, size.1, false));
         }
-        if (frame.width(), frame.height()) != size {
-            return Err(Error::Unsupported(format!(
-                "{uri}: the frame size changes from {}x{} to {}x{} at frame {n}; reframe plans one size",
-                size.0,
-                size.1,
-                frame.width(),
-                frame.height()
-            )));
-        }
-        let frame = Frame::Rgba(frame);
-        if let Some(a) = &mut analyzer {
-            a.push(&Thumbs::of(&frame, n));
-        }
-        n += 1;
-        progress(n);
-    }
+        drop(rx);
+        let reader = decoding.join().map_err(|_| {
+            Error::Pipeline(format!("decoding {uri} for the reframe's plan panicked"))
+        })??;
+        Ok((reader, analyzer, size))
+    })?;
     let Some(analyzer) = analyzer else {
         return Err(Error::Read {
             path: uri.into(),
@@ -237,6 +249,41 @@ pub fn prepare(
     planned.fps = reader.fps();
     planned.path = Some(file);
     Ok(Some(planned))
+}
+
+/// One decoded frame's thumbnails, with the frame's size and the rate.
+struct Decoded {
+    thumbs: Thumbs,
+    size: (usize, usize),
+    fps: Option<f64>,
+}
+
+/// Decodes `reader`'s frames and sends each one's thumbnails, until the
+/// last or until no one takes them; gives the reader back for its rate.
+fn decode_thumbs(
+    mut reader: FrameReader,
+    uri: &str,
+    tx: std::sync::mpsc::SyncSender<Decoded>,
+) -> Result<FrameReader> {
+    let mut size = None;
+    let mut n = 0;
+    while let Some(frame) = reader.next_frame()? {
+        let this = (frame.width(), frame.height());
+        let size = *size.get_or_insert(this);
+        if this != size {
+            return Err(Error::Unsupported(format!(
+                "{uri}: the frame size changes from {}x{} to {}x{} at frame {n}; reframe plans one size",
+                size.0, size.1, this.0, this.1
+            )));
+        }
+        let thumbs = Thumbs::of(&Frame::Rgba(frame), n);
+        let fps = reader.fps();
+        if tx.send(Decoded { thumbs, size, fps }).is_err() {
+            break;
+        }
+        n += 1;
+    }
+    Ok(reader)
 }
 
 /// The shots of a plan in one line each: frames, fit, camera.

@@ -99,19 +99,55 @@ pub fn face_frame(i: usize) -> bool {
 /// `p` shrunk by `f` in both directions by box means, the remainder
 /// dropped: (Σ + f²/2) / f² per channel.
 pub fn box_shrink_rgba(p: &Plane<Rgba>, f: usize) -> Plane<Rgba> {
+    // The usual factors get their own copies of the loop, in which a
+    // block's width is a constant.
+    match f {
+        2 => box_shrink_rgba_by(p, 2),
+        3 => box_shrink_rgba_by(p, 3),
+        4 => box_shrink_rgba_by(p, 4),
+        _ => box_shrink_rgba_by(p, f),
+    }
+}
+
+#[inline(always)]
+fn box_shrink_rgba_by(p: &Plane<Rgba>, f: usize) -> Plane<Rgba> {
     let (w, h) = (p.width() / f, p.height() / f);
     let n = (f * f) as u32;
-    Plane::from_fn(w, h, |x, y| {
-        let mut s = [0u32; 4];
+    let mut out = Plane::new(w, h, [0u8; 4]);
+    // The sums down each column (per channel) of a band of `f` rows,
+    // reused for every band.
+    let mut columns = vec![0u32; w * f * 4];
+    for (y, row) in out.rows_mut().enumerate() {
+        columns.fill(0);
         for dy in 0..f {
-            for px in &p.row(y * f + dy)[x * f..x * f + f] {
-                for c in 0..4 {
-                    s[c] += px[c] as u32;
-                }
+            let band = p.row(y * f + dy)[..w * f].as_flattened();
+            for (c, &v) in columns.iter_mut().zip(band) {
+                *c += v as u32;
             }
         }
-        s.map(|v| ((v + n / 2) / n) as u8)
-    })
+        for (o, block) in row.iter_mut().zip(columns.chunks_exact(4 * f)) {
+            let mut s = [0u32; 4];
+            for px in block.chunks_exact(4) {
+                for c in 0..4 {
+                    s[c] += px[c];
+                }
+            }
+            *o = s.map(|v| ((v + n / 2) / n) as u8);
+        }
+    }
+    out
+}
+
+/// The BT.709 luma of `p`, on the calling thread (the thumbnails are made
+/// beside the threads that analyse, and are too small to share out).
+fn luma_of(p: &Plane<Rgba>) -> Plane<u8> {
+    let mut out = Plane::new(p.width(), p.height(), 0u8);
+    for (y, row) in out.rows_mut().enumerate() {
+        for (o, &px) in row.iter_mut().zip(p.row(y)) {
+            *o = crate::color::luma709(px);
+        }
+    }
+    out
 }
 
 /// The pictures the analysis takes from one frame.
@@ -132,7 +168,17 @@ impl Thumbs {
             Frame::Gray(g) => std::borrow::Cow::Owned(g.map(|v| [v, v, v, 255])),
         };
         let thumb = box_shrink_rgba(&rgba, thumb_factor(w, h));
-        let face = face_frame(index).then(|| shrink(&frame.luma(), face_factor(w, h)));
+        let face = face_frame(index).then(|| {
+            let luma = match frame {
+                Frame::Rgba(p) => luma_of(p),
+                Frame::Gray(g) => g.clone(),
+            };
+            match face_factor(w, h) {
+                // Shrinking by 1 is a copy.
+                1 => luma,
+                f => shrink(&luma, f),
+            }
+        });
         Thumbs { thumb, face }
     }
 }
@@ -165,6 +211,24 @@ pub struct Analyzer {
     background: Option<(Plane<u16>, (i64, i64))>,
     /// Live: the moving boxes of the last frames, for the check in time.
     recent: Vec<Vec<Rect>>,
+}
+
+/// What one frame shows by itself: its thumbnail's luma, that shrunk by 2
+/// for the background model, and its faces and text.
+struct Look {
+    luma: Plane<u8>,
+    coarse: Plane<u8>,
+    subjects: Vec<Subject>,
+}
+
+/// The camera's shift from `prev` to `luma`, and whether `luma` starts a
+/// shot (the first frame, a new size, or a change above `cut`).
+fn step(prev: &Plane<u8>, luma: &Plane<u8>, cut: u32) -> (Shift, bool) {
+    if prev.is_empty() || (prev.width(), prev.height()) != (luma.width(), luma.height()) {
+        return ((0, 0), true);
+    }
+    let s = global_shift(prev, luma);
+    (s, is_cut(prev, luma, s, cut))
 }
 
 /// A frame of the current stretch: its coarse luma, where the scene sits
@@ -203,15 +267,62 @@ impl Analyzer {
     /// Takes the next frame's thumbnails. Live, returns its observation at
     /// once; offline, `None` (see [`Analyzer::finish`]).
     pub fn push(&mut self, t: &Thumbs) -> Option<Observation> {
-        let luma = t.thumb.map(crate::color::luma709);
-        let (shift, cut) = if self.last.is_empty()
-            || (self.last.width(), self.last.height()) != (luma.width(), luma.height())
+        let look = self.look(t);
+        let step = step(&self.last, &look.luma, self.cut);
+        self.take(look, step)
+    }
+
+    /// Offline: takes the next frames' thumbnails, as [`Analyzer::push`]
+    /// one by one would, with what each frame shows by itself found on
+    /// all threads at once. Live, the frames' observations.
+    pub fn push_many(&mut self, thumbs: &[Thumbs]) -> Vec<Observation> {
+        use rayon::prelude::*;
+        if self.live {
+            return thumbs.iter().filter_map(|t| self.push(t)).collect();
+        }
+        // Held for the batch only: each frame's luma is the next one's
+        // reference for the camera's shift.
+        let looks: Vec<Look> = thumbs.par_iter().map(|t| self.look(t)).collect();
+        let steps: Vec<(Shift, bool)> = (0..looks.len())
+            .into_par_iter()
+            .map(|i| {
+                let prev = if i == 0 {
+                    &self.last
+                } else {
+                    &looks[i - 1].luma
+                };
+                step(prev, &looks[i].luma, self.cut)
+            })
+            .collect();
+        for (look, step) in looks.into_iter().zip(steps) {
+            self.take(look, step);
+        }
+        Vec::new()
+    }
+
+    /// What frame `t` shows by itself, whatever the frames around it.
+    fn look(&self, t: &Thumbs) -> Look {
+        let luma = luma_of(&t.thumb);
+        let mut subjects = Vec::new();
+        if self.text {
+            self.find_text(&luma, &mut subjects);
+        }
+        if self.faces
+            && let Some(face) = &t.face
         {
-            ((0, 0), true)
-        } else {
-            let s = global_shift(&self.last, &luma);
-            (s, is_cut(&self.last, &luma, s, self.cut))
-        };
+            self.find_faces(face, &mut subjects);
+        }
+        let coarse = shrink(&luma, 2);
+        Look {
+            luma,
+            coarse,
+            subjects,
+        }
+    }
+
+    /// The frame after the last: its look, the camera's shift to it and
+    /// whether it starts a shot.
+    fn take(&mut self, look: Look, (shift, cut): (Shift, bool)) -> Option<Observation> {
         self.frame += 1;
         if cut {
             self.offset = (0, 0);
@@ -224,23 +335,16 @@ impl Analyzer {
             self.offset.0 += shift.0 as i64;
             self.offset.1 += shift.1 as i64;
         }
-        let mut obs = Observation {
+        let obs = Observation {
             cut,
             shift,
-            subjects: Vec::new(),
+            subjects: look.subjects,
         };
-        if self.text {
-            self.find_text(&luma, &mut obs);
-        }
-        if self.faces
-            && let Some(face) = &t.face
-        {
-            self.find_faces(face, &mut obs);
-        }
-        self.last = luma;
-        let coarse = shrink(&self.last, 2);
+        self.last = look.luma;
+        let coarse = look.coarse;
         let offset = (self.offset.0 / 2, self.offset.1 / 2);
         if self.live {
+            let mut obs = obs;
             if self.moving {
                 let boxes = self.live_moving(&coarse, offset, shift, cut);
                 self.add_moving(&mut obs, &boxes);
@@ -277,13 +381,13 @@ impl Analyzer {
         )
     }
 
-    fn find_text(&self, luma: &Plane<u8>, obs: &mut Observation) {
+    fn find_text(&self, luma: &Plane<u8>, out: &mut Vec<Subject>) {
         for r in text_blocks(luma) {
             let rect = self.to_input(r, 1);
             // A little margin, so that no letter's edge is carved.
             let m = (rect.h / 4).max(2);
             let rect = rect.grown(m, m, self.width, self.height);
-            obs.subjects.push(Subject {
+            out.push(Subject {
                 rect,
                 kind: Kind::Text,
                 required: rect.h as f64 >= MIN_TEXT * self.height as f64,
@@ -291,7 +395,7 @@ impl Analyzer {
         }
     }
 
-    fn find_faces(&self, face: &Plane<u8>, obs: &mut Observation) {
+    fn find_faces(&self, face: &Plane<u8>, out: &mut Vec<Subject>) {
         let ff = (self.width / face.width().max(1)).max(1);
         for (r, _) in Faces::new().detect(face) {
             let r = r.scaled(ff, 1);
@@ -306,7 +410,7 @@ impl Analyzer {
                 (r.right() + fw / 2).min(self.width) - x,
                 (r.bottom() + 3 * fh / 2).min(self.height) - y,
             );
-            obs.subjects.push(Subject {
+            out.push(Subject {
                 rect,
                 kind: Kind::Face,
                 required: true,
@@ -332,9 +436,10 @@ impl Analyzer {
             return;
         }
         let boxes: Vec<Vec<Rect>> = if self.moving {
+            use rayon::prelude::*;
             let bg = median_background(&pending);
             pending
-                .iter()
+                .par_iter()
                 .map(|p| foreground_boxes(&p.coarse, &bg, p.offset))
                 .collect()
         } else {
@@ -437,6 +542,7 @@ struct Background {
 }
 
 fn median_background(pending: &[Pending]) -> Background {
+    use rayon::prelude::*;
     let (w, h) = (pending[0].coarse.width(), pending[0].coarse.height());
     let (mut lo_x, mut lo_y, mut hi_x, mut hi_y) = (i64::MAX, i64::MAX, i64::MIN, i64::MIN);
     for p in pending {
@@ -456,22 +562,39 @@ fn median_background(pending: &[Pending]) -> Background {
     } else {
         (0..SAMPLES).map(|i| i * (n - 1) / (SAMPLES - 1)).collect()
     };
-    let mut vals = Vec::with_capacity(picks.len());
-    let plane = Plane::from_fn(mw, mh, |sx, sy| {
-        vals.clear();
-        for &i in &picks {
-            let p = &pending[i];
-            let fx = sx as i64 + p.offset.0 - hi_x;
-            let fy = sy as i64 + p.offset.1 - hi_y;
-            if fx >= 0 && fy >= 0 && (fx as usize) < w && (fy as usize) < h {
-                vals.push(p.coarse.get(fx as usize, fy as usize));
+    let need = 3.min(picks.len());
+    let mut plane: Plane<Option<u8>> = Plane::new(mw, mh, None);
+    plane.par_rows_mut().for_each(|(sy, row)| {
+        // Each sampled frame's row under this scene row, and where the
+        // scene's first column falls in it.
+        let rows: Vec<(&[u8], i64)> = picks
+            .iter()
+            .filter_map(|&i| {
+                let p = &pending[i];
+                let fy = sy as i64 + p.offset.1 - hi_y;
+                (fy >= 0 && (fy as usize) < h)
+                    .then(|| (p.coarse.row(fy as usize), p.offset.0 - hi_x))
+            })
+            .collect();
+        if rows.len() < need {
+            return;
+        }
+        let mut vals = [0u8; SAMPLES];
+        for (sx, out) in row.iter_mut().enumerate() {
+            let mut k = 0;
+            for &(r, dx) in &rows {
+                let fx = sx as i64 + dx;
+                if fx >= 0 && (fx as usize) < w {
+                    vals[k] = r[fx as usize];
+                    k += 1;
+                }
+            }
+            if k >= need {
+                let vals = &mut vals[..k];
+                vals.sort_unstable();
+                *out = Some(vals[k / 2]);
             }
         }
-        if vals.len() < 3.min(picks.len()) {
-            return None;
-        }
-        vals.sort_unstable();
-        Some(vals[vals.len() / 2])
     });
     Background {
         plane,
@@ -479,30 +602,38 @@ fn median_background(pending: &[Pending]) -> Background {
     }
 }
 
-/// What a background can be asked: its level where frame pixel (x, y)
-/// looks, for a frame whose scene sits at `offset`.
+/// What a background can be asked: how far a frame's row `y` lies from
+/// it, for a frame whose scene sits at `offset` (0 where it has no level).
 trait Ground {
-    fn at(&self, x: usize, y: usize, offset: (i64, i64)) -> Option<u8>;
+    fn diff_row(&self, y: usize, offset: (i64, i64), row: &[u8], out: &mut [u8]);
 }
 
 impl Ground for Background {
-    fn at(&self, x: usize, y: usize, offset: (i64, i64)) -> Option<u8> {
-        let sx = x as i64 - offset.0 + self.origin.0;
+    fn diff_row(&self, y: usize, offset: (i64, i64), row: &[u8], out: &mut [u8]) {
         let sy = y as i64 - offset.1 + self.origin.1;
-        if sx < 0 || sy < 0 {
-            return None;
+        if sy < 0 || sy as usize >= self.plane.height() {
+            out.fill(0);
+            return;
         }
-        let (sx, sy) = (sx as usize, sy as usize);
-        if sx >= self.plane.width() || sy >= self.plane.height() {
-            return None;
+        let ground = self.plane.row(sy as usize);
+        // Frame column x shows scene column x + dx.
+        let dx = self.origin.0 - offset.0;
+        for (x, (o, &v)) in out.iter_mut().zip(row).enumerate() {
+            let sx = x as i64 + dx;
+            *o = if sx >= 0 && (sx as usize) < ground.len() {
+                ground[sx as usize].map_or(0, |b| b.abs_diff(v))
+            } else {
+                0
+            };
         }
-        self.plane.get(sx, sy)
     }
 }
 
 impl Ground for Plane<u8> {
-    fn at(&self, x: usize, y: usize, _offset: (i64, i64)) -> Option<u8> {
-        Some(self.get(x, y))
+    fn diff_row(&self, y: usize, _offset: (i64, i64), row: &[u8], out: &mut [u8]) {
+        for ((o, &v), &b) in out.iter_mut().zip(row).zip(self.row(y)) {
+            *o = b.abs_diff(v);
+        }
     }
 }
 
@@ -512,11 +643,10 @@ fn foreground_boxes(coarse: &Plane<u8>, ground: &impl Ground, offset: (i64, i64)
     if w < 3 || h < 3 {
         return Vec::new();
     }
-    let diff = Plane::from_fn(w, h, |x, y| {
-        ground
-            .at(x, y, offset)
-            .map_or(0u8, |b| b.abs_diff(coarse.get(x, y)))
-    });
+    let mut diff = Plane::new(w, h, 0u8);
+    for (y, out) in diff.rows_mut().enumerate() {
+        ground.diff_row(y, offset, coarse.row(y), out);
+    }
     // The noise: the median difference.
     let mut hist = [0usize; 256];
     for y in 0..h {
@@ -533,10 +663,16 @@ fn foreground_boxes(coarse: &Plane<u8>, ground: &impl Ground, offset: (i64, i64)
         }
     }
     let threshold = (3 * median as u32 + 6).max(18) as u8;
-    let raw = Plane::from_fn(w, h, |x, y| diff.get(x, y) > threshold);
-    let moving = raw.as_slice().iter().filter(|&&b| b).count();
+    // Those above it, counted by the histogram.
+    let moving: usize = hist[threshold as usize + 1..].iter().sum();
     if moving as f64 > MAX_MOVING * (w * h) as f64 {
         return Vec::new();
+    }
+    let mut raw = Plane::new(w, h, false);
+    for (y, out) in raw.rows_mut().enumerate() {
+        for (o, &d) in out.iter_mut().zip(diff.row(y)) {
+            *o = d > threshold;
+        }
     }
     // Opened (specks of noise and misalignment go), then closed a little
     // so that a body's parts join.
@@ -552,20 +688,52 @@ fn foreground_boxes(coarse: &Plane<u8>, ground: &impl Ground, offset: (i64, i64)
     boxes
 }
 
+/// Whether all pixels of each one's 3×3 neighbourhood (clipped at the
+/// edges) hold.
 fn erode(p: &Plane<bool>) -> Plane<bool> {
-    let (w, h) = (p.width(), p.height());
-    Plane::from_fn(w, h, |x, y| {
-        (y.saturating_sub(1)..(y + 2).min(h))
-            .all(|yy| (x.saturating_sub(1)..(x + 2).min(w)).all(|xx| p.get(xx, yy)))
-    })
+    morph::<false>(p)
 }
 
+/// Whether any pixel of each one's 3×3 neighbourhood (clipped at the
+/// edges) holds.
 fn dilate(p: &Plane<bool>) -> Plane<bool> {
+    morph::<true>(p)
+}
+
+/// [`erode`] (`GROW` false) or [`dilate`]: the neighbourhood is a row's
+/// three and a column's three, so along rows, then along columns.
+fn morph<const GROW: bool>(p: &Plane<bool>) -> Plane<bool> {
     let (w, h) = (p.width(), p.height());
-    Plane::from_fn(w, h, |x, y| {
-        (y.saturating_sub(1)..(y + 2).min(h))
-            .any(|yy| (x.saturating_sub(1)..(x + 2).min(w)).any(|xx| p.get(xx, yy)))
-    })
+    let op = |a: bool, b: bool| if GROW { a | b } else { a & b };
+    // Each of the three rows is read by three output rows: made once.
+    let mut along = Plane::new(w, h, false);
+    for (y, out) in along.rows_mut().enumerate() {
+        let src = p.row(y);
+        if w < 2 {
+            out.copy_from_slice(src);
+            continue;
+        }
+        out[0] = op(src[0], src[1]);
+        for ((o, a), (b, c)) in out[1..w - 1]
+            .iter_mut()
+            .zip(&src[..w - 2])
+            .zip(src[1..w - 1].iter().zip(&src[2..]))
+        {
+            *o = op(op(*a, *b), *c);
+        }
+        out[w - 1] = op(src[w - 2], src[w - 1]);
+    }
+    let mut out = Plane::new(w, h, false);
+    for (y, o) in out.rows_mut().enumerate() {
+        let (lo, hi) = (y.saturating_sub(1), (y + 2).min(h));
+        o.copy_from_slice(along.row(lo));
+        for yy in lo + 1..hi {
+            for (v, &a) in o.iter_mut().zip(along.row(yy)) {
+                *v = op(*v, a);
+            }
+        }
+    }
+    out
 }
 
 /// The 8-connected components of a mask: box and pixel count.
@@ -662,6 +830,25 @@ mod tests {
                 [v, v, v, 255]
             }
         }))
+    }
+
+    #[test]
+    fn erosion_and_dilation_are_those_of_the_clipped_neighbourhoods() {
+        for (w, h, seed) in [(37, 23, 1), (1, 9, 2), (9, 1, 3), (2, 2, 4), (64, 40, 5)] {
+            let noise = crate::ops::retarget::tests::noise(w, h, seed);
+            for level in [60, 128, 200] {
+                let p = noise.map(|v| v > level);
+                let near = |x: usize, y: usize| {
+                    (y.saturating_sub(1)..(y + 2).min(h)).flat_map(move |yy| {
+                        (x.saturating_sub(1)..(x + 2).min(w)).map(move |xx| (xx, yy))
+                    })
+                };
+                let all = Plane::from_fn(w, h, |x, y| near(x, y).all(|(xx, yy)| p.get(xx, yy)));
+                let any = Plane::from_fn(w, h, |x, y| near(x, y).any(|(xx, yy)| p.get(xx, yy)));
+                assert_eq!(erode(&p), all, "{w}x{h} above {level}");
+                assert_eq!(dilate(&p), any, "{w}x{h} above {level}");
+            }
+        }
     }
 
     #[test]

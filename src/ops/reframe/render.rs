@@ -123,20 +123,71 @@ fn quantise(w: &[f64]) -> Vec<u32> {
 /// (rows, then columns).
 pub fn resample<P: Pixel>(src: &Plane<P>, r: Rect, w: usize, h: usize) -> Plane<P> {
     if (r.w, r.h) == (w, h) {
-        return Plane::from_fn(w, h, |x, y| src.get(r.x + x, r.y + y));
+        let mut out = Plane::new(w, h, P::default());
+        for (y, row) in out.rows_mut().enumerate() {
+            row.copy_from_slice(&src.row(r.y + y)[r.x..r.x + w]);
+        }
+        return out;
     }
     let (tx, ty) = (Taps::new(r.w, w), Taps::new(r.h, h));
     resample_with(src, r, &tx, &ty)
 }
 
 /// [`resample`] with tables already made.
+///
+/// Every tap is summed, those of weight zero too: they add nothing, and
+/// [`Taps`] points them at samples inside the input.
 pub fn resample_with<P: Pixel>(src: &Plane<P>, r: Rect, tx: &Taps, ty: &Taps) -> Plane<P> {
+    let (w, h) = (tx.len(), ty.len());
+    let n = P::CHANNELS;
+    let shift = 2 * WEIGHT_BITS - MID_SHIFT;
+    let round = 1u32 << (shift - 1);
+    // The row pass on every input row the column pass reads: one frame's
+    // intermediates, made per call as the window changes size.
+    let mut mid = vec![0u16; r.h * w * n];
+    for (yy, mid_row) in mid.chunks_exact_mut(w * n).enumerate() {
+        let line = &src.row(r.y + yy)[r.x..r.x + r.w];
+        // The usual widths of a table get their own copies of the loop.
+        match tx.taps {
+            1 => row_pass(line, tx, 1, mid_row),
+            2 => row_pass(line, tx, 2, mid_row),
+            3 => row_pass(line, tx, 3, mid_row),
+            4 => row_pass(line, tx, 4, mid_row),
+            5 => row_pass(line, tx, 5, mid_row),
+            taps => row_pass(line, tx, taps, mid_row),
+        }
+    }
+    let mut out = Plane::new(w, h, P::default());
+    // One output row's sums, reused for every row.
+    let mut acc = vec![0u32; w * n];
+    for (y, orow) in out.rows_mut().enumerate() {
+        let f = ty.first[y] as usize;
+        let wt = &ty.weights[y * ty.taps..(y + 1) * ty.taps];
+        acc.fill(0);
+        for (k, &wk) in wt.iter().enumerate() {
+            let m = &mid[(f + k) * w * n..(f + k + 1) * w * n];
+            for (a, &v) in acc.iter_mut().zip(m) {
+                *a += wk as u32 * v as u32;
+            }
+        }
+        for (o, a) in orow.iter_mut().zip(acc.chunks_exact(n)) {
+            for (c, &v) in a.iter().enumerate() {
+                o.set_channel(c, ((v + round) >> shift).min(255) as u8);
+            }
+        }
+    }
+    out
+}
+
+/// [`resample_with`] pixel by pixel, skipping zero weights: the reference
+/// the row-wise passes must agree with.
+#[cfg(test)]
+fn resample_by_pixel<P: Pixel>(src: &Plane<P>, r: Rect, tx: &Taps, ty: &Taps) -> Plane<P> {
     let (w, h) = (tx.len(), ty.len());
     let n = P::CHANNELS;
     let round_mid = 1u32 << (MID_SHIFT - 1);
     let shift = 2 * WEIGHT_BITS - MID_SHIFT;
     let round = 1u32 << (shift - 1);
-    // The row pass on every input row the column pass reads.
     let rows = r.h;
     let mut mid = vec![0u16; rows * w * n];
     for yy in 0..rows {
@@ -173,6 +224,34 @@ pub fn resample_with<P: Pixel>(src: &Plane<P>, r: Rect, tx: &Taps, ty: &Taps) ->
         }
     }
     out
+}
+
+/// One row of [`resample_with`]'s row pass: `line` by the table `tx` of
+/// `taps` taps into `mid`, `(Σ wᵢ·pᵢ + 32) >> 6` per channel.
+#[inline(always)]
+fn row_pass<P: Pixel>(line: &[P], tx: &Taps, taps: usize, mid: &mut [u16]) {
+    let n = P::CHANNELS;
+    let round_mid = 1u32 << (MID_SHIFT - 1);
+    let firsts = tx.first.iter();
+    for ((o, &f), wt) in mid
+        .chunks_exact_mut(n)
+        .zip(firsts)
+        .zip(tx.weights.chunks_exact(taps))
+    {
+        let f = f as usize;
+        let px = &line[f..f + taps];
+        // Four lanes whatever the channels (a gray pixel fills all four
+        // with its one), so that the sums run side by side.
+        let mut acc = [0u32; 4];
+        for (&wk, &p) in wt.iter().zip(px) {
+            for (c, a) in acc.iter_mut().enumerate() {
+                *a += wk as u32 * p.channel(c.min(n - 1)) as u32;
+            }
+        }
+        for (m, a) in o.iter_mut().zip(acc) {
+            *m = ((a + round_mid) >> MID_SHIFT) as u16;
+        }
+    }
 }
 
 /// A box blur of radius `r` along rows then columns, the edges repeated:
@@ -402,6 +481,50 @@ mod tests {
                         assert!((t.first[o] as usize + k) < n, "{n}->{m} at {o} tap {k}");
                     }
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn resampling_by_rows_is_resampling_by_pixel() {
+        let gray = crate::ops::retarget::tests::noise(123, 77, 7);
+        let rgba: Plane<Rgba> = {
+            let (a, b) = (
+                crate::ops::retarget::tests::noise(123, 77, 8),
+                crate::ops::retarget::tests::noise(123, 77, 9),
+            );
+            Plane::from_fn(123, 77, |x, y| {
+                [gray.get(x, y), a.get(x, y), b.get(x, y), 255]
+            })
+        };
+        let windows = [
+            Rect::new(0, 0, 123, 77),
+            Rect::new(17, 5, 91, 63),
+            Rect::new(100, 70, 23, 7),
+            Rect::new(3, 2, 1, 1),
+        ];
+        let sizes = [
+            (40, 25),
+            (13, 71),
+            (200, 150),
+            (1, 1),
+            (91, 63),
+            (7, 300),
+            (245, 3),
+        ];
+        for r in windows {
+            for (w, h) in sizes {
+                let (tx, ty) = (Taps::new(r.w, w), Taps::new(r.h, h));
+                assert_eq!(
+                    resample_with(&gray, r, &tx, &ty),
+                    resample_by_pixel(&gray, r, &tx, &ty),
+                    "gray {r:?} to {w}x{h}"
+                );
+                assert_eq!(
+                    resample_with(&rgba, r, &tx, &ty),
+                    resample_by_pixel(&rgba, r, &tx, &ty),
+                    "rgba {r:?} to {w}x{h}"
+                );
             }
         }
     }

@@ -40,7 +40,7 @@ const MAX_GROUND_STD: f64 = 12.0;
 const MAX_LINE_FILL: f64 = 0.8;
 
 /// One connected piece of ink.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 struct Piece {
     rect: Rect,
     area: usize,
@@ -48,10 +48,11 @@ struct Piece {
     bright: bool,
 }
 
-/// The box mean of `luma` over (2r+1)² (clipped at the edges), by an
+/// The box mean of `luma` over (2R+1)² (clipped at the edges), by an
 /// integral image.
-fn local_mean(luma: &Plane<u8>, r: usize) -> Plane<u8> {
+fn local_mean<const R: usize>(luma: &Plane<u8>) -> Plane<u8> {
     let (w, h) = (luma.width(), luma.height());
+    // Per call: the integral image.
     let mut sum = vec![0u32; (w + 1) * (h + 1)];
     for y in 0..h {
         let mut row = 0u32;
@@ -60,19 +61,195 @@ fn local_mean(luma: &Plane<u8>, r: usize) -> Plane<u8> {
             sum[(y + 1) * (w + 1) + x + 1] = sum[y * (w + 1) + x + 1] + row;
         }
     }
-    Plane::from_fn(w, h, |x, y| {
-        let (x0, y0) = (x.saturating_sub(r), y.saturating_sub(r));
-        let (x1, y1) = ((x + r + 1).min(w), (y + r + 1).min(h));
-        let s = sum[y1 * (w + 1) + x1] + sum[y0 * (w + 1) + x0]
-            - sum[y0 * (w + 1) + x1]
-            - sum[y1 * (w + 1) + x0];
-        let n = ((x1 - x0) * (y1 - y0)) as u32;
-        ((s + n / 2) / n) as u8
-    })
+    // A whole neighbourhood's count, a constant to divide by.
+    let full = ((2 * R + 1) * (2 * R + 1)) as u32;
+    let mut out = Plane::new(w, h, 0u8);
+    for (y, row) in out.rows_mut().enumerate() {
+        let (y0, y1) = (y.saturating_sub(R), (y + R + 1).min(h));
+        let top = &sum[y0 * (w + 1)..(y0 + 1) * (w + 1)];
+        let bottom = &sum[y1 * (w + 1)..(y1 + 1) * (w + 1)];
+        let rows = (y1 - y0) as u32;
+        let at = |x: usize| {
+            let (x0, x1) = (x.saturating_sub(R), (x + R + 1).min(w));
+            (
+                bottom[x1] + top[x0] - top[x1] - bottom[x0],
+                (x1 - x0) as u32 * rows,
+            )
+        };
+        // Columns whose neighbourhood lies inside the row.
+        let inner = R..w.saturating_sub(R).max(R);
+        if rows as usize == 2 * R + 1 {
+            for x in inner.clone() {
+                let s = bottom[x + R + 1] + top[x - R] - top[x + R + 1] - bottom[x - R];
+                row[x] = ((s + full / 2) / full) as u8;
+            }
+        } else {
+            for x in inner.clone() {
+                let (s, n) = at(x);
+                row[x] = ((s + n / 2) / n) as u8;
+            }
+        }
+        for x in (0..inner.start.min(w)).chain(inner.end..w) {
+            let (s, n) = at(x);
+            row[x] = ((s + n / 2) / n) as u8;
+        }
+    }
+    out
 }
 
-/// The 8-connected pieces of the pixels where `ink` holds.
-fn pieces(luma: &Plane<u8>, ink: &Plane<bool>, bright: bool, out: &mut Vec<Piece>) {
+/// Whether a pixel of level `v` over a neighbourhood of mean `m` is ink of
+/// the polarity `bright`.
+#[inline]
+fn is_ink(v: u8, m: u8, bright: bool) -> bool {
+    let d = v as i32 - m as i32;
+    if bright {
+        d > INK_CONTRAST
+    } else {
+        d < -INK_CONTRAST
+    }
+}
+
+/// A horizontal run of ink: row `y`, columns `x0..x1`.
+#[derive(Clone, Copy, Debug)]
+struct Run {
+    y: usize,
+    x0: usize,
+    x1: usize,
+}
+
+/// What a piece's runs add up to.
+#[derive(Clone, Copy, Debug)]
+struct Tally {
+    x_lo: usize,
+    x_hi: usize,
+    y_lo: usize,
+    y_hi: usize,
+    area: usize,
+    sum: u64,
+    squares: u64,
+}
+
+/// The ink of polarity `bright` (against `mean`), and its 8-connected
+/// pieces that have a letter's shape, in the order of their first pixel
+/// (row by row): runs of ink joined to the touching runs of the row above.
+fn pieces(luma: &Plane<u8>, mean: &Plane<u8>, bright: bool, out: &mut Vec<Piece>) -> Plane<bool> {
+    let (w, h) = (luma.width(), luma.height());
+    let mut inked = Plane::new(w, h, false);
+    // Per call: the runs, where each row's start, and their pieces.
+    let mut runs: Vec<Run> = Vec::new();
+    let mut row_start = Vec::with_capacity(h + 1);
+    // One row's ink, 1 or 0, padded to whole words with 0.
+    let mut ink = vec![0u8; w.next_multiple_of(8)];
+    for y in 0..h {
+        row_start.push(runs.len());
+        for ((i, &v), &m) in ink.iter_mut().zip(luma.row(y)).zip(mean.row(y)) {
+            *i = is_ink(v, m, bright) as u8;
+        }
+        for (o, &i) in inked.row_mut(y).iter_mut().zip(&ink) {
+            *o = i != 0;
+        }
+        let mut x = 0;
+        while x < w {
+            // Most of a row is not ink: eight pixels at a time.
+            if x % 8 == 0 && u64::from_ne_bytes(ink[x..x + 8].try_into().unwrap_or([1; 8])) == 0 {
+                x += 8;
+                continue;
+            }
+            if ink[x] == 0 {
+                x += 1;
+                continue;
+            }
+            let x0 = x;
+            while x < w && ink[x] != 0 {
+                x += 1;
+            }
+            runs.push(Run { y, x0, x1: x });
+        }
+    }
+    row_start.push(runs.len());
+    // Each run's piece: the first run of it, which is the root of its set.
+    let mut parent: Vec<usize> = (0..runs.len()).collect();
+    for y in 1..h {
+        let mut above = row_start[y - 1];
+        for k in row_start[y]..row_start[y + 1] {
+            let b = runs[k];
+            // Runs above that end left of b's left neighbour touch
+            // neither b nor any run right of it.
+            while above < row_start[y] && runs[above].x1 < b.x0 {
+                above += 1;
+            }
+            let mut a = above;
+            while a < row_start[y] && runs[a].x0 <= b.x1 {
+                let (ra, rb) = (find(&mut parent, a), find(&mut parent, k));
+                if ra != rb {
+                    parent[ra.max(rb)] = ra.min(rb);
+                }
+                a += 1;
+            }
+        }
+    }
+    let mut tallies: Vec<Option<Tally>> = vec![None; runs.len()];
+    for (k, run) in runs.iter().enumerate() {
+        let root = find(&mut parent, k);
+        let (mut sum, mut squares) = (0u64, 0u64);
+        for &v in &luma.row(run.y)[run.x0..run.x1] {
+            sum += v as u64;
+            squares += v as u64 * v as u64;
+        }
+        let t = tallies[root].get_or_insert(Tally {
+            x_lo: run.x0,
+            x_hi: run.x1 - 1,
+            y_lo: run.y,
+            y_hi: run.y,
+            area: 0,
+            sum: 0,
+            squares: 0,
+        });
+        t.x_lo = t.x_lo.min(run.x0);
+        t.x_hi = t.x_hi.max(run.x1 - 1);
+        t.y_hi = run.y;
+        t.area += run.x1 - run.x0;
+        t.sum += sum;
+        t.squares += squares;
+    }
+    // Roots are first runs, so the pieces come in the order of their first
+    // pixels.
+    for t in tallies.into_iter().flatten() {
+        // Sums of whole levels below 2⁵³ are exact in f64, as the flood's
+        // running sums were.
+        let area = t.area;
+        let mean = t.sum as f64 / area as f64;
+        let var = (t.squares as f64 / area as f64 - mean * mean).max(0.0);
+        let rect = Rect::new(t.x_lo, t.y_lo, t.x_hi - t.x_lo + 1, t.y_hi - t.y_lo + 1);
+        if is_letter(rect, area, var, h) {
+            out.push(Piece {
+                rect,
+                area,
+                mean,
+                bright,
+            });
+        }
+    }
+    inked
+}
+
+/// A letter: between 6 pixels and a third of the picture high, at most
+/// three times as wide as high (joined letters), filling part of its box,
+/// in one colour.
+fn is_letter(rect: Rect, area: usize, var: f64, h: usize) -> bool {
+    let fill = area as f64 / rect.area() as f64;
+    rect.h >= 6
+        && rect.h <= h / 3
+        && rect.w >= 2
+        && rect.w <= 3 * rect.h
+        && (0.12..=1.0).contains(&fill)
+        && var.sqrt() <= MAX_CHAR_STD
+}
+
+/// [`pieces`] by flooding each piece pixel by pixel: the reference the
+/// runs must agree with.
+#[cfg(test)]
+fn pieces_by_flood(luma: &Plane<u8>, ink: &Plane<bool>, bright: bool, out: &mut Vec<Piece>) {
     let (w, h) = (ink.width(), ink.height());
     let mut seen = vec![false; w * h];
     let mut stack = Vec::new();
@@ -169,20 +346,9 @@ fn blocks_at(luma: &Plane<u8>, titles: bool) -> Vec<Rect> {
     if w < 8 || h < 8 {
         return Vec::new();
     }
-    let mean = local_mean(luma, MEAN_RADIUS);
+    let mean = local_mean::<MEAN_RADIUS>(luma);
     let mut chars = Vec::new();
-    let inks = [true, false].map(|bright| {
-        let ink = Plane::from_fn(w, h, |x, y| {
-            let d = luma.get(x, y) as i32 - mean.get(x, y) as i32;
-            if bright {
-                d > INK_CONTRAST
-            } else {
-                d < -INK_CONTRAST
-            }
-        });
-        pieces(luma, &ink, bright, &mut chars);
-        ink
-    });
+    let inks = [true, false].map(|bright| pieces(luma, &mean, bright, &mut chars));
     // Lines: characters joined to their neighbours (sorted by x, each
     // compared with those that start within reach).
     chars.sort_by_key(|c| c.rect.x);
@@ -377,17 +543,36 @@ fn stacked(a: &Rect, b: &Rect) -> bool {
 
 /// `luma` shrunk by `f` (box means, the remainder dropped).
 pub fn shrink(luma: &Plane<u8>, f: usize) -> Plane<u8> {
+    // The usual factors get their own copies of the loop, in which a
+    // block's width is a constant.
+    match f {
+        2 => shrink_by(luma, 2),
+        3 => shrink_by(luma, 3),
+        _ => shrink_by(luma, f),
+    }
+}
+
+#[inline(always)]
+fn shrink_by(luma: &Plane<u8>, f: usize) -> Plane<u8> {
     let (w, h) = (luma.width() / f, luma.height() / f);
     let n = (f * f) as u32;
-    Plane::from_fn(w, h, |x, y| {
-        let mut s = 0u32;
+    let mut out = Plane::new(w, h, 0u8);
+    // The sums down each column of a band of `f` rows, reused for every
+    // band.
+    let mut columns = vec![0u32; w * f];
+    for (y, row) in out.rows_mut().enumerate() {
+        columns.fill(0);
         for dy in 0..f {
-            for &v in &luma.row(y * f + dy)[x * f..x * f + f] {
-                s += v as u32;
+            for (c, &v) in columns.iter_mut().zip(&luma.row(y * f + dy)[..w * f]) {
+                *c += v as u32;
             }
         }
-        ((s + n / 2) / n) as u8
-    })
+        for (o, block) in row.iter_mut().zip(columns.chunks_exact(f)) {
+            let s: u32 = block.iter().sum();
+            *o = ((s + n / 2) / n) as u8;
+        }
+    }
+    out
 }
 
 /// The text blocks of `luma` (lines of small text and large titles), as
@@ -461,6 +646,63 @@ mod tests {
         assert!(text_blocks(&Plane::new(200, 80, 90u8)).is_empty());
         let noise = crate::ops::retarget::tests::noise(200, 80, 9);
         assert!(text_blocks(&noise).is_empty(), "{:?}", text_blocks(&noise));
+    }
+
+    #[test]
+    fn local_means_are_the_means_of_the_clipped_neighbourhoods() {
+        for (w, h, seed) in [
+            (40, 30, 1),
+            (9, 23, 2),
+            (15, 15, 3),
+            (3, 2, 4),
+            (100, 16, 5),
+        ] {
+            let p = crate::ops::retarget::tests::noise(w, h, seed);
+            let r = MEAN_RADIUS;
+            let slow = Plane::from_fn(w, h, |x, y| {
+                let (xs, ys) = (
+                    x.saturating_sub(r)..(x + r + 1).min(w),
+                    y.saturating_sub(r)..(y + r + 1).min(h),
+                );
+                let n = (xs.len() * ys.len()) as u32;
+                let s: u32 = ys
+                    .flat_map(|yy| xs.clone().map(move |xx| (xx, yy)))
+                    .map(|(xx, yy)| p.get(xx, yy) as u32)
+                    .sum();
+                ((s + n / 2) / n) as u8
+            });
+            assert_eq!(local_mean::<MEAN_RADIUS>(&p), slow, "{w}x{h}");
+        }
+    }
+
+    #[test]
+    fn pieces_by_runs_are_the_pieces_by_flood_in_the_same_order() {
+        // Noise of several grains and sizes (awkward widths), and letters.
+        let mut pictures: Vec<Plane<u8>> = [(37, 19, 1), (200, 80, 2), (97, 131, 3), (9, 300, 4)]
+            .into_iter()
+            .map(|(w, h, seed)| crate::ops::retarget::tests::noise(w, h, seed))
+            .collect();
+        let grain = crate::ops::retarget::tests::noise(60, 40, 5);
+        pictures.push(Plane::from_fn(240, 160, |x, y| grain.get(x / 4, y / 4)));
+        pictures.push(word(200, 80, 40, 30, 8));
+        for p in &pictures {
+            let mean = local_mean::<MEAN_RADIUS>(p);
+            for bright in [true, false] {
+                let ink = Plane::from_fn(p.width(), p.height(), |x, y| {
+                    is_ink(p.get(x, y), mean.get(x, y), bright)
+                });
+                let (mut runs, mut flood) = (Vec::new(), Vec::new());
+                let inked = pieces(p, &mean, bright, &mut runs);
+                pieces_by_flood(p, &ink, bright, &mut flood);
+                assert_eq!(runs, flood, "{}x{}, bright {bright}", p.width(), p.height());
+                assert_eq!(inked, ink, "{}x{}, bright {bright}", p.width(), p.height());
+            }
+        }
+        // The test must see pieces to compare.
+        let mut some = Vec::new();
+        let p = &pictures[4];
+        pieces(p, &local_mean::<MEAN_RADIUS>(p), false, &mut some);
+        assert!(!some.is_empty());
     }
 
     #[test]
