@@ -3,7 +3,7 @@
 //! CPU) apart, on the frames of a real clip scaled to the bench's size.
 //!
 //! The analysis is what `run` does ahead of the render for a file: every
-//! frame's thumbnails through [`Analyzer`], faces on every sixth frame (so
+//! frame's thumbnails through [`Analyzer`], faces on every `FACE_EVERY`-th frame (so
 //! its time is the detectors' amortised over the frames). The render is
 //! the plan replayed, each frame timed from its launch to its end (the GPU
 //! synchronised): its whole latency, not a pipelined rate.
@@ -11,6 +11,7 @@
 use std::time::Instant;
 
 use super::percentile;
+use rayon::prelude::*;
 use seamstream::cuda::stage::GpuChain;
 use seamstream::cuda::{DevFormat, DevFrame, Gpu};
 use seamstream::error::Result;
@@ -18,7 +19,7 @@ use seamstream::frame::{Frame, Plane, Rgba};
 use seamstream::gst::decode::FrameReader;
 use seamstream::gst::reframe::reframe_of;
 use seamstream::ops::Op;
-use seamstream::ops::reframe::analyze::Thumbs;
+use seamstream::ops::reframe::analyze::{FACE_EVERY, Thumbs};
 use seamstream::ops::reframe::geometry::{Fit, Rect};
 use seamstream::ops::reframe::plan::FramePlan;
 use seamstream::ops::reframe::plan_video;
@@ -72,10 +73,18 @@ pub fn time_reframe(gpu: Option<&Gpu>, op: &str, frames: &[Frame]) -> Result<Ref
             "`bench reframe --op {op}`: expected a reframe op"
         )));
     };
+    // As `run` plans a file: thumbnails, then batches of a few face frames
+    // a thread, each spread over the threads.
     let start = Instant::now();
     let mut a = r.director.analyzer(w, h, false);
-    for (i, f) in frames.iter().enumerate() {
-        a.push(&Thumbs::of(f, i));
+    let batch = FACE_EVERY * rayon::current_num_threads().max(2);
+    for (k, chunk) in frames.chunks(batch).enumerate() {
+        let thumbs: Vec<Thumbs> = chunk
+            .par_iter()
+            .enumerate()
+            .map(|(i, f)| Thumbs::of(f, k * batch + i))
+            .collect();
+        a.push_many(&thumbs);
     }
     let obs = a.finish();
     let analysis = start.elapsed().as_secs_f64() * 1e3 / frames.len() as f64;

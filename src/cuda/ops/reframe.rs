@@ -4,7 +4,7 @@
 //! The decisions are the CPU's own code: a [`Director`] cloned from the op
 //! plans each frame. A plan made ahead (every file `run` renders) needs
 //! nothing from the GPU; live planning reads back each frame's thumbnails
-//! (a few hundred kilobytes, and on every sixth frame the face picture)
+//! (a few hundred kilobytes, and on every `FACE_EVERY`-th frame the face picture)
 //! made on the device by the CPU's box means. Then:
 //!
 //! - the window is copied (a crop at full scale) or resampled by the row

@@ -33,8 +33,10 @@ use crate::ops::retarget::motion::{Shift, global_shift};
 /// The thumbnail's target width and height: the factor is the smallest
 /// whole number that brings the frame within them.
 pub const THUMB_SIZE: (usize, usize) = (480, 270);
-/// Faces are looked for on every this-many frames.
-pub const FACE_EVERY: usize = 6;
+/// Faces are looked for on every this-many frames (three times a second at
+/// 30 fps; the plan holds a subject for a while either side, and what moves
+/// is found on every frame).
+pub const FACE_EVERY: usize = 10;
 /// Frames in the offline background model's stretch, and frames sampled
 /// for its median.
 pub const SEGMENT: usize = 600;
