@@ -521,11 +521,11 @@ fn reframe_bench(
         None => format!("CPU, {} threads", rayon::current_num_threads()),
     };
     println!(
-        "reframe: ms a frame on the first {n} frames of each clip; the analysis on the host's CPU ({} threads), the render on {on}\n",
+        "reframe: ms a frame on the first {n} frames of each clip; the analysis on the host's CPU ({} threads), the render on {on}; the render's figures and the total leave the first frame out (it sets the carver up, and compiles its kernels on a machine's first run)\n",
         rayon::current_num_threads()
     );
     println!(
-        "| clip | size | op | analysis | render (median) | render (mean) | total | frames crop/carve/pad |\n|---|---|---|---|---|---|---|---|"
+        "| clip | size | op | analysis | render (median) | render (mean) | total | first frame's render | frames crop/carve/pad |\n|---|---|---|---|---|---|---|---|---|"
     );
     for clip in &clips {
         let name = clip.file_name().map_or_else(
@@ -540,7 +540,7 @@ fn reframe_bench(
             for op in &ops {
                 let t = br::time_reframe(gpu, op, &frames)?;
                 println!(
-                    "| {name} | {}x{} | {} | {:.2} | {:.3} | {:.3} | {:.2} | {}/{}/{} |",
+                    "| {name} | {}x{} | {} | {:.2} | {:.3} | {:.3} | {:.2} | {:.1} | {}/{}/{} |",
                     size.0,
                     size.1,
                     t.op,
@@ -548,6 +548,7 @@ fn reframe_bench(
                     t.render_median,
                     t.render_mean,
                     t.total(),
+                    t.render_first,
                     t.fits[0],
                     t.fits[1],
                     t.fits[2]
