@@ -33,7 +33,7 @@
 
 use super::energy::{Energy, luma_unit};
 use super::exact::insert_chosen;
-use super::motion::{MotionMap, Shift, global_shift, motion_share, running_moving};
+use super::motion::{MotionMap, Pyramid, Shift, motion_share, pyramid_shift, running_moving};
 use super::passes::remove_columns;
 use super::temporal::{Costs, Track, base_costs, gradient_sums};
 use super::{CarveOptions, check_target, combine_masks};
@@ -85,8 +85,9 @@ impl Default for FastParams {
 /// Everything fast mode keeps between frames.
 #[derive(Clone, Debug, Default)]
 pub struct FastState {
-    /// The last input's luma.
+    /// The last input's luma, and its sums for the global shift.
     last: Plane<u8>,
+    pyramid: Pyramid,
     motion: MotionMap,
     /// The seams of each shrink, per dimension: the width's (or its
     /// enlarging rounds'), then the height's.
@@ -108,11 +109,13 @@ impl FastState {
     /// map up to date and returns the global shift.
     pub fn observe(&mut self, luma: &Plane<u8>, params: &FastParams) -> Option<Shift> {
         let same = (self.last.width(), self.last.height()) == (luma.width(), luma.height());
+        let pyramid = Pyramid::of(luma);
         let shift = if same {
-            global_shift(&self.last, luma)
+            pyramid_shift(&self.pyramid, &pyramid)
         } else {
             (0, 0)
         };
+        self.pyramid = pyramid;
         if !same || is_cut(&self.last, luma, shift, params.cut) {
             if !self.last.is_empty() {
                 self.cuts += 1;

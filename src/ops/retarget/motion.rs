@@ -75,18 +75,37 @@ fn nearer(a: Shift, b: Shift) -> bool {
     na < nb || (na == nb && (a.1, a.0) < (b.1, b.0))
 }
 
+/// Samples a side of a block of the shift's block matching.
+const BLOCK: usize = 8;
+
+/// The sum of absolute differences of two `BLOCK`×`BLOCK` blocks, given
+/// by their rows.
+#[inline(always)]
+fn block_sad(cur: &[[u16; BLOCK]; BLOCK], prev: &Plane<u16>, px: usize, py: usize) -> u32 {
+    let mut sad = 0u32;
+    for (j, c) in cur.iter().enumerate() {
+        let p: &[u16; BLOCK] = prev.row(py + j)[px..px + BLOCK]
+            .try_into()
+            .expect("a block's row");
+        for (a, b) in c.iter().zip(p) {
+            sad += a.abs_diff(*b) as u32;
+        }
+    }
+    sad
+}
+
 /// Block matching on `cur` against `prev` (values `unit` per level): each
-/// `bs`×`bs` block at (bx·step, by·step) blocks finds its offset within
-/// `centre` ± `r`; returns the winning vote (see the module).
+/// `BLOCK`×`BLOCK` block at (bx·step, by·step) blocks finds its offset
+/// within `centre` ± `r`; returns the winning vote (see the module).
 fn vote(
     prev: &Plane<u16>,
     cur: &Plane<u16>,
-    bs: usize,
     step: usize,
     centre: Shift,
     r: i32,
     unit: u32,
 ) -> Option<Shift> {
+    let bs = BLOCK;
     let (bw, bh) = (cur.width() / bs, cur.height() / bs);
     let blocks: Vec<(usize, usize)> = (0..bh)
         .step_by(step)
@@ -98,6 +117,11 @@ fn vote(
         .map(|&(bx, by)| {
             let (x0, y0) = ((bx * bs) as i32, (by * bs) as i32);
             let (pw, ph) = (prev.width() as i32, prev.height() as i32);
+            let block: [[u16; BLOCK]; BLOCK] = std::array::from_fn(|j| {
+                cur.row(y0 as usize + j)[x0 as usize..x0 as usize + bs]
+                    .try_into()
+                    .expect("a block's row")
+            });
             let mut best: Option<(u32, Shift)> = None;
             let (mut worst, mut still) = (0u32, None);
             for sy in centre.1 - r..=centre.1 + r {
@@ -107,14 +131,7 @@ fn vote(
                     if px < 0 || py < 0 || px + bs as i32 > pw || py + bs as i32 > ph {
                         continue;
                     }
-                    let mut sad = 0u32;
-                    for j in 0..bs {
-                        let c = &cur.row(y0 as usize + j)[x0 as usize..x0 as usize + bs];
-                        let p = &prev.row(py as usize + j)[px as usize..px as usize + bs];
-                        for (a, b) in c.iter().zip(p) {
-                            sad += a.abs_diff(*b) as u32;
-                        }
-                    }
+                    let sad = block_sad(&block, prev, px as usize, py as usize);
                     if (sx, sy) == (0, 0) {
                         still = Some(sad);
                     }
@@ -152,19 +169,50 @@ fn vote(
     (3 * n >= voters).then_some(mode)
 }
 
+/// The levels of the global shift's search: (cell side, search radius,
+/// block step). ÷4, ÷2, ÷1: blocks of 8×8 samples; each level searches
+/// around twice the coarser one's answer.
+const LEVELS: [(usize, i32, usize); 3] = [(4, SEARCH / 4, 1), (2, 3, 1), (1, 3, 2)];
+
+/// A frame's luma summed over the cells of each level of the global
+/// shift's search: made once a frame, and kept as the next frame's `prev`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Pyramid {
+    levels: [Plane<u16>; 3],
+}
+
+impl Pyramid {
+    pub fn of(luma: &Plane<u8>) -> Pyramid {
+        Pyramid {
+            levels: LEVELS.map(|(f, _, _)| cell_sums(luma, f)),
+        }
+    }
+
+    /// The luma's size (the finest level's).
+    fn size(&self) -> (usize, usize) {
+        (self.levels[2].width(), self.levels[2].height())
+    }
+}
+
 /// The global shift from `prev` to `cur` (content at x in `prev` is at
 /// x + shift in `cur`), within ±[`SEARCH`] pixels each way; see the module.
 pub fn global_shift(prev: &Plane<u8>, cur: &Plane<u8>) -> Shift {
     if (prev.width(), prev.height()) != (cur.width(), cur.height()) {
         return (0, 0);
     }
-    // ÷4, ÷2, ÷1: blocks of 8×8 samples; each level searches around twice
-    // the coarser one's answer.
+    pyramid_shift(&Pyramid::of(prev), &Pyramid::of(cur))
+}
+
+/// [`global_shift`] on the frames' pyramids.
+pub fn pyramid_shift(prev: &Pyramid, cur: &Pyramid) -> Shift {
+    if prev.size() != cur.size() {
+        return (0, 0);
+    }
     let mut at = (0, 0);
-    for (f, r, step) in [(4usize, SEARCH / 4, 1usize), (2, 3, 1), (1, 3, 2)] {
+    for (level, &(f, r, step)) in LEVELS.iter().enumerate() {
         let centre = (at.0 * 2, at.1 * 2);
-        let (p, q) = (cell_sums(prev, f), cell_sums(cur, f));
-        at = vote(&p, &q, 8, step, centre, r, (f * f) as u32).unwrap_or(centre);
+        let (p, q) = (&prev.levels[level], &cur.levels[level]);
+        at = vote(p, q, step, centre, r, (f * f) as u32).unwrap_or(centre);
     }
     at
 }

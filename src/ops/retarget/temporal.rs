@@ -109,20 +109,42 @@ pub fn base_costs(
     out
 }
 
-/// Forward energy's step costs from (x, y): to x (centre), x−1 (left) and
-/// x+1 (right) in row y+1, as `energy::forward_steps` gives them.
-#[inline]
-fn steps(luma: &Plane<u8>, x: usize, y: usize) -> (i64, i64, i64) {
-    let (w, h) = (luma.width(), luma.height());
-    let row = luma.row(y);
-    let l = row[x.saturating_sub(1)] as i64;
-    let r = row[(x + 1).min(w - 1)] as i64;
-    let up = (r - l).abs();
-    if y + 1 >= h {
-        return (up, up, up);
+/// Reusable buffers of [`band_dp_into`], one set a thread: the DP's two
+/// rows, the row below shifted onto this row's band, and every step taken.
+#[derive(Debug, Default)]
+pub struct BandScratch {
+    cum: Vec<i64>,
+    next: Vec<i64>,
+    below: Vec<i64>,
+    back: Vec<i8>,
+}
+
+/// How a move's picture change is weighed: `per_level`/`per_level_div` a
+/// level, as one multiplication when the division is exact (the default
+/// `coherence` gives 100/100), the same integers either way.
+#[derive(Clone, Copy)]
+enum MoveWeight {
+    Times(i64),
+    Ratio(i64, i64),
+}
+
+impl MoveWeight {
+    fn of(c: &Costs) -> MoveWeight {
+        if c.per_level % c.per_level_div == 0 {
+            MoveWeight::Times(c.per_level / c.per_level_div)
+        } else {
+            MoveWeight::Ratio(c.per_level, c.per_level_div)
+        }
     }
-    let d = luma.row(y + 1)[x] as i64;
-    (up, up + (d - l).abs(), up + (d - r).abs())
+
+    /// The cost of `levels` (≥ 0) of picture change.
+    #[inline(always)]
+    fn of_levels(self, levels: i64) -> i64 {
+        match self {
+            MoveWeight::Times(m) => m * levels,
+            MoveWeight::Ratio(p, d) => p * levels / d,
+        }
+    }
 }
 
 /// One seam's best path within `band` pixels of `centre` (a column a row),
@@ -131,62 +153,105 @@ fn steps(luma: &Plane<u8>, x: usize, y: usize) -> (i64, i64, i64) {
 /// row's least (ties to the smaller column). A row with no path (the
 /// centre jumps by more than the band allows) keeps the centre.
 pub fn band_dp(c: &Costs, centre: &[u32], band: usize) -> Vec<u32> {
-    let (w, h) = (c.luma.width() as i64, c.luma.height());
+    let mut path = vec![0u32; centre.len()];
+    band_dp_into(c, centre, band, &mut BandScratch::default(), &mut path);
+    path
+}
+
+/// [`band_dp`] into `path` (one column a row), with the buffers of
+/// `scratch`.
+///
+/// Lane j of row y is column x = c(y) − band + j. The row below's values
+/// are first moved onto this row's lanes (`below[j + 1]` is the value at
+/// x, `below[j]` at x − 1, `below[j + 2]` at x + 1; `OUT` beyond its band
+/// or the frame), so that every lane reads its three neighbours without a
+/// test. Costs stay far below `i64::MAX − OUT`, so sums with `OUT` need no
+/// saturation.
+pub fn band_dp_into(
+    c: &Costs,
+    centre: &[u32],
+    band: usize,
+    scratch: &mut BandScratch,
+    path: &mut [u32],
+) {
+    let (w, h) = (c.luma.width(), c.luma.height());
     let bw = 2 * band + 1;
     let b = band as i64;
-    // Scratch per seam: the DP's two rows and every step taken.
-    let mut cum = vec![OUT; bw];
-    let mut next = vec![OUT; bw];
-    let mut back = vec![0i8; bw * h];
+    let weight = MoveWeight::of(c);
+    let BandScratch {
+        cum,
+        next,
+        below,
+        back,
+    } = scratch;
+    for v in [&mut *cum, &mut *next] {
+        v.clear();
+        v.resize(bw, OUT);
+    }
+    below.clear();
+    below.resize(bw + 2, OUT);
+    back.clear();
+    back.resize(bw * h, 0);
     for y in (0..h).rev() {
         let cy = centre[y] as i64;
+        let x0 = cy - b;
+        // The lanes inside the frame.
+        let lo = (-x0).clamp(0, bw as i64) as usize;
+        let hi = (w as i64 - x0).clamp(lo as i64, bw as i64) as usize;
+        cum[..lo].fill(OUT);
+        cum[hi..].fill(OUT);
         let base = c.base.row(y);
         let g = c.grad.row(y);
         let gc = g[cy as usize] as i64;
-        let below = (y + 1 < h).then(|| centre[y + 1] as i64);
-        for (j, out) in cum.iter_mut().enumerate() {
-            let x = cy - b + j as i64;
-            if x < 0 || x >= w {
-                *out = OUT;
-                continue;
+        let row = c.luma.row(y);
+        let last = y + 1 == h;
+        let down = if last { row } else { c.luma.row(y + 1) };
+        if !last {
+            // below[t] = next[t − 1 + s]: lane j − 1 + t of the row below
+            // holds this row's x − 1 + t.
+            let s = cy - centre[y + 1] as i64;
+            below.fill(OUT);
+            let t_lo = (1 - s).clamp(0, bw as i64 + 2);
+            let t_hi = (bw as i64 + 1 - s).clamp(t_lo, bw as i64 + 2);
+            if t_lo < t_hi {
+                let (t_lo, t_hi) = (t_lo as usize, t_hi as usize);
+                let from = (t_lo as i64 - 1 + s) as usize;
+                below[t_lo..t_hi].copy_from_slice(&next[from..from + (t_hi - t_lo)]);
             }
-            let xu = x as usize;
-            let moved = c.per_level * (g[xu] as i64 - gc).abs() / c.per_level_div + (x - cy).abs();
+        }
+        let back_row = &mut back[y * bw..(y + 1) * bw];
+        for j in lo..hi {
+            let xu = (x0 + j as i64) as usize;
+            let moved = weight.of_levels((g[xu] as i64 - gc).abs()) + (xu as i64 - cy).abs();
             let own = base[xu] + moved;
             let (sc, sl, sr) = if c.forward {
-                steps(c.luma, xu, y)
+                let l = row[xu.saturating_sub(1)] as i64;
+                let r = row[(xu + 1).min(w - 1)] as i64;
+                let up = (r - l).abs();
+                if last {
+                    (up, up, up)
+                } else {
+                    let d = down[xu] as i64;
+                    (up, up + (d - l).abs(), up + (d - r).abs())
+                }
             } else {
                 (0, 0, 0)
             };
-            let Some(cb) = below else {
-                *out = own + sc;
+            if last {
+                cum[j] = own + sc;
                 continue;
-            };
-            // The DP's value in the row below at column xn, if in its band.
-            let at = |xn: i64| -> i64 {
-                let jn = xn - cb + b;
-                if xn < 0 || xn >= w || jn < 0 || jn >= bw as i64 {
-                    OUT
-                } else {
-                    next[jn as usize]
-                }
-            };
-            let mut best = at(x).saturating_add(sc);
-            let mut step = 0i8;
-            let left = at(x - 1).saturating_add(sl);
-            if left < best {
-                best = left;
-                step = -1;
             }
-            let right = at(x + 1).saturating_add(sr);
-            if right < best {
-                best = right;
-                step = 1;
-            }
-            *out = if best >= OUT { OUT } else { best + own };
-            back[y * bw + j] = step;
+            let centre_v = below[j + 1] + sc;
+            let left = below[j] + sl;
+            let right = below[j + 2] + sr;
+            let take_l = left < centre_v;
+            let best = if take_l { left } else { centre_v };
+            let take_r = right < best;
+            let best = if take_r { right } else { best };
+            cum[j] = if best >= OUT { OUT } else { best + own };
+            back_row[j] = if take_r { 1 } else { -(take_l as i8) };
         }
-        std::mem::swap(&mut cum, &mut next);
+        std::mem::swap(cum, next);
     }
     // `next` holds the top row.
     let mut bj = 0;
@@ -196,18 +261,17 @@ pub fn band_dp(c: &Costs, centre: &[u32], band: usize) -> Vec<u32> {
         }
     }
     if next[bj] >= OUT {
-        return centre.to_vec();
+        path.copy_from_slice(centre);
+        return;
     }
-    let mut path = Vec::with_capacity(h);
     let mut x = centre[0] as i64 - b + bj as i64;
     for y in 0..h {
-        path.push(x as u32);
+        path[y] = x as u32;
         if y + 1 < h {
             let j = (x - centre[y] as i64 + b) as usize;
             x += back[y * bw + j] as i64;
         }
     }
-    path
 }
 
 impl Track {
@@ -256,17 +320,20 @@ impl Track {
             let from = (y as i64 - shift.1 as i64).clamp(0, h as i64 - 1) as usize;
             (seams[from * k + i] as i64 + shift.0 as i64).clamp(0, w as i64 - 1) as u32
         };
-        let paths: Vec<Vec<u32>> = (0..k)
-            .into_par_iter()
-            .map(|i| {
-                let centre: Vec<u32> = (0..h).map(|y| centre_of(i, y)).collect();
-                band_dp(costs, &centre, band)
-            })
-            .collect();
+        // Per frame: every seam's path (seam-major), then the rows.
+        let mut paths = vec![0u32; k * h];
+        paths.par_chunks_mut(h.max(1)).enumerate().for_each_init(
+            || (BandScratch::default(), Vec::with_capacity(h)),
+            |(scratch, centre), (i, path)| {
+                centre.clear();
+                centre.extend((0..h).map(|y| centre_of(i, y)));
+                band_dp_into(costs, centre, band, scratch, path);
+            },
+        );
         let mut desired = vec![0u32; k * h];
         desired.par_chunks_mut(k).enumerate().for_each(|(y, row)| {
-            for (d, p) in row.iter_mut().zip(&paths) {
-                *d = p[y];
+            for (i, d) in row.iter_mut().enumerate() {
+                *d = paths[i * h + y];
             }
             row.sort_unstable();
         });
@@ -317,6 +384,22 @@ pub fn protects_too_much(mask: &Plane<i8>, k: usize) -> bool {
 mod tests {
     use super::*;
     use crate::ops::retarget::tests::noise;
+
+    /// Forward energy's step costs from (x, y): to x (centre), x−1 (left) and
+    /// x+1 (right) in row y+1, as `energy::forward_steps` gives them.
+    #[inline]
+    fn steps(luma: &Plane<u8>, x: usize, y: usize) -> (i64, i64, i64) {
+        let (w, h) = (luma.width(), luma.height());
+        let row = luma.row(y);
+        let l = row[x.saturating_sub(1)] as i64;
+        let r = row[(x + 1).min(w - 1)] as i64;
+        let up = (r - l).abs();
+        if y + 1 >= h {
+            return (up, up, up);
+        }
+        let d = luma.row(y + 1)[x] as i64;
+        (up, up + (d - l).abs(), up + (d - r).abs())
+    }
 
     fn costs_of<'a>(luma: &'a Plane<u8>, base: &'a Plane<i64>, grad: &'a Plane<u32>) -> Costs<'a> {
         Costs {
@@ -380,6 +463,141 @@ mod tests {
             };
         }
         total
+    }
+
+    /// The band DP as first written (a test per lane), which the faster
+    /// [`band_dp_into`] must reproduce.
+    fn band_dp_reference(c: &Costs, centre: &[u32], band: usize) -> Vec<u32> {
+        let (w, h) = (c.luma.width() as i64, c.luma.height());
+        let bw = 2 * band + 1;
+        let b = band as i64;
+        // Scratch per seam: the DP's two rows and every step taken.
+        let mut cum = vec![OUT; bw];
+        let mut next = vec![OUT; bw];
+        let mut back = vec![0i8; bw * h];
+        for y in (0..h).rev() {
+            let cy = centre[y] as i64;
+            let base = c.base.row(y);
+            let g = c.grad.row(y);
+            let gc = g[cy as usize] as i64;
+            let below = (y + 1 < h).then(|| centre[y + 1] as i64);
+            for (j, out) in cum.iter_mut().enumerate() {
+                let x = cy - b + j as i64;
+                if x < 0 || x >= w {
+                    *out = OUT;
+                    continue;
+                }
+                let xu = x as usize;
+                let moved =
+                    c.per_level * (g[xu] as i64 - gc).abs() / c.per_level_div + (x - cy).abs();
+                let own = base[xu] + moved;
+                let (sc, sl, sr) = if c.forward {
+                    steps(c.luma, xu, y)
+                } else {
+                    (0, 0, 0)
+                };
+                let Some(cb) = below else {
+                    *out = own + sc;
+                    continue;
+                };
+                // The DP's value in the row below at column xn, if in its band.
+                let at = |xn: i64| -> i64 {
+                    let jn = xn - cb + b;
+                    if xn < 0 || xn >= w || jn < 0 || jn >= bw as i64 {
+                        OUT
+                    } else {
+                        next[jn as usize]
+                    }
+                };
+                let mut best = at(x).saturating_add(sc);
+                let mut step = 0i8;
+                let left = at(x - 1).saturating_add(sl);
+                if left < best {
+                    best = left;
+                    step = -1;
+                }
+                let right = at(x + 1).saturating_add(sr);
+                if right < best {
+                    best = right;
+                    step = 1;
+                }
+                *out = if best >= OUT { OUT } else { best + own };
+                back[y * bw + j] = step;
+            }
+            std::mem::swap(&mut cum, &mut next);
+        }
+        // `next` holds the top row.
+        let mut bj = 0;
+        for j in 1..bw {
+            if next[j] < next[bj] {
+                bj = j;
+            }
+        }
+        if next[bj] >= OUT {
+            return centre.to_vec();
+        }
+        let mut path = Vec::with_capacity(h);
+        let mut x = centre[0] as i64 - b + bj as i64;
+        for y in 0..h {
+            path.push(x as u32);
+            if y + 1 < h {
+                let j = (x - centre[y] as i64 + b) as usize;
+                x += back[y * bw + j] as i64;
+            }
+        }
+        path
+    }
+
+    #[test]
+    fn the_band_dp_gives_the_paths_of_the_first_version() {
+        let mut s = 7u32;
+        let mut rand = |n: u32| {
+            s = s.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            (s >> 8) % n.max(1)
+        };
+        let mut scratch = BandScratch::default();
+        for seed in 0..300u32 {
+            let (w, h) = (1 + rand(70) as usize, 1 + rand(40) as usize);
+            // Few levels, so that paths tie often.
+            let luma = noise(w, h, seed).map(|v| v / 64 * 64);
+            // Costs of every kind: energy, a protected pixel, one to remove.
+            let base = Plane::from_fn(w, h, |x, y| match (x * 13 + y * 7 + seed as usize) % 29 {
+                0 => super::super::PROTECT_COST,
+                1 => -super::super::REMOVE_BONUS,
+                v => (v % 3) as i64,
+            });
+            let grad = gradient_sums(&luma);
+            let (per_level, per_level_div) =
+                [(100, 100), (3, 7), (0, 100), (250, 100)][seed as usize % 4];
+            let c = Costs {
+                luma: &luma,
+                base: &base,
+                grad: &grad,
+                forward: seed % 5 != 0,
+                per_level,
+                per_level_div,
+            };
+            // Centres that wander and sometimes jump further than the band.
+            let mut x = rand(w as u32) as i64;
+            let centre: Vec<u32> = (0..h)
+                .map(|_| {
+                    x = match rand(10) {
+                        0 => rand(w as u32) as i64,
+                        v => (x + v as i64 % 3 - 1).clamp(0, w as i64 - 1),
+                    };
+                    x as u32
+                })
+                .collect();
+            for band in [1, 2, 5, 15] {
+                let mut path = vec![0; h];
+                band_dp_into(&c, &centre, band, &mut scratch, &mut path);
+                assert_eq!(
+                    path,
+                    band_dp_reference(&c, &centre, band),
+                    "seed {seed}, {w}x{h}, band {band}"
+                );
+            }
+        }
     }
 
     #[test]
