@@ -34,7 +34,7 @@
 use super::energy::{Energy, luma_unit};
 use super::exact::insert_chosen;
 use super::motion::{MotionMap, Pyramid, Shift, motion_share, pyramid_shift, running_moving};
-use super::passes::remove_columns;
+use super::passes::without_columns;
 use super::temporal::{Costs, Track, base_costs, gradient_sums};
 use super::{CarveOptions, check_target, combine_masks};
 use crate::error::Result;
@@ -182,8 +182,9 @@ impl<P: Pixel> Side<P> {
         }
     }
 
-    /// The `k` seams to take from this frame: the track's, followed, when
-    /// it was made on a frame of this shape in this shot; else a new one.
+    /// Brings `tracks[slot]` to the `k` seams to take from this frame: the
+    /// track's, followed, when it was made on a frame of this shape in this
+    /// shot; else a new one.
     fn seams(
         &self,
         k: usize,
@@ -192,7 +193,7 @@ impl<P: Pixel> Side<P> {
         share: (i64, i64),
         slot: usize,
         tracks: &mut Vec<Track>,
-    ) -> Vec<u32> {
+    ) {
         let (w, h) = (self.luma.width(), self.luma.height());
         let mask = self.mask.as_ref();
         let live = shift.is_some()
@@ -223,45 +224,47 @@ impl<P: Pixel> Side<P> {
             tracks.truncate(slot);
             tracks.push(t);
         }
-        tracks[slot].seams.clone()
     }
 
-    /// Removes `k` seams a row.
-    fn remove(&mut self, cols: &[u32], k: usize) {
-        remove_columns(&mut self.img, cols, k);
-        remove_columns(&mut self.luma, cols, k);
-        if let Some(m) = &mut self.mask {
-            remove_columns(m, cols, k);
+    /// Removes `k` seams a row: from the frame, and when `aux` from its
+    /// luma, mask and motion too (which are dropped otherwise: nothing
+    /// reads them after the last shrink).
+    fn remove(&mut self, cols: &[u32], k: usize, aux: bool) {
+        self.img = without_columns(&self.img, cols, k);
+        if !aux {
+            self.luma = Plane::default();
+            self.mask = None;
+            self.motion = None;
+            return;
         }
-        if let Some(m) = &mut self.motion {
-            remove_columns(m, cols, k);
-        }
-        self.img = self.img.to_packed();
-        self.luma = self.luma.to_packed();
-        self.mask = self.mask.take().map(|m| m.to_packed());
-        self.motion = self.motion.take().map(|m| m.to_packed());
+        self.luma = without_columns(&self.luma, cols, k);
+        self.mask = self.mask.take().map(|m| without_columns(&m, cols, k));
+        self.motion = self.motion.take().map(|m| without_columns(&m, cols, k));
     }
 
     /// Changes the width to `target`, with the seams of `tracks`.
+    /// `aux`: whether the luma, mask and motion are read afterwards.
     fn carve(
         mut self,
         target: usize,
         params: &FastParams,
         (shift, share): (Option<Shift>, (i64, i64)),
         tracks: &mut Vec<Track>,
+        aux: bool,
     ) -> Self {
         let w = self.img.width();
         if target < w {
             let k = w - target;
-            let cols = self.seams(k, params, shift, share, 0, tracks);
-            self.remove(&cols, k);
+            self.seams(k, params, shift, share, 0, tracks);
+            self.remove(&tracks[0].seams, k, aux);
             return self;
         }
         let mut round = 0;
         while self.img.width() < target {
             let (w, h) = (self.img.width(), self.img.height());
             let k = (target - w).min((w / 2).max(1));
-            let cols = self.seams(k, params, shift, share, round, tracks);
+            self.seams(k, params, shift, share, round, tracks);
+            let cols = &tracks[round].seams;
             let mut chosen = Plane::new(w, h, false);
             for y in 0..h {
                 for &x in &cols[y * k..(y + 1) * k] {
@@ -323,7 +326,13 @@ pub fn retarget_fast<P: Pixel>(
         mask,
         motion,
     }
-    .carve(target_w, params, (shift, state.share), &mut state.tracks[0]);
+    .carve(
+        target_w,
+        params,
+        (shift, state.share),
+        &mut state.tracks[0],
+        target_h != h,
+    );
     if target_h == h {
         return Ok(side.img);
     }
@@ -335,6 +344,7 @@ pub fn retarget_fast<P: Pixel>(
         params,
         (shift_t, state.share),
         &mut state.tracks[1],
+        false,
     );
     Ok(side.img.transposed())
 }

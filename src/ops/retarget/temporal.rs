@@ -28,6 +28,7 @@
 use rayon::prelude::*;
 
 use super::energy::{Energy, energy_map};
+use super::motion::MOTION_CAP;
 use super::passes::{carve_in_passes, place_seams};
 use super::{MASK_PROTECT, mask_cost};
 use crate::frame::Plane;
@@ -91,26 +92,36 @@ pub fn base_costs(
     (num, den): (i64, i64),
     mask: Option<&Plane<i8>>,
 ) -> Plane<i64> {
-    let map = energy_map(luma, energy);
+    // Forward energy has none of its own (the steps carry it).
+    let map = (energy != Energy::Forward).then(|| energy_map(luma, energy));
+    // The motion's cost by level: motion is capped at MOTION_CAP levels.
+    let by_level: [i64; MOTION_CAP as usize + 1] = std::array::from_fn(|m| m as i64 * num / den);
     let mut out = Plane::new(luma.width(), luma.height(), 0i64);
     out.par_rows_mut().for_each(|(y, row)| {
-        let e = map.row(y);
-        for (x, o) in row.iter_mut().enumerate() {
-            let mut v = e[x] as i64;
-            if let Some(m) = motion {
-                v += m.get(x, y) as i64 * num / den;
+        if let Some(map) = &map {
+            for (o, &e) in row.iter_mut().zip(map.row(y)) {
+                *o = e as i64;
             }
-            if let Some(m) = mask {
-                v += mask_cost(m.get(x, y));
+        }
+        if let Some(m) = motion {
+            for (o, &m) in row.iter_mut().zip(m.row(y)) {
+                *o += match by_level.get(m as usize) {
+                    Some(&v) => v,
+                    None => m as i64 * num / den,
+                };
             }
-            *o = v;
+        }
+        if let Some(m) = mask {
+            for (o, &m) in row.iter_mut().zip(m.row(y)) {
+                *o += mask_cost(m);
+            }
         }
     });
     out
 }
 
-/// Reusable buffers of [`band_dp_into`], one set a thread: the DP's two
-/// rows, the row below shifted onto this row's band, and every step taken.
+/// Reusable buffers of [`band_dp_group`], one set a thread: each seam's
+/// two DP rows and steps, and the row below moved onto the band.
 #[derive(Debug, Default)]
 pub struct BandScratch {
     cum: Vec<i64>,
@@ -147,6 +158,10 @@ impl MoveWeight {
     }
 }
 
+/// Seams followed together in [`Track::follow`]: neighbours, row by row,
+/// so that a row's costs are read from the cache by all of them.
+const GROUP: usize = 8;
+
 /// One seam's best path within `band` pixels of `centre` (a column a row),
 /// by the DP of exact mode (bottom-up, ties to the centre, then left, then
 /// right) on the costs plus the cost of moving from the centre; the top
@@ -154,12 +169,12 @@ impl MoveWeight {
 /// centre jumps by more than the band allows) keeps the centre.
 pub fn band_dp(c: &Costs, centre: &[u32], band: usize) -> Vec<u32> {
     let mut path = vec![0u32; centre.len()];
-    band_dp_into(c, centre, band, &mut BandScratch::default(), &mut path);
+    band_dp_group(c, centre, band, &mut BandScratch::default(), &mut path);
     path
 }
 
-/// [`band_dp`] into `path` (one column a row), with the buffers of
-/// `scratch`.
+/// [`band_dp`] of several seams at once: `centres` and `paths` hold one
+/// seam after the other, a column a row.
 ///
 /// Lane j of row y is column x = c(y) − band + j. The row below's values
 /// are first moved onto this row's lanes (`below[j + 1]` is the value at
@@ -167,17 +182,19 @@ pub fn band_dp(c: &Costs, centre: &[u32], band: usize) -> Vec<u32> {
 /// or the frame), so that every lane reads its three neighbours without a
 /// test. Costs stay far below `i64::MAX − OUT`, so sums with `OUT` need no
 /// saturation.
-pub fn band_dp_into(
+pub fn band_dp_group(
     c: &Costs,
-    centre: &[u32],
+    centres: &[u32],
     band: usize,
     scratch: &mut BandScratch,
-    path: &mut [u32],
+    paths: &mut [u32],
 ) {
-    let (w, h) = (c.luma.width(), c.luma.height());
+    let h = c.luma.height();
+    if h == 0 {
+        return;
+    }
+    let n = centres.len() / h;
     let bw = 2 * band + 1;
-    let b = band as i64;
-    let weight = MoveWeight::of(c);
     let BandScratch {
         cum,
         next,
@@ -186,91 +203,176 @@ pub fn band_dp_into(
     } = scratch;
     for v in [&mut *cum, &mut *next] {
         v.clear();
-        v.resize(bw, OUT);
+        v.resize(n * bw, OUT);
     }
     below.clear();
     below.resize(bw + 2, OUT);
     back.clear();
-    back.resize(bw * h, 0);
+    back.resize(n * bw * h, 0);
+    let weight = MoveWeight::of(c);
     for y in (0..h).rev() {
-        let cy = centre[y] as i64;
-        let x0 = cy - b;
-        // The lanes inside the frame.
-        let lo = (-x0).clamp(0, bw as i64) as usize;
-        let hi = (w as i64 - x0).clamp(lo as i64, bw as i64) as usize;
-        cum[..lo].fill(OUT);
-        cum[hi..].fill(OUT);
-        let base = c.base.row(y);
-        let g = c.grad.row(y);
-        let gc = g[cy as usize] as i64;
-        let row = c.luma.row(y);
-        let last = y + 1 == h;
-        let down = if last { row } else { c.luma.row(y + 1) };
-        if !last {
-            // below[t] = next[t − 1 + s]: lane j − 1 + t of the row below
-            // holds this row's x − 1 + t.
-            let s = cy - centre[y + 1] as i64;
-            below.fill(OUT);
-            let t_lo = (1 - s).clamp(0, bw as i64 + 2);
-            let t_hi = (bw as i64 + 1 - s).clamp(t_lo, bw as i64 + 2);
-            if t_lo < t_hi {
-                let (t_lo, t_hi) = (t_lo as usize, t_hi as usize);
-                let from = (t_lo as i64 - 1 + s) as usize;
-                below[t_lo..t_hi].copy_from_slice(&next[from..from + (t_hi - t_lo)]);
-            }
-        }
-        let back_row = &mut back[y * bw..(y + 1) * bw];
-        for j in lo..hi {
-            let xu = (x0 + j as i64) as usize;
-            let moved = weight.of_levels((g[xu] as i64 - gc).abs()) + (xu as i64 - cy).abs();
-            let own = base[xu] + moved;
-            let (sc, sl, sr) = if c.forward {
-                let l = row[xu.saturating_sub(1)] as i64;
-                let r = row[(xu + 1).min(w - 1)] as i64;
-                let up = (r - l).abs();
-                if last {
-                    (up, up, up)
-                } else {
-                    let d = down[xu] as i64;
-                    (up, up + (d - l).abs(), up + (d - r).abs())
-                }
-            } else {
-                (0, 0, 0)
+        for s in 0..n {
+            let centre = &centres[s * h..(s + 1) * h];
+            let lanes = s * bw..(s + 1) * bw;
+            let row = Lanes {
+                cum: &mut cum[lanes.clone()],
+                next: &next[lanes],
+                below,
+                back: &mut back[(s * h + y) * bw..(s * h + y + 1) * bw],
             };
-            if last {
-                cum[j] = own + sc;
-                continue;
+            if c.forward {
+                band_row::<true>(c, weight, centre, y, band, row);
+            } else {
+                band_row::<false>(c, weight, centre, y, band, row);
             }
-            let centre_v = below[j + 1] + sc;
-            let left = below[j] + sl;
-            let right = below[j + 2] + sr;
-            let take_l = left < centre_v;
-            let best = if take_l { left } else { centre_v };
-            let take_r = right < best;
-            let best = if take_r { right } else { best };
-            cum[j] = if best >= OUT { OUT } else { best + own };
-            back_row[j] = if take_r { 1 } else { -(take_l as i8) };
         }
         std::mem::swap(cum, next);
     }
-    // `next` holds the top row.
-    let mut bj = 0;
-    for j in 1..bw {
-        if next[j] < next[bj] {
-            bj = j;
+    // `next` holds each seam's top row.
+    let b = band as i64;
+    for s in 0..n {
+        let centre = &centres[s * h..(s + 1) * h];
+        let path = &mut paths[s * h..(s + 1) * h];
+        let top = &next[s * bw..(s + 1) * bw];
+        let mut bj = 0;
+        for j in 1..bw {
+            if top[j] < top[bj] {
+                bj = j;
+            }
+        }
+        if top[bj] >= OUT {
+            path.copy_from_slice(centre);
+            continue;
+        }
+        let steps = &back[s * h * bw..(s + 1) * h * bw];
+        let mut x = centre[0] as i64 - b + bj as i64;
+        for y in 0..h {
+            path[y] = x as u32;
+            if y + 1 < h {
+                let j = (x - centre[y] as i64 + b) as usize;
+                x += steps[y * bw + j] as i64;
+            }
         }
     }
-    if next[bj] >= OUT {
-        path.copy_from_slice(centre);
+}
+
+/// One seam's buffers for one row of the band DP.
+struct Lanes<'a> {
+    cum: &'a mut [i64],
+    next: &'a [i64],
+    below: &'a mut [i64],
+    back: &'a mut [i8],
+}
+
+/// Row `y` of one seam's band DP: `cum` from the row below's `next`.
+#[inline(always)]
+fn band_row<const FORWARD: bool>(
+    c: &Costs,
+    weight: MoveWeight,
+    centre: &[u32],
+    y: usize,
+    band: usize,
+    Lanes {
+        cum,
+        next,
+        below,
+        back,
+    }: Lanes,
+) {
+    let (w, h) = (c.luma.width(), c.luma.height());
+    let (bw, b) = (2 * band + 1, band as i64);
+    let cy = centre[y] as i64;
+    let x0 = cy - b;
+    // The lanes inside the frame.
+    let lo = (-x0).clamp(0, bw as i64) as usize;
+    let hi = (w as i64 - x0).clamp(lo as i64, bw as i64) as usize;
+    cum[..lo].fill(OUT);
+    cum[hi..].fill(OUT);
+    let base = c.base.row(y);
+    let g = c.grad.row(y);
+    let gc = g[cy as usize] as i64;
+    let row = c.luma.row(y);
+    let last = y + 1 == h;
+    let down = if last { row } else { c.luma.row(y + 1) };
+    let own =
+        |xu: usize| base[xu] + weight.of_levels((g[xu] as i64 - gc).abs()) + (xu as i64 - cy).abs();
+    // Forward energy's step costs from x: to x, x − 1 and x + 1 below.
+    let steps = |xu: usize| -> (i64, i64, i64) {
+        if !FORWARD {
+            return (0, 0, 0);
+        }
+        let l = row[xu.saturating_sub(1)] as i64;
+        let r = row[(xu + 1).min(w - 1)] as i64;
+        let up = (r - l).abs();
+        if last {
+            return (up, up, up);
+        }
+        let d = down[xu] as i64;
+        (up, up + (d - l).abs(), up + (d - r).abs())
+    };
+    if last {
+        for j in lo..hi {
+            let xu = (x0 + j as i64) as usize;
+            cum[j] = own(xu) + steps(xu).0;
+        }
         return;
     }
-    let mut x = centre[0] as i64 - b + bj as i64;
-    for y in 0..h {
-        path[y] = x as u32;
-        if y + 1 < h {
-            let j = (x - centre[y] as i64 + b) as usize;
-            x += back[y * bw + j] as i64;
+    // below[t] = next[t − 1 + s]: lane j − 1 + t of the row below holds
+    // this row's x − 1 + t.
+    let s = cy - centre[y + 1] as i64;
+    below.fill(OUT);
+    let t_lo = (1 - s).clamp(0, bw as i64 + 2);
+    let t_hi = (bw as i64 + 1 - s).clamp(t_lo, bw as i64 + 2);
+    if t_lo < t_hi {
+        let (t_lo, t_hi) = (t_lo as usize, t_hi as usize);
+        let from = (t_lo as i64 - 1 + s) as usize;
+        below[t_lo..t_hi].copy_from_slice(&next[from..from + (t_hi - t_lo)]);
+    }
+    // Lanes of forward energy whose both neighbours are in the frame, with
+    // an exact weight: one loop without tests, that vectorises.
+    let (mut fast_lo, mut fast_hi) = (lo, lo);
+    if let (true, MoveWeight::Times(m)) = (FORWARD, weight) {
+        fast_lo = (1 - x0).clamp(lo as i64, hi as i64) as usize;
+        fast_hi = (w as i64 - 1 - x0).clamp(fast_lo as i64, hi as i64) as usize;
+        let n = fast_hi - fast_lo;
+        if n > 0 {
+            let xs = (x0 + fast_lo as i64) as usize;
+            let (left_px, right_px) = (&row[xs - 1..xs - 1 + n], &row[xs + 1..xs + 1 + n]);
+            let (down_px, base_s, g_s) = (&down[xs..xs + n], &base[xs..xs + n], &g[xs..xs + n]);
+            let below_l = &below[fast_lo..fast_hi];
+            let below_c = &below[fast_lo + 1..fast_hi + 1];
+            let below_r = &below[fast_lo + 2..fast_hi + 2];
+            let cum_s = &mut cum[fast_lo..fast_hi];
+            let back_s = &mut back[fast_lo..fast_hi];
+            for i in 0..n {
+                let (l, r, d) = (left_px[i] as i64, right_px[i] as i64, down_px[i] as i64);
+                let up = (r - l).abs();
+                let centre_v = below_c[i] + up;
+                let left = below_l[i] + up + (d - l).abs();
+                let right = below_r[i] + up + (d - r).abs();
+                let take_l = left < centre_v;
+                let best = if take_l { left } else { centre_v };
+                let take_r = right < best;
+                let best = if take_r { right } else { best };
+                let own =
+                    base_s[i] + m * (g_s[i] as i64 - gc).abs() + ((fast_lo + i) as i64 - b).abs();
+                cum_s[i] = if best >= OUT { OUT } else { best + own };
+                back_s[i] = if take_r { 1 } else { -(take_l as i8) };
+            }
         }
+    }
+    for j in (lo..fast_lo).chain(fast_hi..hi) {
+        let xu = (x0 + j as i64) as usize;
+        let (sc, sl, sr) = steps(xu);
+        let centre_v = below[j + 1] + sc;
+        let left = below[j] + sl;
+        let right = below[j + 2] + sr;
+        let take_l = left < centre_v;
+        let best = if take_l { left } else { centre_v };
+        let take_r = right < best;
+        let best = if take_r { right } else { best };
+        cum[j] = if best >= OUT { OUT } else { best + own(xu) };
+        back[j] = if take_r { 1 } else { -(take_l as i8) };
     }
 }
 
@@ -322,14 +424,20 @@ impl Track {
         };
         // Per frame: every seam's path (seam-major), then the rows.
         let mut paths = vec![0u32; k * h];
-        paths.par_chunks_mut(h.max(1)).enumerate().for_each_init(
-            || (BandScratch::default(), Vec::with_capacity(h)),
-            |(scratch, centre), (i, path)| {
-                centre.clear();
-                centre.extend((0..h).map(|y| centre_of(i, y)));
-                band_dp_into(costs, centre, band, scratch, path);
-            },
-        );
+        paths
+            .par_chunks_mut(GROUP * h.max(1))
+            .enumerate()
+            .for_each_init(
+                || (BandScratch::default(), Vec::with_capacity(GROUP * h)),
+                |(scratch, centres), (group, chunk)| {
+                    let first = group * GROUP;
+                    centres.clear();
+                    for i in first..first + chunk.len() / h {
+                        centres.extend((0..h).map(|y| centre_of(i, y)));
+                    }
+                    band_dp_group(costs, centres, band, scratch, chunk);
+                },
+            );
         let mut desired = vec![0u32; k * h];
         desired.par_chunks_mut(k).enumerate().for_each(|(y, row)| {
             for (i, d) in row.iter_mut().enumerate() {
@@ -466,7 +574,7 @@ mod tests {
     }
 
     /// The band DP as first written (a test per lane), which the faster
-    /// [`band_dp_into`] must reproduce.
+    /// [`band_dp_group`] must reproduce.
     fn band_dp_reference(c: &Costs, centre: &[u32], band: usize) -> Vec<u32> {
         let (w, h) = (c.luma.width() as i64, c.luma.height());
         let bw = 2 * band + 1;
@@ -590,12 +698,21 @@ mod tests {
                 .collect();
             for band in [1, 2, 5, 15] {
                 let mut path = vec![0; h];
-                band_dp_into(&c, &centre, band, &mut scratch, &mut path);
+                band_dp_group(&c, &centre, band, &mut scratch, &mut path);
                 assert_eq!(
                     path,
                     band_dp_reference(&c, &centre, band),
                     "seed {seed}, {w}x{h}, band {band}"
                 );
+            }
+            // Three seams at once: each its own.
+            let reversed: Vec<u32> = centre.iter().rev().copied().collect();
+            let shifted: Vec<u32> = centre.iter().map(|&x| (x + 3).min(w as u32 - 1)).collect();
+            let three = [&centre[..], &reversed, &shifted].concat();
+            let mut paths = vec![0; 3 * h];
+            band_dp_group(&c, &three, 4, &mut scratch, &mut paths);
+            for (s, centre) in three.chunks(h).enumerate() {
+                assert_eq!(paths[s * h..(s + 1) * h], band_dp_reference(&c, centre, 4));
             }
         }
     }
