@@ -36,6 +36,10 @@ use crate::frame::Plane;
 /// Passes of the stacked placement.
 pub const STACKED_PASSES: usize = 4;
 
+/// The most follows that settle a new shot's seams on its first frame
+/// ([`Track::settle`]). The GPU does exactly this many, without looking.
+pub const SETTLE_FOLLOWS: usize = 512;
+
 /// Stands for "no path" in the band DP.
 const OUT: i64 = i64::MAX / 4;
 
@@ -406,38 +410,91 @@ impl Track {
         }
     }
 
+    /// Follows the seams on the frame they were placed on (no shift),
+    /// until a follow changes nothing, [`SETTLE_FOLLOWS`] times at most;
+    /// returns how many changed them. A follow that changes nothing is
+    /// the last that would: each depends only on the seams and the costs,
+    /// so stopping early gives what all the follows would. For the same
+    /// reason a seam whose path did not change keeps its band DP's path
+    /// from the follow before, and only the seams that moved are followed
+    /// again (late follows move a few seams).
+    ///
+    /// Without this a still shot's seams would settle frame by frame into
+    /// their nearby best paths, and the picture would shift on each of its
+    /// first frames; settled here, a still shot gives the same frame from
+    /// its first on.
+    pub fn settle(&mut self, costs: &Costs, mask: Option<&Plane<i8>>, band: usize) -> usize {
+        let mut last = Followed::default();
+        for n in 0..SETTLE_FOLLOWS {
+            if !self.follow_from(costs, mask, (0, 0), band, &mut last) {
+                return n;
+            }
+        }
+        SETTLE_FOLLOWS
+    }
+
     /// This frame's seams: the last frame's moved by `shift` (x, y), each
     /// improved within `band` pixels on `costs`, then spread apart among
-    /// the unprotected columns.
+    /// the unprotected columns. Returns whether they changed.
     pub fn follow(
         &mut self,
         costs: &Costs,
         mask: Option<&Plane<i8>>,
         shift: (i32, i32),
         band: usize,
-    ) {
+    ) -> bool {
+        self.follow_from(costs, mask, shift, band, &mut Followed::default())
+    }
+
+    /// [`Track::follow`], taking the band DP's paths from `last` for the
+    /// groups of seams whose centres are those of `last` (which must have
+    /// been made on the same costs and band), and leaving this follow's
+    /// in it.
+    fn follow_from(
+        &mut self,
+        costs: &Costs,
+        mask: Option<&Plane<i8>>,
+        shift: (i32, i32),
+        band: usize,
+        last: &mut Followed,
+    ) -> bool {
         let (w, h, k) = (self.width, self.height, self.k);
         let seams = &self.seams;
-        let centre_of = |i: usize, y: usize| -> u32 {
-            let from = (y as i64 - shift.1 as i64).clamp(0, h as i64 - 1) as usize;
-            (seams[from * k + i] as i64 + shift.0 as i64).clamp(0, w as i64 - 1) as u32
-        };
-        // Per frame: every seam's path (seam-major), then the rows.
-        let mut paths = vec![0u32; k * h];
+        // Per frame: every seam's centre and path (seam-major), then the
+        // rows.
+        let mut centres = vec![0u32; k * h];
+        centres
+            .par_chunks_mut(h.max(1))
+            .enumerate()
+            .for_each(|(i, centre)| {
+                for (y, c) in centre.iter_mut().enumerate() {
+                    let from = (y as i64 - shift.1 as i64).clamp(0, h as i64 - 1) as usize;
+                    *c =
+                        (seams[from * k + i] as i64 + shift.0 as i64).clamp(0, w as i64 - 1) as u32;
+                }
+            });
+        let fresh = last.centres.len() != k * h;
+        if fresh {
+            last.paths = vec![0u32; k * h];
+        }
+        let Followed {
+            centres: last_centres,
+            paths,
+        } = last;
+        let chunk = GROUP * h.max(1);
         paths
-            .par_chunks_mut(GROUP * h.max(1))
+            .par_chunks_mut(chunk)
+            .zip(centres.par_chunks(chunk))
             .enumerate()
             .for_each_init(
-                || (BandScratch::default(), Vec::with_capacity(GROUP * h)),
-                |(scratch, centres), (group, chunk)| {
-                    let first = group * GROUP;
-                    centres.clear();
-                    for i in first..first + chunk.len() / h {
-                        centres.extend((0..h).map(|y| centre_of(i, y)));
+                BandScratch::default,
+                |scratch, (group, (paths, centres))| {
+                    if fresh || last_centres[group * chunk..][..centres.len()] != *centres {
+                        band_dp_group(costs, centres, band, scratch, paths);
                     }
-                    band_dp_group(costs, centres, band, scratch, chunk);
                 },
             );
+        *last_centres = centres;
         let mut desired = vec![0u32; k * h];
         desired.par_chunks_mut(k).enumerate().for_each(|(y, row)| {
             for (i, d) in row.iter_mut().enumerate() {
@@ -446,8 +503,17 @@ impl Track {
             row.sort_unstable();
         });
         let new = place_seams(&desired, k, mask, w);
+        let changed = new != self.seams;
         self.seams = new;
+        changed
     }
+}
+
+/// A follow's band DP: every seam's centre and path, seam-major.
+#[derive(Debug, Default)]
+struct Followed {
+    centres: Vec<u32>,
+    paths: Vec<u32>,
 }
 
 /// Whether the stacked placement is the better start (see the module).
@@ -791,6 +857,43 @@ mod tests {
             let row = &track.seams[y * 12..(y + 1) * 12];
             assert!(row.windows(2).all(|p| p[0] < p[1]), "row {y}: {row:?}");
         }
+    }
+
+    #[test]
+    fn settling_gives_the_seams_of_following_until_nothing_changes() {
+        // Settling reuses the paths of seams that did not move; plain
+        // follows (what the GPU does, SETTLE_FOLLOWS of them) must give
+        // the same seams.
+        let mut most = 0;
+        for seed in 0..6u32 {
+            let (w, h, k) = (
+                90 + 7 * seed as usize,
+                40 + seed as usize,
+                20 + 2 * seed as usize,
+            );
+            let luma = super::super::motion::tests::picture(w, h, seed as i64 * 5, 0);
+            let mask = (seed % 2 == 1)
+                .then(|| Plane::from_fn(w, h, |x, _| if x % 9 == 4 { MASK_PROTECT } else { 0 }));
+            let base = base_costs(&luma, Energy::Forward, None, (0, 1), mask.as_ref());
+            let grad = gradient_sums(&luma);
+            let c = costs_of(&luma, &base, &grad);
+            let placed = Track::place(&luma, mask.as_ref(), k, 8, Energy::Forward);
+            let mut settled = placed.clone();
+            let moves = settled.settle(&c, mask.as_ref(), 15);
+            assert!(moves < SETTLE_FOLLOWS, "seed {seed} never settled");
+            let mut followed = placed.clone();
+            for _ in 0..SETTLE_FOLLOWS {
+                followed.follow(&c, mask.as_ref(), (0, 0), 15);
+            }
+            assert_eq!(settled, followed, "seed {seed}");
+            // Settled: a follow changes nothing.
+            assert!(
+                !followed.follow(&c, mask.as_ref(), (0, 0), 15),
+                "seed {seed}"
+            );
+            most = most.max(moves);
+        }
+        assert!(most > 2, "every placement settled within {most} follows");
     }
 
     /// Follows a still frame until the seams stop moving; returns them.

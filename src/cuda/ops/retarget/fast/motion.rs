@@ -40,6 +40,10 @@ impl State {
                     s.live = false;
                 }
                 self.cells_valid = false;
+                // A shot's first frame weighs no motion (FastState::observe:
+                // share (0, 1)); its seams are followed as they settle.
+                st.memcpy_htod(&[0i64, 1], &mut self.share)
+                    .map_err(|e| cuda_err("retarget: clearing the motion's share", e))?;
             }
             Some((sx, sy)) if self.params.motion > 0 => self.update_motion(st, (sx, sy))?,
             Some(_) => {}
