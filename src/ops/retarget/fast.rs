@@ -28,6 +28,10 @@
 //!    of motion (seams keep off people and cars that move, even smooth ones
 //!    that gradient energy would carve; less so as more of the picture
 //!    moves), and `coherence`% of the picture change the move makes.
+//!    A **still** frame, within `noise` levels at every pixel of the frame
+//!    the seams were last placed or followed on, keeps them as they are:
+//!    following only chases the codec's noise there, and a seam that a
+//!    level of noise tips moves the texture beside it.
 //!
 //! Enlarging follows the seams of each round on a copy and inserts beside
 //! them, as exact mode does. Both sides: the width first, then the height
@@ -35,12 +39,15 @@
 //! step in the same integers (src/cuda/ops/retarget), so both give the
 //! same frames.
 
+use rayon::prelude::*;
+
 use super::energy::{Energy, luma_unit};
 use super::exact::insert_chosen;
 use super::motion::{MotionMap, Pyramid, Shift, motion_share, pyramid_shift, running_moving};
 use super::passes::without_columns;
 use super::temporal::{Costs, Track, base_costs, gradient_sums};
 use super::{CarveOptions, check_target, combine_masks};
+
 use crate::error::Result;
 use crate::frame::Plane;
 use crate::ops::pixel::Pixel;
@@ -105,6 +112,11 @@ pub struct FastState {
     /// [`super::motion::motion_share`]).
     moving: Option<u32>,
     share: (i64, i64),
+    /// The luma of the frame the seams were last placed or followed on.
+    reference: Plane<u8>,
+    /// Whether the last input was within `noise` levels of `reference` at
+    /// every pixel: a still frame, which keeps the seams as they are.
+    pub still: bool,
 }
 
 impl FastState {
@@ -116,7 +128,8 @@ impl FastState {
 
     /// Takes the next input's luma: on a cut (or a first frame, or a new
     /// size) forgets everything and returns `None`, else brings the motion
-    /// map up to date and returns the global shift.
+    /// map up to date, tells whether the frame is still, and returns the
+    /// global shift.
     pub fn observe(&mut self, luma: &Plane<u8>, params: &FastParams) -> Option<Shift> {
         let same = (self.last.width(), self.last.height()) == (luma.width(), luma.height());
         let pyramid = Pyramid::of(luma);
@@ -136,9 +149,15 @@ impl FastState {
             self.moving = None;
             self.share = (0, 1);
             self.last = luma.to_packed();
+            self.reference = self.last.clone();
+            self.still = false;
             return None;
         }
         self.shift = shift;
+        self.still = within_noise(&self.reference, luma, params.noise);
+        if !self.still {
+            self.reference = luma.to_packed();
+        }
         if params.motion > 0 {
             let moved = self.motion.update(&self.last, luma, shift, params.noise);
             let moving = self.moving.map_or(moved, |m| running_moving(m, moved));
@@ -173,6 +192,26 @@ pub fn is_cut(last: &Plane<u8>, cur: &Plane<u8>, shift: Shift, cut: u32) -> bool
     diff > cut as u64 * n
 }
 
+/// Whether every pixel of `cur` is within `noise` levels of `reference`.
+pub fn within_noise(reference: &Plane<u8>, cur: &Plane<u8>, noise: u32) -> bool {
+    // A u8 difference is never above 255.
+    let noise = noise.min(255) as u8;
+    (0..cur.height()).into_par_iter().all(|y| {
+        let (a, b) = (reference.row(y), cur.row(y));
+        a.iter().zip(b).all(|(&p, &q)| p.abs_diff(q) <= noise)
+    })
+}
+
+/// What the carving of a frame takes from [`FastState::observe`]: the
+/// shift (`None` at a cut), the share of the motion weight, and whether
+/// the frame is still.
+#[derive(Clone, Copy)]
+struct Seen {
+    shift: Option<Shift>,
+    share: (i64, i64),
+    still: bool,
+}
+
 /// What one side's carving works on: the frame, its luma, mask and motion,
 /// changed together.
 struct Side<P> {
@@ -199,8 +238,11 @@ impl<P: Pixel> Side<P> {
         &self,
         k: usize,
         params: &FastParams,
-        shift: Option<Shift>,
-        share: (i64, i64),
+        Seen {
+            shift,
+            share,
+            still,
+        }: Seen,
         slot: usize,
         tracks: &mut Vec<Track>,
     ) {
@@ -210,6 +252,9 @@ impl<P: Pixel> Side<P> {
             && tracks
                 .get(slot)
                 .is_some_and(|t| (t.width, t.height, t.k) == (w, h, k));
+        if live && still {
+            return;
+        }
         if !live {
             let t = Track::place(&self.luma, mask, k, params.passes, params.energy);
             tracks.truncate(slot);
@@ -265,14 +310,14 @@ impl<P: Pixel> Side<P> {
         mut self,
         target: usize,
         params: &FastParams,
-        (shift, share): (Option<Shift>, (i64, i64)),
+        seen: Seen,
         tracks: &mut Vec<Track>,
         aux: bool,
     ) -> Self {
         let w = self.img.width();
         if target < w {
             let k = w - target;
-            self.seams(k, params, shift, share, 0, tracks);
+            self.seams(k, params, seen, 0, tracks);
             self.remove(&tracks[0].seams, k, aux);
             return self;
         }
@@ -280,7 +325,7 @@ impl<P: Pixel> Side<P> {
         while self.img.width() < target {
             let (w, h) = (self.img.width(), self.img.height());
             let k = (target - w).min((w / 2).max(1));
-            self.seams(k, params, shift, share, round, tracks);
+            self.seams(k, params, seen, round, tracks);
             let cols = &tracks[round].seams;
             let mut chosen = Plane::new(w, h, false);
             for y in 0..h {
@@ -337,32 +382,30 @@ pub fn retarget_fast<P: Pixel>(
     let luma = src.map(|p| p.luma());
     let shift = state.observe(&luma, params);
     let motion = (params.motion > 0).then(|| state.motion.pixels(w, h));
+    let seen = Seen {
+        shift,
+        share: state.share,
+        still: state.still,
+    };
     let side = Side {
         img: src.to_packed(),
         luma,
         mask,
         motion,
     }
-    .carve(
-        target_w,
-        params,
-        (shift, state.share),
-        &mut state.tracks[0],
-        target_h != h,
-    );
+    .carve(target_w, params, seen, &mut state.tracks[0], target_h != h);
     if target_h == h {
         return Ok(side.img);
     }
     // The height, as the width of the transposed frame: its columns move
     // with the picture's rows.
-    let shift_t = shift.map(|(x, y)| (y, x));
-    let side = side.transposed().carve(
-        target_h,
-        params,
-        (shift_t, state.share),
-        &mut state.tracks[1],
-        false,
-    );
+    let seen_t = Seen {
+        shift: shift.map(|(x, y)| (y, x)),
+        ..seen
+    };
+    let side = side
+        .transposed()
+        .carve(target_h, params, seen_t, &mut state.tracks[1], false);
     Ok(side.img.transposed())
 }
 
@@ -370,6 +413,7 @@ pub fn retarget_fast<P: Pixel>(
 mod tests {
     use super::*;
     use crate::frame::Rgba;
+    use crate::ops::retarget::passes::without_columns;
     use crate::ops::retarget::tests::noise;
 
     #[test]
@@ -420,6 +464,84 @@ mod tests {
             let again = retarget_fast(&b, 48, 20, &opts, &params, &mut state).unwrap();
             assert_eq!(again, after_cut, "frame {i} after the cut differs");
         }
+    }
+
+    /// `picture` with −1, 0 or +1 level on every pixel (a position hash),
+    /// a different pattern each `seed`: the noise of a still shot from a
+    /// codec, and more.
+    fn with_noise(picture: &Plane<u8>, seed: u64) -> Plane<u8> {
+        Plane::from_fn(picture.width(), picture.height(), |x, y| {
+            let mut s = ((x as u64) << 32) ^ ((y as u64) << 8) ^ seed;
+            s = s.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            s ^= s >> 29;
+            s = s.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            s ^= s >> 32;
+            let v = picture.get(x, y);
+            match s % 3 {
+                0 => v.saturating_add(1),
+                1 => v.saturating_sub(1),
+                _ => v,
+            }
+        })
+    }
+
+    /// Carves `frames` as one shot to 3/4 of their width, both sides the
+    /// width's; asserts that every frame loses the seams of the first.
+    fn assert_still(frames: &[Plane<u8>], what: &str) {
+        let (w, h) = (frames[0].width(), frames[0].height());
+        let (tw, k) = (w * 3 / 4, w - w * 3 / 4);
+        let (params, opts) = (FastParams::default(), CarveOptions::default());
+        let mut state = FastState::default();
+        retarget_fast(&frames[0], tw, h, &opts, &params, &mut state).unwrap();
+        let seams = state.tracks()[0][0].seams.clone();
+        for (i, f) in frames.iter().enumerate().skip(1) {
+            let out = retarget_fast(f, tw, h, &opts, &params, &mut state).unwrap();
+            assert_eq!(state.cuts, 0, "{what}");
+            assert!(
+                state.tracks()[0][0].seams == seams,
+                "{what}: frame {} moved the seams of frame 1",
+                i + 1
+            );
+            assert_eq!(
+                out,
+                without_columns(f, &seams, k),
+                "{what}: frame {}",
+                i + 1
+            );
+        }
+    }
+
+    #[test]
+    fn a_still_photograph_with_noise_keeps_the_seams_of_its_first_frame() {
+        // Detail at every scale, as a photograph has, and ±1 level of noise
+        // on every pixel, a new pattern each frame.
+        let photo = super::super::motion::tests::picture(192, 108, 0, 0);
+        let frames: Vec<Plane<u8>> = (0..8).map(|t| with_noise(&photo, t)).collect();
+        assert_still(&frames, "a photograph");
+    }
+
+    #[test]
+    fn changes_within_the_noise_add_up_until_the_seams_follow_again() {
+        // A patch that brightens by 5 levels a frame: within the noise (12)
+        // of the frame the seams were followed on for two frames, then not.
+        let photo = super::super::motion::tests::picture(96, 40, 0, 0);
+        let (params, opts) = (FastParams::default(), CarveOptions::default());
+        let mut state = FastState::default();
+        let mut still = Vec::new();
+        for t in 0..6u8 {
+            let frame = Plane::from_fn(96, 40, |x, y| {
+                let v = photo.get(x, y);
+                if (30..50).contains(&x) && y < 20 {
+                    v.saturating_add(5 * t).min(250)
+                } else {
+                    v
+                }
+            });
+            retarget_fast(&frame, 72, 40, &opts, &params, &mut state).unwrap();
+            still.push(state.still);
+        }
+        assert_eq!(still, [false, true, true, false, true, true]);
+        assert_eq!(state.cuts, 0);
     }
 
     #[test]

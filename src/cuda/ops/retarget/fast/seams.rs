@@ -18,8 +18,9 @@ use crate::ops::retarget::temporal::{SETTLE_FOLLOWS, STACKED_PASSES};
 
 impl State {
     /// Slot `slot`'s seams for the working frame (w×h at `pitch`, k to
-    /// remove): followed from the last frame's when they belong to this
-    /// shot, else placed anew and settled (Side::seams).
+    /// remove): kept on a still frame or followed from the last frame's
+    /// when they belong to this shot, else placed anew and settled
+    /// (Side::seams).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn seams_for(
         &mut self,
@@ -43,6 +44,8 @@ impl State {
             )));
         }
         match shift {
+            // A still frame keeps the seams as they are.
+            Some(_) if self.slots[slot].live && self.still => Ok(()),
             Some(shift) if self.slots[slot].live => self.follow(st, slot, pitch, (w, h), k, shift),
             _ => {
                 self.place(st, slot, pitch, (w, h), k)?;
