@@ -39,6 +39,8 @@
 //! step in the same integers (src/cuda/ops/retarget), so both give the
 //! same frames.
 
+use std::borrow::Cow;
+
 use rayon::prelude::*;
 
 use super::energy::{Energy, luma_unit};
@@ -214,17 +216,18 @@ struct Seen {
 
 /// What one side's carving works on: the frame, its luma, mask and motion,
 /// changed together.
-struct Side<P> {
-    img: Plane<P>,
+struct Side<'a, P: Clone> {
+    /// The frame: the input itself until a seam changes it.
+    img: Cow<'a, Plane<P>>,
     luma: Plane<u8>,
     mask: Option<Plane<i8>>,
     motion: Option<Plane<u16>>,
 }
 
-impl<P: Pixel> Side<P> {
+impl<P: Pixel> Side<'_, P> {
     fn transposed(self) -> Self {
         Side {
-            img: self.img.transposed(),
+            img: Cow::Owned(self.img.transposed()),
             luma: self.luma.transposed(),
             mask: self.mask.map(|m| m.transposed()),
             motion: self.motion.map(|m| m.transposed()),
@@ -292,7 +295,7 @@ impl<P: Pixel> Side<P> {
     /// luma, mask and motion too (which are dropped otherwise: nothing
     /// reads them after the last shrink).
     fn remove(&mut self, cols: &[u32], k: usize, aux: bool) {
-        self.img = without_columns(&self.img, cols, k);
+        self.img = Cow::Owned(without_columns(&self.img, cols, k));
         if !aux {
             self.luma = Plane::default();
             self.mask = None;
@@ -336,7 +339,7 @@ impl<P: Pixel> Side<P> {
             let (img, mask) = insert_chosen(&self.img, self.mask.as_ref(), &chosen);
             self.motion = self.motion.map(|m| repeat_chosen(&m, &chosen, k));
             self.luma = img.map(|p| p.luma());
-            self.img = img;
+            self.img = Cow::Owned(img);
             self.mask = mask;
             round += 1;
         }
@@ -388,14 +391,18 @@ pub fn retarget_fast<P: Pixel>(
         still: state.still,
     };
     let side = Side {
-        img: src.to_packed(),
+        img: Cow::Borrowed(src),
         luma,
         mask,
         motion,
     }
     .carve(target_w, params, seen, &mut state.tracks[0], target_h != h);
     if target_h == h {
-        return Ok(side.img);
+        // The input itself when nothing changed, packed as every result.
+        return Ok(match side.img {
+            Cow::Borrowed(p) => p.to_packed(),
+            Cow::Owned(p) => p,
+        });
     }
     // The height, as the width of the transposed frame: its columns move
     // with the picture's rows.

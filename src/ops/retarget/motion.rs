@@ -49,12 +49,34 @@ pub const MOTION_CAP: u32 = 32;
 
 /// Luma summed over `f`×`f` cells (the last partial cells dropped).
 pub fn cell_sums(luma: &Plane<u8>, f: usize) -> Plane<u16> {
-    let (w, h) = (luma.width() / f, luma.height() / f);
+    match f {
+        1 => sums_of::<1>(luma),
+        2 => sums_of::<2>(luma),
+        4 => sums_of::<4>(luma),
+        _ => {
+            let (w, h) = (luma.width() / f, luma.height() / f);
+            let mut out = Plane::new(w, h, 0u16);
+            out.par_rows_mut().for_each(|(y, row)| {
+                for j in 0..f {
+                    let src = &luma.row(y * f + j)[..w * f];
+                    for (o, cell) in row.iter_mut().zip(src.chunks_exact(f)) {
+                        *o += cell.iter().map(|&v| v as u16).sum::<u16>();
+                    }
+                }
+            });
+            out
+        }
+    }
+}
+
+/// [`cell_sums`] for cells of a side known when compiling.
+fn sums_of<const F: usize>(luma: &Plane<u8>) -> Plane<u16> {
+    let (w, h) = (luma.width() / F, luma.height() / F);
     let mut out = Plane::new(w, h, 0u16);
     out.par_rows_mut().for_each(|(y, row)| {
-        for j in 0..f {
-            let src = &luma.row(y * f + j)[..w * f];
-            for (o, cell) in row.iter_mut().zip(src.chunks_exact(f)) {
+        for j in 0..F {
+            let src = &luma.row(y * F + j)[..w * F];
+            for (o, cell) in row.iter_mut().zip(src.chunks_exact(F)) {
                 *o += cell.iter().map(|&v| v as u16).sum::<u16>();
             }
         }
