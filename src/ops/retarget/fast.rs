@@ -47,7 +47,7 @@ use super::energy::{Energy, luma_unit};
 use super::exact::insert_chosen;
 use super::motion::{MotionMap, Pyramid, Shift, motion_share, pyramid_shift, running_moving};
 use super::passes::without_columns;
-use super::temporal::{Costs, Track, base_costs, gradient_sums};
+use super::temporal::{Base, Costs, Track, frame_base, gradient_sums};
 use super::{CarveOptions, check_target, combine_masks};
 
 use crate::error::Result;
@@ -264,30 +264,47 @@ impl<P: Pixel> Side<'_, P> {
             tracks.push(t);
         }
         let unit = luma_unit(params.energy) as i64;
-        let base = base_costs(
+        let per_level = (params.coherence as i64 * unit, 100);
+        let base = frame_base(
             &self.luma,
             params.energy,
             self.motion.as_ref(),
             (params.motion as i64 * unit * share.0, 100 * share.1),
             mask,
+            params.band,
+            per_level,
         );
         let grad = gradient_sums(&self.luma);
-        let costs = Costs {
+        let track = &mut tracks[slot];
+        // A new shot's seams settle on its first frame.
+        let shift = shift.filter(|_| live);
+        match &base {
+            Base::Narrow(base) => {
+                let costs = self.costs(base, &grad, params, per_level);
+                track.follow_or_settle(&costs, mask, shift, params.band);
+            }
+            Base::Wide(base) => {
+                let costs = self.costs(base, &grad, params, per_level);
+                track.follow_or_settle(&costs, mask, shift, params.band);
+            }
+        }
+    }
+
+    /// The band DP's costs of this side, on `base`.
+    fn costs<'a, T>(
+        &'a self,
+        base: &'a Plane<T>,
+        grad: &'a Plane<u32>,
+        params: &FastParams,
+        (per_level, per_level_div): (i64, i64),
+    ) -> Costs<'a, T> {
+        Costs {
             luma: &self.luma,
-            base: &base,
-            grad: &grad,
+            base,
+            grad,
             forward: params.energy == Energy::Forward,
-            per_level: params.coherence as i64 * unit,
-            per_level_div: 100,
-        };
-        match shift {
-            Some(shift) if live => {
-                tracks[slot].follow(&costs, mask, shift, params.band);
-            }
-            // A new shot's seams settle on its first frame.
-            _ => {
-                tracks[slot].settle(&costs, mask, params.band);
-            }
+            per_level,
+            per_level_div,
         }
     }
 

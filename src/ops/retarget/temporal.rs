@@ -40,8 +40,63 @@ pub const STACKED_PASSES: usize = 4;
 /// ([`Track::settle`]). The GPU does exactly this many, without looking.
 pub const SETTLE_FOLLOWS: usize = 512;
 
-/// Stands for "no path" in the band DP.
-const OUT: i64 = i64::MAX / 4;
+/// The integers of the band DP's sums: i64, or i32 for a frame whose every
+/// path's sum fits in it with room ([`frame_base`]), which does twice the
+/// lanes at once. Both give the same paths: the sums are the same numbers.
+pub trait Lane:
+    Copy
+    + Ord
+    + Default
+    + Send
+    + Sync
+    + std::fmt::Debug
+    + From<u8>
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self>
+{
+    /// Stands for "no path": far above any path's sum, and far from
+    /// overflowing when a step's cost is added.
+    const OUT: Self;
+    /// `v`, which the caller knows fits.
+    fn of(v: i64) -> Self;
+    /// `v`, which the caller knows fits.
+    fn of_u32(v: u32) -> Self;
+    fn abs(self) -> Self;
+}
+
+impl Lane for i64 {
+    const OUT: i64 = i64::MAX / 4;
+    #[inline(always)]
+    fn of(v: i64) -> i64 {
+        v
+    }
+    #[inline(always)]
+    fn of_u32(v: u32) -> i64 {
+        v as i64
+    }
+    #[inline(always)]
+    fn abs(self) -> i64 {
+        i64::abs(self)
+    }
+}
+
+impl Lane for i32 {
+    const OUT: i32 = i32::MAX / 4;
+    #[inline(always)]
+    fn of(v: i64) -> i32 {
+        v as i32
+    }
+    #[inline(always)]
+    fn of_u32(v: u32) -> i32 {
+        v as i32
+    }
+    #[inline(always)]
+    fn abs(self) -> i32 {
+        i32::abs(self)
+    }
+}
 
 /// The seams of one shrink of a stream: `k` increasing columns per row,
 /// row-major, on a `width`×`height` plane.
@@ -55,10 +110,10 @@ pub struct Track {
 
 /// What a frame's seams are followed on.
 #[derive(Clone, Copy)]
-pub struct Costs<'a> {
+pub struct Costs<'a, T = i64> {
     pub luma: &'a Plane<u8>,
     /// Each pixel's own cost: energy (zero for forward), motion and mask.
-    pub base: &'a Plane<i64>,
+    pub base: &'a Plane<T>,
     /// Per row, the running sums of [`gradient_sums`].
     pub grad: &'a Plane<u32>,
     pub forward: bool,
@@ -93,44 +148,108 @@ pub fn base_costs(
     luma: &Plane<u8>,
     energy: Energy,
     motion: Option<&Plane<u16>>,
-    (num, den): (i64, i64),
+    weight: (i64, i64),
     mask: Option<&Plane<i8>>,
 ) -> Plane<i64> {
-    // Forward energy has none of its own (the steps carry it).
-    let map = (energy != Energy::Forward).then(|| energy_map(luma, energy));
+    let map = own_energy(luma, energy);
+    fill_base(luma, map.as_ref(), motion, weight, mask)
+}
+
+/// A frame's [`base_costs`] in the integers its band DP takes.
+pub enum Base {
+    Wide(Plane<i64>),
+    Narrow(Plane<i32>),
+}
+
+/// [`base_costs`], as i32 when every path's sum in the band DP fits in it
+/// with room: no mask (a protected pixel costs 2^44), an exact move weight
+/// (`per_level` a multiple of `per_level_div`), a row's G within i32 (255
+/// levels a pixel), and h rows of the most a row can cost (the largest own
+/// cost, a move of `band` pixels through 255 levels each, the distance, a
+/// forward step) within half of i32's `OUT`.
+#[allow(clippy::too_many_arguments)]
+pub fn frame_base(
+    luma: &Plane<u8>,
+    energy: Energy,
+    motion: Option<&Plane<u16>>,
+    (num, den): (i64, i64),
+    mask: Option<&Plane<i8>>,
+    band: usize,
+    (per_level, per_level_div): (i64, i64),
+) -> Base {
+    let map = own_energy(luma, energy);
+    let grad_fits = (luma.width() as i64 + 1) * 255 < i32::MAX as i64;
+    if mask.is_none() && per_level % per_level_div == 0 && grad_fits {
+        let most_energy = map.as_ref().map_or(0, |m| {
+            m.as_slice().par_iter().copied().max().unwrap_or(0) as i64
+        });
+        let most_motion = motion.map_or(0, |m| {
+            let most = m.as_slice().par_iter().copied().max().unwrap_or(0) as i64;
+            most * num / den
+        });
+        let band = band as i64;
+        let row = most_energy + most_motion + per_level / per_level_div * 255 * band + band + 510;
+        if (luma.height() as i64).saturating_mul(row) < (<i32 as Lane>::OUT / 2) as i64 {
+            return Base::Narrow(fill_base(luma, map.as_ref(), motion, (num, den), None));
+        }
+    }
+    Base::Wide(fill_base(luma, map.as_ref(), motion, (num, den), mask))
+}
+
+/// The energy map of the own costs: none for forward energy (the steps
+/// carry it).
+fn own_energy(luma: &Plane<u8>, energy: Energy) -> Option<Plane<u32>> {
+    (energy != Energy::Forward).then(|| energy_map(luma, energy))
+}
+
+/// The own costs from the energy `map`, the motion and the mask, in `T`
+/// (which the caller knows holds them).
+fn fill_base<T: Lane>(
+    luma: &Plane<u8>,
+    map: Option<&Plane<u32>>,
+    motion: Option<&Plane<u16>>,
+    (num, den): (i64, i64),
+    mask: Option<&Plane<i8>>,
+) -> Plane<T> {
     // The motion's cost by level: motion is capped at MOTION_CAP levels.
     let by_level: [i64; MOTION_CAP as usize + 1] = std::array::from_fn(|m| m as i64 * num / den);
-    let mut out = Plane::new(luma.width(), luma.height(), 0i64);
-    out.par_rows_mut().for_each(|(y, row)| {
-        if let Some(map) = &map {
-            for (o, &e) in row.iter_mut().zip(map.row(y)) {
-                *o = e as i64;
+    let mut out = Plane::new(luma.width(), luma.height(), T::default());
+    out.par_rows_mut()
+        .for_each_init(Vec::new, |sums: &mut Vec<i64>, (y, row)| {
+            sums.clear();
+            sums.resize(row.len(), 0);
+            if let Some(map) = map {
+                for (o, &e) in sums.iter_mut().zip(map.row(y)) {
+                    *o = e as i64;
+                }
             }
-        }
-        if let Some(m) = motion {
-            for (o, &m) in row.iter_mut().zip(m.row(y)) {
-                *o += match by_level.get(m as usize) {
-                    Some(&v) => v,
-                    None => m as i64 * num / den,
-                };
+            if let Some(m) = motion {
+                for (o, &m) in sums.iter_mut().zip(m.row(y)) {
+                    *o += match by_level.get(m as usize) {
+                        Some(&v) => v,
+                        None => m as i64 * num / den,
+                    };
+                }
             }
-        }
-        if let Some(m) = mask {
-            for (o, &m) in row.iter_mut().zip(m.row(y)) {
-                *o += mask_cost(m);
+            if let Some(m) = mask {
+                for (o, &m) in sums.iter_mut().zip(m.row(y)) {
+                    *o += mask_cost(m);
+                }
             }
-        }
-    });
+            for (o, &v) in row.iter_mut().zip(sums.iter()) {
+                *o = T::of(v);
+            }
+        });
     out
 }
 
 /// Reusable buffers of [`band_dp_group`], one set a thread: each seam's
 /// two DP rows and steps, and the row below moved onto the band.
 #[derive(Debug, Default)]
-pub struct BandScratch {
-    cum: Vec<i64>,
-    next: Vec<i64>,
-    below: Vec<i64>,
+pub struct BandScratch<T = i64> {
+    cum: Vec<T>,
+    next: Vec<T>,
+    below: Vec<T>,
     back: Vec<i8>,
 }
 
@@ -138,23 +257,23 @@ pub struct BandScratch {
 /// level, as one multiplication when the division is exact (the default
 /// `coherence` gives 100/100), the same integers either way.
 #[derive(Clone, Copy)]
-enum MoveWeight {
-    Times(i64),
-    Ratio(i64, i64),
+enum MoveWeight<T> {
+    Times(T),
+    Ratio(T, T),
 }
 
-impl MoveWeight {
-    fn of(c: &Costs) -> MoveWeight {
+impl<T: Lane> MoveWeight<T> {
+    fn of(c: &Costs<T>) -> MoveWeight<T> {
         if c.per_level % c.per_level_div == 0 {
-            MoveWeight::Times(c.per_level / c.per_level_div)
+            MoveWeight::Times(T::of(c.per_level / c.per_level_div))
         } else {
-            MoveWeight::Ratio(c.per_level, c.per_level_div)
+            MoveWeight::Ratio(T::of(c.per_level), T::of(c.per_level_div))
         }
     }
 
     /// The cost of `levels` (≥ 0) of picture change.
     #[inline(always)]
-    fn of_levels(self, levels: i64) -> i64 {
+    fn of_levels(self, levels: T) -> T {
         match self {
             MoveWeight::Times(m) => m * levels,
             MoveWeight::Ratio(p, d) => p * levels / d,
@@ -171,7 +290,7 @@ const GROUP: usize = 8;
 /// right) on the costs plus the cost of moving from the centre; the top
 /// row's least (ties to the smaller column). A row with no path (the
 /// centre jumps by more than the band allows) keeps the centre.
-pub fn band_dp(c: &Costs, centre: &[u32], band: usize) -> Vec<u32> {
+pub fn band_dp<T: Lane>(c: &Costs<T>, centre: &[u32], band: usize) -> Vec<u32> {
     let mut path = vec![0u32; centre.len()];
     band_dp_group(c, centre, band, &mut BandScratch::default(), &mut path);
     path
@@ -184,13 +303,13 @@ pub fn band_dp(c: &Costs, centre: &[u32], band: usize) -> Vec<u32> {
 /// are first moved onto this row's lanes (`below[j + 1]` is the value at
 /// x, `below[j]` at x − 1, `below[j + 2]` at x + 1; `OUT` beyond its band
 /// or the frame), so that every lane reads its three neighbours without a
-/// test. Costs stay far below `i64::MAX − OUT`, so sums with `OUT` need no
-/// saturation.
-pub fn band_dp_group(
-    c: &Costs,
+/// test. Costs stay far below the largest `T` less `OUT`, so sums with
+/// `OUT` need no saturation.
+pub fn band_dp_group<T: Lane>(
+    c: &Costs<T>,
     centres: &[u32],
     band: usize,
-    scratch: &mut BandScratch,
+    scratch: &mut BandScratch<T>,
     paths: &mut [u32],
 ) {
     let h = c.luma.height();
@@ -207,10 +326,10 @@ pub fn band_dp_group(
     } = scratch;
     for v in [&mut *cum, &mut *next] {
         v.clear();
-        v.resize(n * bw, OUT);
+        v.resize(n * bw, T::OUT);
     }
     below.clear();
-    below.resize(bw + 2, OUT);
+    below.resize(bw + 2, T::OUT);
     back.clear();
     back.resize(n * bw * h, 0);
     let weight = MoveWeight::of(c);
@@ -225,9 +344,9 @@ pub fn band_dp_group(
                 back: &mut back[(s * h + y) * bw..(s * h + y + 1) * bw],
             };
             if c.forward {
-                band_row::<true>(c, weight, centre, y, band, row);
+                band_row::<T, true>(c, weight, centre, y, band, row);
             } else {
-                band_row::<false>(c, weight, centre, y, band, row);
+                band_row::<T, false>(c, weight, centre, y, band, row);
             }
         }
         std::mem::swap(cum, next);
@@ -244,7 +363,7 @@ pub fn band_dp_group(
                 bj = j;
             }
         }
-        if top[bj] >= OUT {
+        if top[bj] >= T::OUT {
             path.copy_from_slice(centre);
             continue;
         }
@@ -261,18 +380,18 @@ pub fn band_dp_group(
 }
 
 /// One seam's buffers for one row of the band DP.
-struct Lanes<'a> {
-    cum: &'a mut [i64],
-    next: &'a [i64],
-    below: &'a mut [i64],
+struct Lanes<'a, T> {
+    cum: &'a mut [T],
+    next: &'a [T],
+    below: &'a mut [T],
     back: &'a mut [i8],
 }
 
 /// Row `y` of one seam's band DP: `cum` from the row below's `next`.
 #[inline(always)]
-fn band_row<const FORWARD: bool>(
-    c: &Costs,
-    weight: MoveWeight,
+fn band_row<T: Lane, const FORWARD: bool>(
+    c: &Costs<T>,
+    weight: MoveWeight<T>,
     centre: &[u32],
     y: usize,
     band: usize,
@@ -281,7 +400,7 @@ fn band_row<const FORWARD: bool>(
         next,
         below,
         back,
-    }: Lanes,
+    }: Lanes<T>,
 ) {
     let (w, h) = (c.luma.width(), c.luma.height());
     let (bw, b) = (2 * band + 1, band as i64);
@@ -290,28 +409,30 @@ fn band_row<const FORWARD: bool>(
     // The lanes inside the frame.
     let lo = (-x0).clamp(0, bw as i64) as usize;
     let hi = (w as i64 - x0).clamp(lo as i64, bw as i64) as usize;
-    cum[..lo].fill(OUT);
-    cum[hi..].fill(OUT);
+    cum[..lo].fill(T::OUT);
+    cum[hi..].fill(T::OUT);
     let base = c.base.row(y);
     let g = c.grad.row(y);
-    let gc = g[cy as usize] as i64;
+    let gc = T::of_u32(g[cy as usize]);
     let row = c.luma.row(y);
     let last = y + 1 == h;
     let down = if last { row } else { c.luma.row(y + 1) };
-    let own =
-        |xu: usize| base[xu] + weight.of_levels((g[xu] as i64 - gc).abs()) + (xu as i64 - cy).abs();
+    let own = |xu: usize| {
+        base[xu] + weight.of_levels((T::of_u32(g[xu]) - gc).abs()) + T::of((xu as i64 - cy).abs())
+    };
     // Forward energy's step costs from x: to x, x − 1 and x + 1 below.
-    let steps = |xu: usize| -> (i64, i64, i64) {
+    let steps = |xu: usize| -> (T, T, T) {
+        let zero = T::from(0);
         if !FORWARD {
-            return (0, 0, 0);
+            return (zero, zero, zero);
         }
-        let l = row[xu.saturating_sub(1)] as i64;
-        let r = row[(xu + 1).min(w - 1)] as i64;
+        let l = T::from(row[xu.saturating_sub(1)]);
+        let r = T::from(row[(xu + 1).min(w - 1)]);
         let up = (r - l).abs();
         if last {
             return (up, up, up);
         }
-        let d = down[xu] as i64;
+        let d = T::from(down[xu]);
         (up, up + (d - l).abs(), up + (d - r).abs())
     };
     if last {
@@ -324,7 +445,7 @@ fn band_row<const FORWARD: bool>(
     // below[t] = next[t − 1 + s]: lane j − 1 + t of the row below holds
     // this row's x − 1 + t.
     let s = cy - centre[y + 1] as i64;
-    below.fill(OUT);
+    below.fill(T::OUT);
     let t_lo = (1 - s).clamp(0, bw as i64 + 2);
     let t_hi = (bw as i64 + 1 - s).clamp(t_lo, bw as i64 + 2);
     if t_lo < t_hi {
@@ -352,10 +473,11 @@ fn band_row<const FORWARD: bool>(
                 back: &mut back[fast_lo..fast_hi],
             };
             // The default coherence weighs a level 1: no multiplication.
-            if m == 1 {
-                inner_lanes::<true>(lanes, 1, gc, fast_lo as i64 - b);
+            let d0 = T::of(fast_lo as i64 - b);
+            if m == T::from(1) {
+                inner_lanes::<T, true>(lanes, m, gc, d0);
             } else {
-                inner_lanes::<false>(lanes, m, gc, fast_lo as i64 - b);
+                inner_lanes::<T, false>(lanes, m, gc, d0);
             }
         }
     }
@@ -369,7 +491,11 @@ fn band_row<const FORWARD: bool>(
         let best = if take_l { left } else { centre_v };
         let take_r = right < best;
         let best = if take_r { right } else { best };
-        cum[j] = if best >= OUT { OUT } else { best + own(xu) };
+        cum[j] = if best >= T::OUT {
+            T::OUT
+        } else {
+            best + own(xu)
+        };
         back[j] = if take_r { 1 } else { -(take_l as i8) };
     }
 }
@@ -417,7 +543,12 @@ impl Track {
     /// their nearby best paths, and the picture would shift on each of its
     /// first frames; settled here, a still shot gives the same frame from
     /// its first on.
-    pub fn settle(&mut self, costs: &Costs, mask: Option<&Plane<i8>>, band: usize) -> usize {
+    pub fn settle<T: Lane>(
+        &mut self,
+        costs: &Costs<T>,
+        mask: Option<&Plane<i8>>,
+        band: usize,
+    ) -> usize {
         let mut last = Followed::default();
         for n in 0..SETTLE_FOLLOWS {
             if !self.follow_from(costs, mask, (0, 0), band, &mut last) {
@@ -427,12 +558,31 @@ impl Track {
         SETTLE_FOLLOWS
     }
 
+    /// Follows the seams by `shift`, or settles them where there is none
+    /// (a new shot's first frame).
+    pub fn follow_or_settle<T: Lane>(
+        &mut self,
+        costs: &Costs<T>,
+        mask: Option<&Plane<i8>>,
+        shift: Option<(i32, i32)>,
+        band: usize,
+    ) {
+        match shift {
+            Some(shift) => {
+                self.follow(costs, mask, shift, band);
+            }
+            None => {
+                self.settle(costs, mask, band);
+            }
+        }
+    }
+
     /// This frame's seams: the last frame's moved by `shift` (x, y), each
     /// improved within `band` pixels on `costs`, then spread apart among
     /// the unprotected columns. Returns whether they changed.
-    pub fn follow(
+    pub fn follow<T: Lane>(
         &mut self,
-        costs: &Costs,
+        costs: &Costs<T>,
         mask: Option<&Plane<i8>>,
         shift: (i32, i32),
         band: usize,
@@ -444,9 +594,9 @@ impl Track {
     /// groups of seams whose centres are those of `last` (which must have
     /// been made on the same costs and band), and leaving this follow's
     /// in it.
-    fn follow_from(
+    fn follow_from<T: Lane>(
         &mut self,
-        costs: &Costs,
+        costs: &Costs<T>,
         mask: Option<&Plane<i8>>,
         shift: (i32, i32),
         band: usize,
@@ -514,14 +664,14 @@ struct Followed {
 /// the first: its pixel and neighbours, the costs, the row below's values
 /// moved onto them (`n + 2`, from the first lane's left), and what they
 /// give.
-struct InnerLanes<'a> {
+struct InnerLanes<'a, T> {
     left_px: &'a [u8],
     right_px: &'a [u8],
     down_px: &'a [u8],
-    base: &'a [i64],
+    base: &'a [T],
     g: &'a [u32],
-    below: &'a [i64],
-    cum: &'a mut [i64],
+    below: &'a [T],
+    cum: &'a mut [T],
     back: &'a mut [i8],
 }
 
@@ -529,7 +679,7 @@ struct InnerLanes<'a> {
 /// `m` a level of picture change moved (1 when `ONE`), `gc` the centre's
 /// G, `d0` the first lane's distance from the centre (signed).
 #[inline(always)]
-fn inner_lanes<const ONE: bool>(lanes: InnerLanes, m: i64, gc: i64, d0: i64) {
+fn inner_lanes<T: Lane, const ONE: bool>(lanes: InnerLanes<T>, m: T, gc: T, d0: T) {
     let n = lanes.cum.len();
     let (left_px, right_px, down_px) = (
         &lanes.left_px[..n],
@@ -543,8 +693,13 @@ fn inner_lanes<const ONE: bool>(lanes: InnerLanes, m: i64, gc: i64, d0: i64) {
         &lanes.below[2..n + 2],
     );
     let (cum, back) = (lanes.cum, &mut lanes.back[..n]);
+    let mut dist = d0;
     for i in 0..n {
-        let (l, r, d) = (left_px[i] as i64, right_px[i] as i64, down_px[i] as i64);
+        let (l, r, d) = (
+            T::from(left_px[i]),
+            T::from(right_px[i]),
+            T::from(down_px[i]),
+        );
         let up = (r - l).abs();
         let centre_v = below_c[i] + up;
         let left = below_l[i] + up + (d - l).abs();
@@ -553,10 +708,11 @@ fn inner_lanes<const ONE: bool>(lanes: InnerLanes, m: i64, gc: i64, d0: i64) {
         let best = if take_l { left } else { centre_v };
         let take_r = right < best;
         let best = if take_r { right } else { best };
-        let dg = (g[i] as i64 - gc).abs();
+        let dg = (T::of_u32(g[i]) - gc).abs();
         let moved = if ONE { dg } else { m * dg };
-        let own = base[i] + moved + (d0 + i as i64).abs();
-        cum[i] = if best >= OUT { OUT } else { best + own };
+        let own = base[i] + moved + dist.abs();
+        dist = dist + T::from(1);
+        cum[i] = if best >= T::OUT { T::OUT } else { best + own };
         back[i] = if take_r { 1 } else { -(take_l as i8) };
     }
 }
@@ -603,6 +759,9 @@ pub fn protects_too_much(mask: &Plane<i8>, k: usize) -> bool {
 mod tests {
     use super::*;
     use crate::ops::retarget::tests::noise;
+
+    /// The first band DP's "no path".
+    const OUT: i64 = <i64 as Lane>::OUT;
 
     /// Forward energy's step costs from (x, y): to x (centre), x−1 (left) and
     /// x+1 (right) in row y+1, as `energy::forward_steps` gives them.
@@ -825,7 +984,63 @@ mod tests {
             for (s, centre) in three.chunks(h).enumerate() {
                 assert_eq!(paths[s * h..(s + 1) * h], band_dp_reference(&c, centre, 4));
             }
+            // Costs that fit in i32: the narrow DP's paths are the same.
+            let small = base.map(|v| v.clamp(0, 1000));
+            let wide = Costs { base: &small, ..c };
+            let narrow_base = small.map(|v| v as i32);
+            let narrow = Costs {
+                luma: &luma,
+                base: &narrow_base,
+                grad: &grad,
+                forward: c.forward,
+                per_level,
+                per_level_div,
+            };
+            let mut narrow_scratch = BandScratch::default();
+            for band in [1, 5, 15] {
+                let mut path = vec![0; h];
+                band_dp_group(&narrow, &centre, band, &mut narrow_scratch, &mut path);
+                assert_eq!(
+                    path,
+                    band_dp_reference(&wide, &centre, band),
+                    "i32: seed {seed}, {w}x{h}, band {band}"
+                );
+            }
         }
+    }
+
+    #[test]
+    fn frame_costs_are_narrow_only_where_every_sum_fits() {
+        let luma = super::super::motion::tests::picture(64, 30, 0, 0);
+        let motion = Plane::from_fn(64, 30, |x, _| (x % 40) as u16);
+        let mask = Plane::from_fn(64, 30, |x, _| if x == 5 { MASK_PROTECT } else { 0 });
+        let weight = (1200, 100);
+        for energy in [Energy::Forward, Energy::Sobel3, Energy::Basic] {
+            let wide = base_costs(&luma, energy, Some(&motion), weight, None);
+            match frame_base(&luma, energy, Some(&motion), weight, None, 15, (100, 100)) {
+                Base::Narrow(b) => assert_eq!(b.map(|v| v as i64), wide, "{energy:?}"),
+                Base::Wide(_) => panic!("{energy:?}: 30 rows fit in i32"),
+            }
+            // A mask's costs, an inexact weight or a tall frame do not.
+            let masked = base_costs(&luma, energy, Some(&motion), weight, Some(&mask));
+            match frame_base(
+                &luma,
+                energy,
+                Some(&motion),
+                weight,
+                Some(&mask),
+                15,
+                (100, 100),
+            ) {
+                Base::Wide(b) => assert_eq!(b, masked, "{energy:?}"),
+                Base::Narrow(_) => panic!("{energy:?}: a mask is narrow"),
+            }
+            let inexact = frame_base(&luma, energy, Some(&motion), weight, None, 15, (3, 7));
+            assert!(matches!(inexact, Base::Wide(_)), "{energy:?}");
+        }
+        let tall = Plane::new(4, 200_000, 0u8);
+        let far = frame_base(&tall, Energy::Forward, None, weight, None, 15, (100, 100));
+        assert!(matches!(far, Base::Wide(_)));
     }
 
     #[test]
