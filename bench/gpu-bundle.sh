@@ -20,7 +20,7 @@ if [ "${1:-}" = quality ]; then
   exit 0
 fi
 tests=()
-for n in segments elements gpu_elements gpu_color gpu_filters gpu_geometry gpu_registry gpu_retarget gpu_retarget_fast gpu_segment gpu_stage kernel_cache; do
+for n in segments elements gpu_elements gpu_color gpu_filters gpu_geometry gpu_registry gpu_reframe gpu_retarget gpu_retarget_fast gpu_segment gpu_stage kernel_cache; do
   f=$(ls -t target/release/deps/$n-* 2>/dev/null | grep -v '\.d$' | head -1 || true)
   [ -n "$f" ] && tests+=("$f")
 done
@@ -36,6 +36,8 @@ export GST_BUNDLE_PLUGINS="coreelements app videotestsrc videoconvertscale typef
 # there (the carry is limited to 64 MiB; GPU frames equal the CPU's, so the
 # quality figures of every clip can be made here).
 rm -rf .gpu/clips; mkdir -p .gpu/clips
+# Without ffmpeg here, the shared clips go whole (about 12 MB in all).
+command -v ffmpeg >/dev/null || cp ../shared/data/video/*.mp4 .gpu/clips/
 for c in dog-walk-720p cockatoo-handheld-720p promo-cuts-titles-720p; do
   ffmpeg -v error -y -i "../shared/data/video/$c.mp4" -t 5 -an -c copy ".gpu/clips/$c.mp4" || true
 done
@@ -55,5 +57,5 @@ ffmpeg -v error -y -i ../shared/data/video/dog-walk-720p.mp4 -an -vf scale=1920:
 ffmpeg -v error -y -stream_loop 3 -i .gpu/clips/dog-walk-1080p.mp4 -c copy \
   .gpu/clips/dog-walk-1080p-x4.mp4 || true
 # Symbols off: the carry to the GPU host is limited to 64 MiB.
-strip .gpu/b/plugin/libgstseamstream.so .gpu/b/bin/seamstream .gpu/b/bin/elements* .gpu/b/bin/gpu_* .gpu/b/bin/kernel_cache* .gpu/b/bin/seamstream_libtests 2>/dev/null || true
+strip .gpu/b/plugin/libgstseamstream.so .gpu/b/bin/seamstream .gpu/b/bin/elements* .gpu/b/bin/gpu_* .gpu/b/bin/kernel_cache* .gpu/b/bin/segments* .gpu/b/bin/seamstream_libtests 2>/dev/null || true
 du -sh .gpu/b

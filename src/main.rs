@@ -178,6 +178,10 @@ Examples:
         /// Keep the parts of a split job (in OUT.parts/) after the join
         #[arg(long)]
         keep_parts: bool,
+        /// With a reframe op: write its window, frame by frame, to this JSON
+        /// file (for editors); if the file exists, replay it instead
+        #[arg(long, value_name = "FILE.json")]
+        reframe_path: Option<PathBuf>,
     },
     /// Join the parts of a split job (`run --segment K/N`) into one file,
     /// without re-encoding, with the source's audio.
@@ -363,6 +367,7 @@ struct RunArgs<'a> {
     no_audio: bool,
     segment: Option<&'a str>,
     warmup: Option<u64>,
+    reframe_path: Option<&'a Path>,
 }
 
 /// The encoder flags as given.
@@ -498,6 +503,7 @@ fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
     };
     let audio = !a.no_audio && keys.audio.unwrap_or(true);
     chain.streaming();
+    let mut reframe = plan_reframe(&mut chain, &input, a.reframe_path, live)?;
     if a.warmup.is_some() && a.segment.is_none() {
         bail!("--warmup applies to a part of a split job: use it with --segment K/N or --gpus");
     }
@@ -564,8 +570,11 @@ fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
         span,
     };
     let s = run::run(&opts, chain, stop)?;
+    if let Some(r) = &mut reframe {
+        r.finish((s.width_in, s.height_in), (s.width_out, s.height_out))?;
+    }
     if a.json {
-        println!("{}", summary_json(&s, kernels.as_ref()));
+        println!("{}", summary_json(&s, kernels.as_ref(), reframe.as_ref()));
     } else {
         if let Some(k) = &kernels {
             eprintln!(
@@ -589,6 +598,11 @@ fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
         );
         for (i, st) in s.streams.iter().enumerate() {
             eprintln!("  stream {i}: {} {}: {}", st.kind, st.what, st.action);
+        }
+        if let Some(r) = &reframe {
+            for line in reframe_lines(r) {
+                eprintln!("{line}");
+            }
         }
         match (&s.kept, s.interrupted) {
             (Some(Kept::Target(p)), true) => {
@@ -756,7 +770,66 @@ struct Kernels {
 }
 
 /// The run's summary as one JSON object.
-fn summary_json(s: &seamstream::gst::run::Summary, kernels: Option<&Kernels>) -> String {
+/// Plans the chain's reframe (if any) before the run, with a bar while a
+/// file is analysed.
+fn plan_reframe(
+    chain: &mut seamstream::Chain,
+    input: &seamstream::gst::Input,
+    path_file: Option<&Path>,
+    live: bool,
+) -> anyhow::Result<Option<seamstream::gst::reframe::Planned>> {
+    let bar = indicatif::ProgressBar::hidden();
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} planning the reframe: frame {pos} analysed [{elapsed}]",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+    );
+    let mut shown = false;
+    let planned = seamstream::gst::reframe::prepare(chain, input, path_file, live, |n| {
+        if !shown {
+            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            bar.enable_steady_tick(Duration::from_millis(120));
+            shown = true;
+        }
+        bar.set_position(n as u64);
+    })?;
+    bar.finish_and_clear();
+    Ok(planned)
+}
+
+/// The summary's lines on a reframe: where its plan came from, and each
+/// shot's fit and camera.
+fn reframe_lines(r: &seamstream::gst::reframe::Planned) -> Vec<String> {
+    use seamstream::gst::reframe::{Source, describe_shots};
+    let how = match &r.source {
+        Source::Planned { seconds } => format!(
+            "reframe: {} frames analysed and planned ahead in {seconds:.1} s",
+            r.frames
+        ),
+        Source::Replayed(p) => format!("reframe: replayed {}", p.display()),
+        Source::Live => "reframe: planned live, frame by frame".into(),
+    };
+    let mut lines = vec![format!("{how}; {} shots:", r.shots.len())];
+    lines.extend(
+        describe_shots(&r.shots, r.fps)
+            .into_iter()
+            .map(|l| format!("  {l}")),
+    );
+    if let (Some(p), false) = (&r.written, matches!(r.source, Source::Replayed(_))) {
+        lines.push(format!(
+            "  path written to {} (pass it again to replay it)",
+            p.display()
+        ));
+    }
+    lines
+}
+
+fn summary_json(
+    s: &seamstream::gst::run::Summary,
+    kernels: Option<&Kernels>,
+    reframe: Option<&seamstream::gst::reframe::Planned>,
+) -> String {
     use seamstream::gst::outfile::Kept;
     let text = |t: &str| {
         let mut out = String::from("\"");
@@ -788,8 +861,27 @@ fn summary_json(s: &seamstream::gst::run::Summary, kernels: Option<&Kernels>) ->
         Some(Kept::Partial(p)) => (text(&p.to_string_lossy()), true),
         _ => ("null".to_string(), false),
     };
+    let reframe = reframe.map_or("null".to_string(), |r| {
+        use seamstream::gst::reframe::Source;
+        let shots: Vec<serde_json::Value> = r
+            .shots
+            .iter()
+            .map(|s| {
+                serde_json::json!({"first": s.first, "last": s.last,
+                    "mode": s.fit.name(), "camera": s.camera.name()})
+            })
+            .collect();
+        let (source, file) = match &r.source {
+            Source::Planned { .. } => ("planned", r.written.as_ref()),
+            Source::Replayed(p) => ("replayed", Some(p)),
+            Source::Live => ("live", r.written.as_ref()),
+        };
+        serde_json::json!({"plan": source, "path": file.map(|p| p.to_string_lossy()),
+            "shots": shots})
+        .to_string()
+    });
     format!(
-        "{{\"frames_in\":{},\"frames_out\":{},\"dropped\":{},\"seconds\":{:.3},\"fps\":{:.2},\"ms_copy_in\":{:.3},\"ms_chain\":{:.3},\"ms_copy_out\":{:.3},\"size_in\":[{},{}],\"size_out\":[{},{}],\"interrupted\":{},\"output\":{output},\"partial\":{partial},\"kernel_seconds\":{},\"kernels_compiled\":{},\"streams\":[{}]}}",
+        "{{\"frames_in\":{},\"frames_out\":{},\"dropped\":{},\"seconds\":{:.3},\"fps\":{:.2},\"ms_copy_in\":{:.3},\"ms_chain\":{:.3},\"ms_copy_out\":{:.3},\"size_in\":[{},{}],\"size_out\":[{},{}],\"interrupted\":{},\"output\":{output},\"partial\":{partial},\"kernel_seconds\":{},\"kernels_compiled\":{},\"streams\":[{}],\"reframe\":{reframe}}}",
         s.frames_in,
         s.frames_out,
         s.dropped,
@@ -883,6 +975,7 @@ fn main() -> ExitCode {
             gpus,
             workers,
             keep_parts,
+            reframe_path,
         } => match place_files(
             [input.as_deref(), output.as_deref()],
             input_flag.as_deref(),
@@ -914,6 +1007,7 @@ fn main() -> ExitCode {
                     no_audio: *no_audio,
                     segment: segment.as_deref(),
                     warmup: *warmup,
+                    reframe_path: reframe_path.as_deref(),
                 };
                 if gpus.is_some() || workers.is_some() {
                     run_split(&a, gpus.as_deref(), *workers, *keep_parts)

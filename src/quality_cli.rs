@@ -6,7 +6,10 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use seamstream::gst::decode::FrameReader;
 use seamstream::gst::run::Backend;
-use seamstream::quality::{Meter, Report};
+use seamstream::ops::reframe::geometry::Fit;
+use seamstream::ops::reframe::path::PathFile;
+use seamstream::quality::{Found, Meter, Report, Smoothness, Subjects, path_scales};
+use serde_json::{Value, json};
 
 #[derive(clap::Args, Debug)]
 #[command(
@@ -18,6 +21,25 @@ interpolation) on the same frames:
   flicker     mean absolute change between consecutive frames; 1 = no motion of
               the retargeting's own
 Targets (docs/DESIGN.md §4): similarity <= 1.00 (<= 0.45 where carving pays), flicker <= 1.20.
+For reframing (another aspect by a moving window), also:
+  similarity ÷ the best fixed crop: of --crops windows of the result's aspect
+              (full height, or full width when the result is wider) evenly over
+              the free range, the one of the lowest mean similarity; below 1
+              beats every fixed window. Each costs as much as the result's
+              similarity; --crops 0 leaves them out
+  flicker ÷ the centre crop's: 1 = moves no more than a fixed window
+  subjects kept (--boxes): boxes marked on the original's frames, kept when
+              found in the result's frame of the same index at one overall
+              scale (with --reframe-path first the frame's own, e.g. a zoom's;
+              then out_h/in_h or out_w/in_w) with a correlation of luma
+              >= 0.8; beside it the same for scaling and the centre crop
+  window path (--reframe-path, the file `run --reframe-path` writes): the
+              largest jump of the window's centre from one frame to the next
+              and its mean acceleration, within shots
+Box file: {\"size\": [1280, 720], \"boxes\": [{\"frame\": 30, \"label\": \"woman\",
+  \"box\": [x, y, w, h]}, ...]} in pixels of the original, frames counted from 0.
+In the JSON an infinite ratio (a reference of 0, e.g. a best crop that
+misses nothing) is null.
 Both clips are decoded by the same GStreamer path, so colour conversion does
 not count. With --op the chain runs here on the original's frames, with no
 encoder between.
@@ -25,7 +47,9 @@ Examples:
   seamstream run clip.mp4 4x3.mp4 --op retarget:width=75%
   seamstream quality clip.mp4 4x3.mp4
   seamstream quality clip.mp4 --op retarget:width=75%,mode=exact --every 30
-  seamstream quality clip.mp4 --op retarget:width=75% --json"
+  seamstream quality clip.mp4 --op retarget:width=75% --json
+  seamstream quality clip.mp4 9x16.mp4 --boxes boxes.json --reframe-path 9x16.path.json
+  seamstream quality clip.mp4 9x16.mp4 --boxes boxes.json --crops 0 --every 30"
 )]
 pub struct QualityArgs {
     /// The original clip: a file or URI.
@@ -45,7 +69,22 @@ pub struct QualityArgs {
     /// Stop after this many frames.
     #[arg(long, value_name = "N")]
     frames: Option<usize>,
-    /// Also print the similarity of every measured frame.
+    /// Fixed crops the similarity is also compared with (evenly over the
+    /// free range, ends included; 9 = eighths); 0 for none. Each costs as
+    /// much as the result's similarity (about a second of CPU a 720p frame
+    /// to 9:16).
+    #[arg(long, default_value_t = 9, value_name = "N")]
+    crops: usize,
+    /// Boxes marked on frames of the original (JSON): report how many the
+    /// result keeps.
+    #[arg(long, value_name = "FILE")]
+    boxes: Option<std::path::PathBuf>,
+    /// The window path the reframe op wrote (JSON, as `run --reframe-path`
+    /// writes it): report its smoothness, and look for the boxes at each
+    /// frame's own scale first.
+    #[arg(long = "reframe-path", value_name = "FILE")]
+    reframe_path: Option<std::path::PathBuf>,
+    /// Also print the similarity of every measured frame, and every box.
     #[arg(long)]
     each: bool,
     /// Print the figures as JSON.
@@ -56,6 +95,33 @@ pub struct QualityArgs {
 pub fn run_quality(a: &QualityArgs) -> anyhow::Result<ExitCode> {
     if a.every == 0 {
         bail!("`--every 0`: give N ≥ 1 (the similarity is measured on every N-th frame)");
+    }
+    // The files are read before the clips, so that a mistake in one shows
+    // at once.
+    let subjects = a.boxes.as_deref().map(Subjects::read).transpose()?;
+    // With --op, a reframe plans the clip first (as `run` does), and its
+    // plan is the path measured; --reframe-path then writes it (or, if it
+    // exists, replays it).
+    let mut chain = None;
+    let mut path = None;
+    if !a.ops.is_empty() {
+        let mut c = seamstream::registry::parse_chain(&a.ops)?;
+        c.streaming();
+        let input = seamstream::gst::Input::parse(&a.original)?;
+        let planned = super::plan_reframe(&mut c, &input, a.reframe_path.as_deref(), false)?;
+        path = planned.and_then(|p| p.path);
+        chain = Some(c);
+    } else if let Some(p) = &a.reframe_path {
+        path = Some(PathFile::load(p)?);
+    }
+    let mut meter = Meter::new(a.every).with_crops(a.crops);
+    if let Some(s) = subjects {
+        meter = meter.with_subjects(s);
+    }
+    if let Some(p) = &path {
+        // Its sizes are checked against the clips' once they are known,
+        // below.
+        meter = meter.with_path_scales(path_scales(p));
     }
     let bar = indicatif::ProgressBar::new_spinner();
     bar.set_style(
@@ -70,22 +136,65 @@ pub fn run_quality(a: &QualityArgs) -> anyhow::Result<ExitCode> {
         (None, true) => bail!(
             "give the retargeted clip (`seamstream quality ORIGINAL RESULT`) or an operation to make it with (`--op retarget:width=75%`)"
         ),
-        (Some(r), true) => compare_files(&a.original, r, a.every, a.frames, &bar)?,
+        (Some(r), true) => compare_files(&a.original, r, meter, a.frames, &bar)?,
         (None, false) => {
-            let chain = seamstream::registry::parse_chain(&a.ops)?;
+            let chain = match chain {
+                Some(c) => c,
+                None => seamstream::registry::parse_chain(&a.ops)?,
+            };
             let backend = super::choose_backend(super::parse_device(&a.device)?, &chain)?;
             let gpu = match &backend {
                 Backend::Cuda(g) => Some(g),
                 Backend::Cpu => None,
             };
-            seamstream::quality::measure_chain(&a.original, chain, gpu, a.every, a.frames, |n| {
-                bar.set_position(n as u64)
-            })?
+            seamstream::quality::measure_chain_with(
+                &a.original,
+                chain,
+                gpu,
+                meter,
+                a.frames,
+                |n| bar.set_position(n as u64),
+            )?
             .0
         }
     };
     bar.finish_and_clear();
     let r = meter.report();
+    let path_name = a
+        .reframe_path
+        .clone()
+        .unwrap_or_else(|| std::path::PathBuf::from("the plan"));
+    let smoothness = match (&path, Some(&path_name)) {
+        (Some(p), Some(file)) => {
+            let wrong = |field: &str, theirs: (usize, usize), ours: (usize, usize), what: &str| {
+                anyhow::anyhow!(
+                    "`{}`: {field} is {}x{}, but {what} is {}x{}; is it the path of this clip?",
+                    file.display(),
+                    theirs.0,
+                    theirs.1,
+                    ours.0,
+                    ours.1
+                )
+            };
+            let (input, output) = ((p.input[0], p.input[1]), (p.output[0], p.output[1]));
+            if input != r.original {
+                return Err(wrong("input", input, r.original, "the original"));
+            }
+            if output != r.size {
+                return Err(wrong("output", output, r.size, "the result"));
+            }
+            if a.frames.is_none() && p.frames.len() != r.frames {
+                eprintln!(
+                    "note: `{}` has {} frames, the clips {}",
+                    file.display(),
+                    p.frames.len(),
+                    r.frames
+                );
+            }
+            Some(seamstream::quality::path_smoothness(p))
+        }
+        _ => None,
+    };
     if a.each {
         for (i, res, sc) in &meter.frames {
             eprintln!(
@@ -98,10 +207,34 @@ pub fn run_quality(a: &QualityArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
+    if a.each
+        && let Some(s) = &r.subjects
+    {
+        for b in &s.boxes {
+            let r = &b.subject.rect;
+            eprintln!(
+                "frame {} {} [{}, {}, {}, {}]: result {}, scaled {}, centre crop {}",
+                b.subject.frame,
+                b.subject.label,
+                r.x,
+                r.y,
+                r.w,
+                r.h,
+                found_text(&b.result),
+                found_text(&b.scaled),
+                found_text(&b.centre)
+            );
+        }
+    }
+    let files = Files {
+        boxes: a.boxes.as_deref(),
+        path: a.reframe_path.as_deref(),
+        crops: a.crops,
+    };
     if a.json {
-        println!("{}", json(&r));
+        println!("{}", json(&r, smoothness.as_ref(), &files));
     } else {
-        print!("{}", table(&a.original, &r));
+        print!("{}", table(&a.original, &r, smoothness.as_ref(), &files));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -110,13 +243,12 @@ pub fn run_quality(a: &QualityArgs) -> anyhow::Result<ExitCode> {
 fn compare_files(
     original: &str,
     result: &str,
-    every: usize,
+    mut meter: Meter,
     limit: Option<usize>,
     bar: &indicatif::ProgressBar,
 ) -> anyhow::Result<Meter> {
     let mut reader = FrameReader::open(result)?;
     let mut original_reader = FrameReader::open(original)?;
-    let mut meter = Meter::new(every);
     let mut n = 0;
     while limit.is_none_or(|l| n < l) {
         let Some(frame) = original_reader.next_frame()? else {
@@ -144,30 +276,150 @@ fn compare_files(
     Ok(meter)
 }
 
-fn json(r: &Report) -> String {
-    format!(
-        "{{\"frames\":{},\"similarity_frames\":{},\"original\":[{},{}],\"size\":[{},{}],\"similarity\":{{\"result\":{:.4},\"scaled\":{:.4},\"ratio\":{:.4},\"completeness\":[{:.4},{:.4}],\"coherence\":[{:.4},{:.4}]}},\"flicker\":{{\"result\":{:.4},\"scaled\":{:.4},\"ratio\":{:.4}}}}}",
-        r.frames,
-        r.similarity_frames,
-        r.original.0,
-        r.original.1,
-        r.size.0,
-        r.size.1,
-        r.result.total(),
-        r.scaled.total(),
-        r.similarity_ratio(),
-        r.result.completeness,
-        r.scaled.completeness,
-        r.result.coherence,
-        r.scaled.coherence,
-        r.flicker_result,
-        r.flicker_scaled,
-        r.flicker_ratio()
-    )
+/// The files and settings the figures came from, for the printout.
+struct Files<'a> {
+    boxes: Option<&'a std::path::Path>,
+    path: Option<&'a std::path::Path>,
+    crops: usize,
 }
 
-fn table(name: &str, r: &Report) -> String {
-    format!(
+/// A figure rounded to four places, as the JSON gives them.
+fn r4(x: f64) -> f64 {
+    (x * 1e4).round() / 1e4
+}
+
+fn found_text(f: &Found) -> String {
+    match f.at {
+        Some(at) => format!(
+            "{} (ncc {:.3} at scale {:.3}, [{}, {}, {}, {}])",
+            if f.kept() { "kept" } else { "lost" },
+            f.ncc,
+            f.scale,
+            at.x,
+            at.y,
+            at.w,
+            at.h
+        ),
+        None => "lost (fits at no scale, or flat)".into(),
+    }
+}
+
+fn found_json(f: &Found) -> Value {
+    json!({
+        "kept": f.kept(),
+        "ncc": r4(f.ncc),
+        "scale": r4(f.scale),
+        "at": f.at.map(|a| [a.x, a.y, a.w, a.h]),
+    })
+}
+
+/// `position` of the free range as a fraction of `n − 1` steps ("3/8").
+fn position_text(position: f64, n: usize) -> String {
+    if n <= 1 {
+        return "centre".into();
+    }
+    format!("{}/{}", (position * (n - 1) as f64).round(), n - 1)
+}
+
+fn json(r: &Report, smoothness: Option<&Smoothness>, files: &Files) -> String {
+    let crop_json = |c: &seamstream::quality::CropFigure| {
+        json!({
+            "position": r4(c.position),
+            "window": [c.window.x, c.window.y, c.window.w, c.window.h],
+            "bds": r4(c.similarity.total()),
+        })
+    };
+    let best_crop = r.best_crop().map(|c| {
+        let mut v = crop_json(c);
+        v["ratio"] = json!(r4(r.best_crop_ratio().unwrap_or(f64::NAN)));
+        v
+    });
+    let subjects = r.subjects.as_ref().map(|s| {
+        let kept = |k: &seamstream::quality::KeptCount| {
+            let (fr, fs, fc) = k.fractions();
+            json!({
+                "total": k.total,
+                "kept": {"result": r4(fr), "scaled": r4(fs), "centre_crop": r4(fc)},
+                "count": {"result": k.result, "scaled": k.scaled, "centre_crop": k.centre},
+            })
+        };
+        let mut labels = serde_json::Map::new();
+        for k in &s.labels {
+            labels.insert(k.label.clone(), kept(k));
+        }
+        let mut v = kept(&s.all);
+        v["file"] = json!(files.boxes.map(|p| p.display().to_string()));
+        v["unseen"] = json!(s.unseen);
+        v["labels"] = Value::Object(labels);
+        v["boxes"] = s
+            .boxes
+            .iter()
+            .map(|b| {
+                let rect = &b.subject.rect;
+                json!({
+                    "frame": b.subject.frame,
+                    "label": b.subject.label,
+                    "box": [rect.x, rect.y, rect.w, rect.h],
+                    "result": found_json(&b.result),
+                    "scaled": found_json(&b.scaled),
+                    "centre_crop": found_json(&b.centre),
+                })
+            })
+            .collect();
+        v
+    });
+    let path = smoothness.map(|p| {
+        let mut modes = serde_json::Map::new();
+        for (m, n) in Fit::ALL.iter().zip(p.modes) {
+            modes.insert(m.name().into(), n.into());
+        }
+        json!({
+            "file": files.path.map(|p| p.display().to_string()),
+            "frames": p.frames,
+            "shots": p.shots,
+            "modes": modes,
+            "steps": p.steps,
+            "max_jump": {
+                "x": r4(p.max_jump.0),
+                "y": r4(p.max_jump.1),
+                "percent_of_width": r4(p.max_jump_percent()),
+                "frame": p.max_jump_frame,
+            },
+            "triples": p.triples,
+            "mean_accel": r4(p.mean_accel),
+            "mean_accel_xy": [r4(p.mean_accel_xy.0), r4(p.mean_accel_xy.1)],
+        })
+    });
+    json!({
+        "frames": r.frames,
+        "similarity_frames": r.similarity_frames,
+        "original": [r.original.0, r.original.1],
+        "size": [r.size.0, r.size.1],
+        "similarity": {
+            "result": r4(r.result.total()),
+            "scaled": r4(r.scaled.total()),
+            "ratio": r4(r.similarity_ratio()),
+            "completeness": [r4(r.result.completeness), r4(r.scaled.completeness)],
+            "coherence": [r4(r.result.coherence), r4(r.scaled.coherence)],
+            "best_crop": best_crop,
+            "crops": r.crops.iter().map(crop_json).collect::<Vec<_>>(),
+        },
+        "flicker": {
+            "result": r4(r.flicker_result),
+            "scaled": r4(r.flicker_scaled),
+            "ratio": r4(r.flicker_ratio()),
+            "centre_crop": r4(r.flicker_centre),
+            "centre_ratio": r4(r.flicker_centre_ratio()),
+        },
+        "subjects": subjects,
+        "path": path,
+    })
+    .to_string()
+}
+
+fn table(name: &str, r: &Report, smoothness: Option<&Smoothness>, files: &Files) -> String {
+    use std::fmt::Write;
+    let mut t = format!(
         "{name}: {}x{} -> {}x{}, {} frames (similarity on {})
               result   scaled   ratio
 similarity  {:8.2} {:8.2} {:7.3}   (completeness {:.2} / {:.2}, coherence {:.2} / {:.2})
@@ -189,5 +441,113 @@ flicker     {:8.3} {:8.3} {:7.3}
         r.flicker_result,
         r.flicker_scaled,
         r.flicker_ratio()
-    )
+    );
+    let _ = write!(
+        t,
+        "              result   centre   ratio   (the centre crop: fixed, of the result's aspect)
+flicker     {:8.3} {:8.3} {:7.3}
+",
+        r.flicker_result,
+        r.flicker_centre,
+        r.flicker_centre_ratio()
+    );
+    if let (Some(best), Some(ratio)) = (r.best_crop(), r.best_crop_ratio()) {
+        let worst = r
+            .crops
+            .iter()
+            .map(|c| c.similarity.total())
+            .fold(f64::NEG_INFINITY, f64::max);
+        let n = if r.crops.len() > 1 { files.crops } else { 1 };
+        let _ = write!(
+            t,
+            "              result best crop  ratio   (the best of {} fixed crops: {}, x {} y {}; the worst {:.2})
+similarity  {:8.2} {:8.2} {:7.3}
+",
+            r.crops.len(),
+            position_text(best.position, n),
+            best.window.x,
+            best.window.y,
+            worst,
+            r.result.total(),
+            best.similarity.total(),
+            ratio
+        );
+    }
+    if let Some(s) = &r.subjects {
+        let frames = {
+            let mut f: Vec<usize> = s.boxes.iter().map(|b| b.subject.frame).collect();
+            f.dedup();
+            f.len()
+        };
+        let _ = writeln!(
+            t,
+            "subjects kept{}: {} boxes on {frames} frame{}{}",
+            files
+                .boxes
+                .map(|p| format!(" ({})", p.display()))
+                .unwrap_or_default(),
+            s.all.total,
+            if frames == 1 { "" } else { "s" },
+            if s.unseen > 0 {
+                format!(", {} more on frames not reached", s.unseen)
+            } else {
+                String::new()
+            }
+        );
+        let _ = writeln!(t, "              result        scaled        centre crop");
+        let row = |t: &mut String, label: &str, k: &seamstream::quality::KeptCount| {
+            let (fr, fs, fc) = k.fractions();
+            let _ = writeln!(
+                t,
+                "  {label:10} {:>5} {:.2}   {:>5} {:.2}   {:>5} {:.2}",
+                format!("{}/{}", k.result, k.total),
+                fr,
+                format!("{}/{}", k.scaled, k.total),
+                fs,
+                format!("{}/{}", k.centre, k.total),
+                fc
+            );
+        };
+        row(&mut t, "all", &s.all);
+        if s.labels.len() > 1 {
+            for k in &s.labels {
+                row(&mut t, &k.label, k);
+            }
+        }
+    }
+    if let Some(p) = smoothness {
+        let modes: Vec<String> = Fit::ALL
+            .iter()
+            .zip(p.modes)
+            .filter(|(_, n)| *n > 0)
+            .map(|(m, n)| format!("{} {n}", m.name()))
+            .collect();
+        let _ = write!(
+            t,
+            "window path{}: {} frames, {} shot{} ({})
+  largest jump   x {:.1} px, y {:.1} px a frame ({:.2}% of the width){}, over {} steps within shots
+  mean |accel|   {:.3} px a frame² (x {:.3}, y {:.3}) over {} triples
+",
+            files
+                .path
+                .map(|f| format!(" ({})", f.display()))
+                .unwrap_or_default(),
+            p.frames,
+            p.shots,
+            if p.shots == 1 { "" } else { "s" },
+            modes.join(", "),
+            p.max_jump.0,
+            p.max_jump.1,
+            p.max_jump_percent(),
+            p.max_jump_frame
+                .map(|f| format!(" at frame {f}"))
+                .unwrap_or_default(),
+            p.steps,
+            p.mean_accel,
+            p.mean_accel_xy.0,
+            p.mean_accel_xy.1,
+            p.triples
+        );
+    }
+    t
 }

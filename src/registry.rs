@@ -93,6 +93,9 @@ pub static REGISTRY: &[Entry] = &[
         cases: &["retarget:width=75%,mode=fast", "retarget:height=80%,energy=sobel3"]),
     both!(segment: ops::segment::Segment => gpu::segment::GpuSegment,
         cases: &["segment:output=labels"]),
+    both!(reframe: ops::reframe::Reframe => gpu::reframe::GpuReframe,
+        cases: &["reframe:aspect=1:1,fit=pad,pad=black", "reframe:aspect=9:16,fit=carve",
+            "reframe:aspect=21:9,fit=pad"]),
 ];
 
 /// The registry entry for an operation name.

@@ -60,6 +60,39 @@ fn seamcarve_negotiates_the_carved_size() {
 }
 
 #[test]
+fn seamcarve_with_an_aspect_reframes_to_that_shape() {
+    // 16:9 to 9:16 at the input's height (720 · 9/16 = 405 → 406).
+    let (caps, bytes) = one_frame("seamcarve aspect=9:16 device=cpu", "RGBA", 1280, 720);
+    assert_eq!(size_of(&caps), (406, 720, "RGBA".into()));
+    assert_eq!(bytes, 406 * 720 * 4);
+    let (caps, _) = one_frame("seamcarve aspect=1:1 device=cpu", "I420", 640, 360);
+    assert_eq!(size_of(&caps), (360, 360, "I420".into()));
+    // Wider than the input: the window moves down the picture.
+    let (caps, _) = one_frame("seamcarve aspect=21:9 device=cpu", "GRAY8", 640, 360);
+    assert_eq!(size_of(&caps), (640, 274, "GRAY8".into()));
+    // The property reads back as set.
+    init();
+    let e = gst::ElementFactory::make("seamcarve")
+        .property("aspect", "4:5")
+        .build()
+        .unwrap();
+    assert_eq!(
+        e.property::<Option<String>>("aspect").as_deref(),
+        Some("4:5")
+    );
+}
+
+#[test]
+fn a_bad_aspect_is_an_error_that_names_it() {
+    let err = run_line(
+        "videotestsrc num-buffers=2 ! video/x-raw,width=64,height=36 ! videoconvert \
+         ! seamcarve aspect=9:0 device=cpu ! appsink name=out sync=false",
+    )
+    .unwrap_err();
+    assert!(err.contains("aspect"), "{err}");
+}
+
+#[test]
 fn an_empty_chain_keeps_the_size() {
     let (caps, _) = one_frame("seamcarve device=cpu", "NV12", 64, 36);
     assert_eq!(size_of(&caps), (64, 36, "NV12".into()));

@@ -176,6 +176,13 @@ fn value_for(kind: Kind) -> BoxedStrategy<String> {
         Kind::Bool => prop::sample::select(vec!["true", "false", "yes", "0", "1", "TRUE"])
             .prop_map(String::from)
             .boxed(),
+        Kind::Ratio { max } => prop_oneof![
+            (0u32..40, 0u32..40).prop_map(|(w, h)| format!("{w}:{h}")),
+            (0.0..=max + 1.0).prop_map(|v| v.to_string()),
+            prop::sample::select(vec!["9:", ":16", "9:16:1", "-9:16", "9:16%"])
+                .prop_map(String::from),
+        ]
+        .boxed(),
     };
     prop_oneof![6 => own, 2 => number(), 1 => junk()].boxed()
 }

@@ -57,6 +57,7 @@ fn every_shipped_pipeline_file_runs_end_to_end_on_a_short_source() {
     // (file, output size as shipped: 480x270 in; retarget carves it to 4:3)
     let shipped = [
         ("retarget-16x9-to-4x3.toml", (360, 270)),
+        ("vertical-9x16.toml", (152, 270)),
         ("transcode-denoise-stabilize.toml", (480, 270)),
         ("document-binarize.toml", (480, 270)),
         ("camera-edges.toml", (640, 480)),

@@ -51,10 +51,12 @@ fn first_line(text: &str) -> String {
   seamstream bench ops --filter gaussian
   seamstream bench stage --op gaussian:sigma=2 --frames 500
   seamstream bench retarget --sizes 1920x1080
+  seamstream bench reframe --sizes 1920x1080 --clips clip.mp4
   seamstream bench --json > bench.json")]
 pub struct BenchArgs {
-    /// What to measure: all, ops, transfers, stage, or retarget (seam carving's
-    /// speed, and its quality on real clips).
+    /// What to measure: all, ops, transfers, stage, retarget (seam carving's
+    /// speed, and its quality on real clips), or reframe (a reframe's
+    /// analysis and render a frame, on real clips).
     #[arg(default_value = "all")]
     what: String,
     /// Frame sizes, comma-separated.
@@ -127,8 +129,10 @@ pub fn run_bench(a: &BenchArgs) -> anyhow::Result<ExitCode> {
         "ops" => (true, false, false),
         "transfers" => (false, true, false),
         "stage" => (false, false, true),
-        "retarget" => (false, false, false),
-        w => bail!("`seamstream bench {w}`: expected all, ops, transfers, stage or retarget"),
+        "retarget" | "reframe" => (false, false, false),
+        w => bail!(
+            "`seamstream bench {w}`: expected all, ops, transfers, stage, retarget or reframe"
+        ),
     };
     let gpu =
         match a.device.as_str() {
@@ -160,6 +164,9 @@ pub fn run_bench(a: &BenchArgs) -> anyhow::Result<ExitCode> {
         };
     if a.what == "retarget" {
         return retarget_bench(a, &sizes, gpu.as_ref());
+    }
+    if a.what == "reframe" {
+        return reframe_bench(a, &sizes, gpu.as_ref());
     }
     let mut r = Report {
         device: match &gpu {
@@ -473,6 +480,79 @@ fn retarget_bench(
                 r.flicker_ratio(),
                 spent.as_secs_f64() * 1e3 / r.frames.max(1) as f64
             );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Frames of each clip `bench reframe` takes (they are held in memory, on
+/// the host and the GPU).
+const REFRAME_FRAMES: usize = 120;
+
+/// `seamstream bench reframe`: a reframe's time a frame on real clips
+/// scaled to each size: the analysis (host) and the render apart.
+fn reframe_bench(
+    a: &BenchArgs,
+    sizes: &[(usize, usize)],
+    gpu: Option<&Gpu>,
+) -> anyhow::Result<ExitCode> {
+    use crate::bench::reframe as br;
+    let clips = clip_list(a.clips.as_deref())?;
+    let clips: Vec<_> = clips
+        .into_iter()
+        .filter(|c| c.extension().is_some_and(|e| e == "mp4"))
+        .collect();
+    if clips.is_empty() {
+        bail!(
+            "`bench reframe` needs real clips: give --clips DIR or FILE,FILE (the shared clips are in ../shared/data/video)"
+        );
+    }
+    let ops: Vec<String> = if a.ops.is_empty() {
+        ["", ",fit=crop", ",fit=carve", ",fit=pad"]
+            .iter()
+            .map(|f| format!("reframe:aspect=9:16{f}"))
+            .collect()
+    } else {
+        a.ops.clone()
+    };
+    let n = a.frames.min(REFRAME_FRAMES);
+    let on = match gpu {
+        Some(g) => g.ctx().name().unwrap_or_else(|_| "GPU".into()),
+        None => format!("CPU, {} threads", rayon::current_num_threads()),
+    };
+    println!(
+        "reframe: ms a frame on the first {n} frames of each clip; the analysis on the host's CPU ({} threads), the render on {on}\n",
+        rayon::current_num_threads()
+    );
+    println!(
+        "| clip | size | op | analysis | render (median) | render (mean) | total | frames crop/carve/pad |\n|---|---|---|---|---|---|---|---|"
+    );
+    for clip in &clips {
+        let name = clip.file_name().map_or_else(
+            || clip.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        for &size in sizes {
+            let frames = br::clip_frames(&clip.to_string_lossy(), n, size)?;
+            if frames.is_empty() {
+                continue;
+            }
+            for op in &ops {
+                let t = br::time_reframe(gpu, op, &frames)?;
+                println!(
+                    "| {name} | {}x{} | {} | {:.2} | {:.3} | {:.3} | {:.2} | {}/{}/{} |",
+                    size.0,
+                    size.1,
+                    t.op,
+                    t.analysis,
+                    t.render_median,
+                    t.render_mean,
+                    t.total(),
+                    t.fits[0],
+                    t.fits[1],
+                    t.fits[2]
+                );
+            }
         }
     }
     Ok(ExitCode::SUCCESS)

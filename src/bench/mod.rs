@@ -10,6 +10,7 @@
 //! arguments and prints the tables, `retarget` times seam carving.
 
 pub mod cli;
+pub mod reframe;
 pub mod retarget;
 
 use std::cell::Cell;

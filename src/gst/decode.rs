@@ -27,6 +27,7 @@ pub struct FrameReader {
     sink: gst_app::AppSink,
     name: String,
     done: bool,
+    fps: Option<f64>,
 }
 
 impl FrameReader {
@@ -58,6 +59,7 @@ impl FrameReader {
             sink,
             name: parsed.to_string(),
             done: false,
+            fps: None,
         };
         reader.pipe.set_state(gst::State::Playing).map_err(|_| {
             reader
@@ -116,18 +118,33 @@ impl FrameReader {
             .caps()
             .ok_or_else(|| bad("a frame came without caps"))?;
         let info = gst_video::VideoInfo::from_caps(caps).map_err(|_| bad("unusable caps"))?;
+        let rate = info.fps();
+        if self.fps.is_none() && rate.numer() > 0 && rate.denom() > 0 {
+            self.fps = Some(rate.numer() as f64 / rate.denom() as f64);
+        }
         let buffer = sample.buffer().ok_or_else(|| bad("a frame came empty"))?;
         let vf = gst_video::VideoFrameRef::from_buffer_ref_readable(buffer, &info)
             .map_err(|_| bad("cannot map a frame"))?;
         let (w, h) = (info.width() as usize, info.height() as usize);
         let data = vf.plane_data(0).map_err(|_| bad("cannot read a frame"))?;
         let stride = vf.plane_stride()[0] as usize;
-        let mut p = Plane::new(w, h, [0u8; 4]);
-        for (y, row) in p.rows_mut().enumerate() {
-            row.as_flattened_mut()
-                .copy_from_slice(&data[y * stride..y * stride + 4 * w]);
+        if h > 0 && data.len() < stride * (h - 1) + 4 * w {
+            return Err(bad("a frame is shorter than its caps say"));
         }
-        Ok(Some(p))
+        // The frame the caller keeps: filled row by row, never zeroed first.
+        let mut pixels: Vec<Rgba> = Vec::with_capacity(w * h);
+        for y in 0..h {
+            pixels.extend_from_slice(data[y * stride..y * stride + 4 * w].as_chunks::<4>().0);
+        }
+        Plane::from_vec(w, h, pixels)
+            .map(Some)
+            .map_err(|_| bad("a frame is shorter than its caps say"))
+    }
+
+    /// The frame rate the caps give, once a frame has been read (none for
+    /// a variable rate).
+    pub fn fps(&self) -> Option<f64> {
+        self.fps
     }
 
     /// What the reader was opened on, as the user wrote it.

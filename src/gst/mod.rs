@@ -14,6 +14,7 @@ pub mod join;
 pub mod outfile;
 pub mod parts;
 pub mod probe;
+pub mod reframe;
 pub mod run;
 pub mod sample;
 

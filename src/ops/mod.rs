@@ -17,6 +17,7 @@ pub mod gray;
 pub mod integral;
 pub mod params;
 pub mod pixel;
+pub mod reframe;
 pub mod retarget;
 pub mod segment;
 pub mod sobel;
@@ -102,6 +103,11 @@ impl Chain {
     /// The operations, in order.
     pub fn ops(&self) -> &[OpBox] {
         &self.ops
+    }
+
+    /// The operations, in order, to set up before a run (a reframe's plan).
+    pub fn ops_mut(&mut self) -> &mut [OpBox] {
+        &mut self.ops
     }
 
     pub fn names(&self) -> Vec<&'static str> {

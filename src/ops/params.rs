@@ -39,6 +39,9 @@ pub enum Kind {
     Path,
     /// `true` or `false`.
     Bool,
+    /// An aspect ratio, `W:H` (`9:16`) or one number (`0.5625`), between
+    /// 1:`max` and `max`:1.
+    Ratio { max: f64 },
 }
 
 impl Kind {
@@ -69,6 +72,9 @@ impl Kind {
             Kind::Dims => "WIDTHxHEIGHT in pixels, e.g. 1280x720".into(),
             Kind::Path => "a file path".into(),
             Kind::Bool => "true or false".into(),
+            Kind::Ratio { max } => {
+                format!("an aspect ratio W:H (9:16, 1:1, 4:5) or a number, from 1:{max} to {max}:1")
+            }
         }
     }
 }
@@ -209,6 +215,9 @@ pub enum Value {
     Dims(usize, usize),
     Path(PathBuf),
     Bool(bool),
+    /// An aspect ratio as written: width and height parts (`9:16` is (9, 16),
+    /// `0.5625` is (0.5625, 1)).
+    Ratio(f64, f64),
 }
 
 /// Validated parameters of one operation, defaults filled in.
@@ -342,6 +351,14 @@ impl Params {
         match self.get(key) {
             Some(Value::Bool(b)) => Ok(*b),
             _ => Err(self.missing(key)),
+        }
+    }
+
+    /// An aspect ratio's (width, height) parts, if given.
+    pub fn ratio(&self, key: &str) -> Option<(f64, f64)> {
+        match self.get(key) {
+            Some(Value::Ratio(a, b)) => Some((*a, *b)),
+            _ => None,
         }
     }
 
@@ -513,6 +530,29 @@ fn parse_value(op: &str, p: &ParamSpec, raw: &str) -> Result<Value> {
             }
             Ok(Value::Path(PathBuf::from(raw)))
         }
+        Kind::Ratio { max } => {
+            let bad = || Error::bad_value(op, key, raw, format!("expected {what}"));
+            let (a, b) = match raw.split_once(':') {
+                Some((a, b)) => (
+                    parse_number(op, key, raw, a, &what)?,
+                    parse_number(op, key, raw, b, &what)?,
+                ),
+                None => (parse_number(op, key, raw, raw, &what)?, 1.0),
+            };
+            if a <= 0.0 || b <= 0.0 {
+                return Err(bad());
+            }
+            let r = a / b;
+            if !(1.0 / max..=max).contains(&r) {
+                return Err(Error::bad_value(
+                    op,
+                    key,
+                    raw,
+                    format!("out of range; expected {what}"),
+                ));
+            }
+            Ok(Value::Ratio(a, b))
+        }
         Kind::Bool => match raw {
             "true" | "yes" | "1" => Ok(Value::Bool(true)),
             "false" | "no" | "0" => Ok(Value::Bool(false)),
@@ -536,7 +576,7 @@ pub fn split_chain(text: &str) -> Vec<String> {
         if !p.is_empty() {
             match ops.last_mut() {
                 Some(last) if last.is_empty() => *last = p.to_string(),
-                Some(last) if !p.contains(':') && p.contains('=') => {
+                Some(last) if is_pair(p) => {
                     last.push(',');
                     last.push_str(p);
                 }
@@ -565,6 +605,13 @@ pub fn split_chain(text: &str) -> Vec<String> {
     flush(&mut piece, &mut ops);
     ops.retain(|o| !o.is_empty());
     ops
+}
+
+/// Whether a piece of a one-line chain is a `key=value` of the operation
+/// before it: it has an `=` and no `:` before it (`aspect=9:16` is a pair,
+/// `retarget:width=75%` starts an operation).
+fn is_pair(piece: &str) -> bool {
+    piece.find('=').is_some_and(|eq| !piece[..eq].contains(':'))
 }
 
 /// Splits `name:k=v,k=[a,b]` into the name and its (key, value) pairs.

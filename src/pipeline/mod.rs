@@ -495,7 +495,9 @@ fn valid_device(text: &str) -> bool {
 /// Characters that the chain syntax gives a meaning to, so that a name,
 /// key or text value holding one would be read as something else.
 fn has_syntax(text: &str) -> bool {
-    text.contains([':', ',', '=', '[', ']'])
+    // A `:` is safe inside a value (`aspect = "9:16"`): the chain parser
+    // takes the name up to the first one.
+    text.contains([',', '=', '[', ']'])
 }
 
 /// Turns one `[[op]]` table (and the offset of its header) into chain
@@ -532,7 +534,7 @@ fn build_op(
     for (key, value) in &params {
         let key_at = key.span().start;
         let key_text: &str = key.get_ref();
-        if has_syntax(key_text) {
+        if has_syntax(key_text) || key_text.contains(':') {
             // No parameter has such a name; the spec says which ones there are.
             let e = ops::Params::from_pairs(entry.spec, &[(key_text.to_string(), String::new())])
                 .err()
@@ -592,7 +594,7 @@ fn build_op(
 fn value_text(value: &DeValue) -> Result<String, String> {
     match value {
         DeValue::String(s) if has_syntax(s) => Err(
-            "a text value cannot hold `:`, `,`, `=`, `[` or `]` (write a list as a TOML array, e.g. [1, 2, 3])"
+            "a text value cannot hold `,`, `=`, `[` or `]` (write a list as a TOML array, e.g. [1, 2, 3])"
                 .into(),
         ),
         DeValue::String(s) => Ok(s.to_string()),

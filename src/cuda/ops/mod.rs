@@ -10,6 +10,7 @@ pub mod equalize;
 pub mod gaussian;
 pub mod gray;
 pub mod integral;
+pub mod reframe;
 pub mod retarget;
 pub mod segment;
 pub mod sobel;

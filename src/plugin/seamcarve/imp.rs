@@ -21,6 +21,9 @@ use crate::plugin::transform::{Settings, chain_transform, device_property};
 struct CarveSettings {
     width: u32,
     height: u32,
+    /// A shape (`9:16`): the element reframes (the `reframe` op) instead of
+    /// carving the whole frame.
+    aspect: Option<String>,
     device: Option<String>,
     keys: Vec<(&'static str, String)>,
 }
@@ -86,6 +89,15 @@ impl SeamCarve {
         if s.height > 0 {
             keys.push(format!("height={}", s.height));
         }
+        if let Some(aspect) = &s.aspect {
+            // Reframing: a window that follows the subjects, carving or
+            // padding as each shot needs, planned live (no look-ahead).
+            keys.insert(0, format!("aspect={aspect}"));
+            return Settings {
+                chain: format!("reframe:{}", keys.join(",")),
+                device: s.device.unwrap_or_else(|| "auto".into()),
+            };
+        }
         let chain = if keys.is_empty() {
             String::new()
         } else {
@@ -127,6 +139,11 @@ impl ObjectImpl for SeamCarve {
                     .default_value(0)
                     .mutable_playing()
                     .build(),
+                glib::ParamSpecString::builder("aspect")
+                    .nick("Aspect")
+                    .blurb("Reframe to this shape (9:16, 1:1, 4:5, 21:9) keeping faces, people, animals and text whole, with a window that follows them (carving or padding where they do not fit); unset: carve the whole frame to width x height")
+                    .mutable_ready()
+                    .build(),
                 device_property(),
             ];
             props.extend(carve_keys().map(key_property));
@@ -151,6 +168,15 @@ impl ObjectImpl for SeamCarve {
                 self.obj().reconfigure_src();
             }
             "device" => s.device = value.get::<Option<String>>().ok().flatten(),
+            "aspect" => {
+                s.aspect = value
+                    .get::<Option<String>>()
+                    .ok()
+                    .flatten()
+                    .filter(|a| !a.trim().is_empty());
+                drop(s);
+                self.obj().reconfigure_src();
+            }
             name => {
                 let Some(key) = carve_keys().find(|p| p.name == name) else {
                     return;
@@ -173,6 +199,7 @@ impl ObjectImpl for SeamCarve {
             "width" => s.width.to_value(),
             "height" => s.height.to_value(),
             "device" => s.device.as_deref().unwrap_or("auto").to_value(),
+            "aspect" => s.aspect.to_value(),
             name => {
                 let text = s
                     .keys
@@ -201,5 +228,5 @@ chain_transform!(
     SeamCarve,
     "Seam carving",
     "Filter/Effect/Video/Scaler",
-    "Content-aware retargeting: removes the least important seams to reach width x height"
+    "Content-aware retargeting: removes the least important seams to reach width x height, or with aspect=9:16 reframes to that shape keeping the subjects whole"
 );

@@ -21,6 +21,28 @@
 //! scaling would. Frames enter as RGBA ([`Meter::push`]), both clips from
 //! the same decoder ([`crate::gst::decode`]), so that a difference in
 //! colour conversion does not count.
+//!
+//! For reframing (a moving window to another aspect), the references are
+//! fixed crops ([`crop_window`]): the similarity is also given ÷ the best of
+//! [`Meter::with_crops`] fixed windows, and the flicker ÷ the centre
+//! crop's. Marked subjects ([`Meter::with_subjects`], [`find_subjects`]) count
+//! as kept when they appear unsqueezed and whole in the result, beside the
+//! same for scaling and the centre crop; and the window's path, as the op
+//! writes it and read by the op's own reader
+//! ([`crate::ops::reframe::path::PathFile`]), has its smoothness
+//! ([`path_smoothness`]) and gives each result frame's own scale, which
+//! the subject search tries first ([`path_scales`], [`Meter::with_path_scales`]).
+
+mod crops;
+mod path;
+mod subjects;
+
+pub use crops::{centre_crop, crop_frame, crop_positions, crop_window};
+pub use path::{Smoothness, path_scales, path_smoothness};
+pub use subjects::{
+    CANDIDATES, Found, KEEP_NCC, MIN_SIDE, Rect, SEARCH_SIDE, Subject, Subjects, candidate_scales,
+    find_subject, find_subjects,
+};
 
 use rayon::prelude::*;
 
@@ -338,6 +360,68 @@ pub fn mean_abs_diff(a: &Plane<Rgba>, b: &Plane<Rgba>) -> f64 {
     sum as f64 / (3 * a.width() * a.height()).max(1) as f64
 }
 
+/// One fixed crop's similarity, the mean over the measured frames.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CropFigure {
+    /// Its place in the free range (0 = left or top, 1 = right or bottom).
+    pub position: f64,
+    /// Its window in pixels of the original.
+    pub window: Rect,
+    pub similarity: Similarity,
+}
+
+/// Boxes kept of those marked: in the result, in plain scaling and in the
+/// centre crop.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct KeptCount {
+    /// The label, or empty for all boxes.
+    pub label: String,
+    pub total: usize,
+    pub result: usize,
+    pub scaled: usize,
+    pub centre: usize,
+}
+
+impl KeptCount {
+    /// The kept fractions: result, scaled, centre crop (0 of 0 is 0).
+    pub fn fractions(&self) -> (f64, f64, f64) {
+        let n = self.total.max(1) as f64;
+        (
+            self.result as f64 / n,
+            self.scaled as f64 / n,
+            self.centre as f64 / n,
+        )
+    }
+
+    fn add(&mut self, finds: &SubjectFinds) {
+        self.total += 1;
+        self.result += finds.result.kept() as usize;
+        self.scaled += finds.scaled.kept() as usize;
+        self.centre += finds.centre.kept() as usize;
+    }
+}
+
+/// One marked box, looked for in the three.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SubjectFinds {
+    pub subject: Subject,
+    pub result: Found,
+    pub scaled: Found,
+    pub centre: Found,
+}
+
+/// The subjects' figures.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SubjectReport {
+    /// Every box of a measured frame.
+    pub all: KeptCount,
+    /// By label, in the order labels first appear in the file.
+    pub labels: Vec<KeptCount>,
+    pub boxes: Vec<SubjectFinds>,
+    /// Boxes on frames the clip (or `--frames`) did not reach.
+    pub unseen: usize,
+}
+
 /// The figures of one clip.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Report {
@@ -351,6 +435,13 @@ pub struct Report {
     /// Mean absolute change between consecutive frames.
     pub flicker_result: f64,
     pub flicker_scaled: f64,
+    /// The same for the centre crop ([`centre_crop`]).
+    pub flicker_centre: f64,
+    /// The fixed crops' similarities, by position; empty unless asked for
+    /// ([`Meter::with_crops`]).
+    pub crops: Vec<CropFigure>,
+    /// With boxes ([`Meter::with_subjects`]).
+    pub subjects: Option<SubjectReport>,
 }
 
 impl Report {
@@ -363,6 +454,45 @@ impl Report {
     pub fn flicker_ratio(&self) -> f64 {
         self.flicker_result / self.flicker_scaled.max(f64::MIN_POSITIVE)
     }
+
+    /// Result ÷ the centre crop for the flicker (1 = moves no more than a
+    /// fixed window).
+    pub fn flicker_centre_ratio(&self) -> f64 {
+        self.flicker_result / self.flicker_centre.max(f64::MIN_POSITIVE)
+    }
+
+    /// The fixed crop of the lowest mean similarity (the first of equals).
+    pub fn best_crop(&self) -> Option<&CropFigure> {
+        self.crops.iter().reduce(|best, c| {
+            if c.similarity.total() < best.similarity.total() {
+                c
+            } else {
+                best
+            }
+        })
+    }
+
+    /// Result ÷ the best fixed crop for the similarity (below 1: better
+    /// than any one fixed window). Where the best crop misses nothing
+    /// (similarity 0), 1 if the result misses nothing either, else infinite.
+    pub fn best_crop_ratio(&self) -> Option<f64> {
+        self.best_crop().map(|c| {
+            let (result, best) = (self.result.total(), c.similarity.total());
+            match (result > 0.0, best > 0.0) {
+                (_, true) => result / best,
+                (false, false) => 1.0,
+                (true, false) => f64::INFINITY,
+            }
+        })
+    }
+}
+
+/// The last frame of each clip the flicker compares with.
+#[derive(Debug)]
+struct Last {
+    result: Plane<Rgba>,
+    scaled: Plane<Rgba>,
+    centre: Plane<Rgba>,
 }
 
 /// Takes the frames of an original and its result in order and gathers the
@@ -373,9 +503,16 @@ pub struct Meter {
     /// a second a 720p frame on two cores; flicker is measured on all).
     every: usize,
     frame: usize,
-    last: Option<(Plane<Rgba>, Plane<Rgba>)>,
-    flicker: (f64, f64),
+    last: Option<Last>,
+    flicker: (f64, f64, f64),
     sim: (Similarity, Similarity),
+    /// The fixed crops' positions and their similarity sums.
+    crops: Vec<(f64, Similarity)>,
+    subjects: Option<Subjects>,
+    /// The result's scale of each frame index, from the reframe's path
+    /// ([`Meter::with_path_scales`]); empty without one.
+    path_scales: Vec<f64>,
+    finds: Vec<SubjectFinds>,
     report: Report,
     /// Each measured frame: (index, the result's similarity, scaling's).
     pub frames: Vec<(usize, Similarity, Similarity)>,
@@ -387,19 +524,66 @@ impl Meter {
             every: every.max(1),
             frame: 0,
             last: None,
-            flicker: (0.0, 0.0),
+            flicker: (0.0, 0.0, 0.0),
             sim: Default::default(),
+            crops: Vec::new(),
+            subjects: None,
+            path_scales: Vec::new(),
+            finds: Vec::new(),
             report: Report::default(),
             frames: Vec::new(),
         }
     }
 
+    /// Also measures the similarity of `n` fixed crops ([`crop_positions`])
+    /// on the measured frames; 0 measures none. Each costs as much as the
+    /// result's similarity. Where the original and result have one aspect
+    /// there is one window, measured once.
+    pub fn with_crops(mut self, n: usize) -> Self {
+        self.crops = crop_positions(n)
+            .into_iter()
+            .map(|p| (p, Similarity::default()))
+            .collect();
+        self
+    }
+
+    /// Also looks for these boxes of the original in the result, in plain
+    /// scaling and in the centre crop. Their `size` must be the original's.
+    pub fn with_subjects(mut self, subjects: Subjects) -> Self {
+        self.subjects = Some(subjects);
+        self
+    }
+
+    /// Also tries, first, the scale the reframe's path gives each result
+    /// frame when looking for the boxes in it: `scales[i]` for frame i, the
+    /// last for frames past the end ([`path_scales`], as the op replays a
+    /// path). The path must be of these clips' sizes; the caller checks.
+    pub fn with_path_scales(mut self, scales: Vec<f64>) -> Self {
+        self.path_scales = scales;
+        self
+    }
+
     /// One frame of each clip. The result's size may not change.
     pub fn push(&mut self, original: &Plane<Rgba>, result: &Plane<Rgba>) -> crate::Result<()> {
         let size = (result.width(), result.height());
+        let in_size = (original.width(), original.height());
         if self.frame == 0 {
-            self.report.original = (original.width(), original.height());
+            self.report.original = in_size;
             self.report.size = size;
+            if let Some(s) = &self.subjects
+                && s.size != in_size
+            {
+                return Err(crate::Error::BadFrame(format!(
+                    "the boxes are marked on a {}x{} frame (their `size`), but the original is {}x{}",
+                    s.size.0, s.size.1, in_size.0, in_size.1
+                )));
+            }
+            if self.crops.len() > 1
+                && crop_window(in_size, size, 0.0) == crop_window(in_size, size, 1.0)
+            {
+                // One aspect: every position is the same window.
+                self.crops = vec![(0.5, Similarity::default())];
+            }
         } else if size != self.report.size {
             return Err(crate::Error::BadFrame(format!(
                 "the result changed size at frame {} from {}x{} to {}x{}",
@@ -407,9 +591,11 @@ impl Meter {
             )));
         }
         let scaled = area_scale(original, size.0, size.1);
-        if let Some((last_result, last_scaled)) = &self.last {
-            self.flicker.0 += mean_abs_diff(result, last_result);
-            self.flicker.1 += mean_abs_diff(&scaled, last_scaled);
+        let centre = centre_crop(original, size.0, size.1);
+        if let Some(last) = &self.last {
+            self.flicker.0 += mean_abs_diff(result, &last.result);
+            self.flicker.1 += mean_abs_diff(&scaled, &last.scaled);
+            self.flicker.2 += mean_abs_diff(&centre, &last.centre);
         }
         if self.frame.is_multiple_of(self.every) {
             let s = Lab::from_rgba(original);
@@ -420,9 +606,50 @@ impl Meter {
                 sum.completeness += v.completeness;
                 sum.coherence += v.coherence;
             }
+            for (position, sum) in &mut self.crops {
+                let window = crop_window(in_size, size, *position);
+                let v = similarity(
+                    &s,
+                    &Lab::from_rgba(&crop_frame(original, window, size.0, size.1)),
+                );
+                sum.completeness += v.completeness;
+                sum.coherence += v.coherence;
+            }
             self.report.similarity_frames += 1;
         }
-        self.last = Some((result.to_packed(), scaled));
+        if let Some(subjects) = &self.subjects {
+            let here: Vec<&Subject> = subjects
+                .boxes
+                .iter()
+                .filter(|b| b.frame == self.frame)
+                .collect();
+            if !here.is_empty() {
+                let rects: Vec<Rect> = here.iter().map(|b| b.rect).collect();
+                let path_scale = self
+                    .path_scales
+                    .get(self.frame)
+                    .or(self.path_scales.last())
+                    .copied();
+                let found = [
+                    find_subjects(original, result, &rects, path_scale),
+                    find_subjects(original, &scaled, &rects, None),
+                    find_subjects(original, &centre, &rects, None),
+                ];
+                for (i, b) in here.into_iter().enumerate() {
+                    self.finds.push(SubjectFinds {
+                        subject: b.clone(),
+                        result: found[0][i],
+                        scaled: found[1][i],
+                        centre: found[2][i],
+                    });
+                }
+            }
+        }
+        self.last = Some(Last {
+            result: result.to_packed(),
+            scaled,
+            centre,
+        });
         self.frame += 1;
         Ok(())
     }
@@ -441,6 +668,40 @@ impl Meter {
         let pairs = self.frame.saturating_sub(1).max(1) as f64;
         r.flicker_result = self.flicker.0 / pairs;
         r.flicker_scaled = self.flicker.1 / pairs;
+        r.flicker_centre = self.flicker.2 / pairs;
+        if r.similarity_frames > 0 {
+            r.crops = self
+                .crops
+                .iter()
+                .map(|&(position, sum)| CropFigure {
+                    position,
+                    window: crop_window(r.original, r.size, position),
+                    similarity: mean(sum),
+                })
+                .collect();
+        }
+        r.subjects = self.subjects.as_ref().map(|subjects| {
+            let mut s = SubjectReport {
+                boxes: self.finds.clone(),
+                unseen: subjects.boxes.len() - self.finds.len(),
+                ..Default::default()
+            };
+            for b in &subjects.boxes {
+                if !s.labels.iter().any(|k| k.label == b.label) {
+                    s.labels.push(KeptCount {
+                        label: b.label.clone(),
+                        ..Default::default()
+                    });
+                }
+            }
+            for f in &self.finds {
+                s.all.add(f);
+                if let Some(k) = s.labels.iter_mut().find(|k| k.label == f.subject.label) {
+                    k.add(f);
+                }
+            }
+            s
+        });
         r
     }
 }
@@ -451,9 +712,22 @@ impl Meter {
 /// the similarity on every `every`-th. `progress` hears of each frame.
 pub fn measure_chain(
     original: &str,
-    mut chain: crate::ops::Chain,
+    chain: crate::ops::Chain,
     gpu: Option<&crate::cuda::Gpu>,
     every: usize,
+    limit: Option<usize>,
+    progress: impl FnMut(usize),
+) -> crate::Result<(Meter, std::time::Duration)> {
+    measure_chain_with(original, chain, gpu, Meter::new(every), limit, progress)
+}
+
+/// [`measure_chain`] into a meter set up by the caller (fixed crops,
+/// subjects: [`Meter::with_crops`], [`Meter::with_subjects`]).
+pub fn measure_chain_with(
+    original: &str,
+    mut chain: crate::ops::Chain,
+    gpu: Option<&crate::cuda::Gpu>,
+    mut meter: Meter,
     limit: Option<usize>,
     mut progress: impl FnMut(usize),
 ) -> crate::Result<(Meter, std::time::Duration)> {
@@ -462,7 +736,6 @@ pub fn measure_chain(
     use crate::frame::Frame;
     chain.streaming();
     let mut reader = crate::gst::decode::FrameReader::open(original)?;
-    let mut meter = Meter::new(every);
     let mut gpu_chain: Option<GpuChain> = None;
     let mut spent = std::time::Duration::ZERO;
     let mut n = 0;

@@ -1,0 +1,312 @@
+//! A reframe's plan before `run` renders: the whole file analysed and every
+//! shot planned with the shot in view, or a path file replayed
+//! (docs/reframe.md).
+//!
+//! A file is decoded once here for the analysis (its frames go through the
+//! same [`Thumbs`] as live planning takes, and the plan is the same on the
+//! CPU and the GPU, which then render it); a live source, a camera or a
+//! test pattern plan frame by frame as the frames come, and what they
+//! chose can be written afterwards ([`Recording`]).
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use super::Input;
+use super::decode::FrameReader;
+use crate::error::{Error, Result};
+use crate::frame::Frame;
+use crate::ops::reframe::analyze::{Analyzer, FACE_EVERY, Thumbs};
+use crate::ops::reframe::path::PathFile;
+use crate::ops::reframe::plan::{FramePlan, ShotPlan, shots_of};
+use crate::ops::reframe::{Reframe, plan_video};
+use crate::ops::{Chain, Op};
+
+/// How a run's reframe got its plan.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Source {
+    /// The file was analysed ahead of the render.
+    Planned { seconds: f64 },
+    /// A path file was replayed.
+    Replayed(PathBuf),
+    /// Planned frame by frame as they came (live, cameras, test sources).
+    Live,
+}
+
+/// What the plan holds, for the summary.
+#[derive(Clone, Debug)]
+pub struct Planned {
+    pub source: Source,
+    pub shots: Vec<ShotPlan>,
+    pub frames: usize,
+    /// The path file written (or to write after a live run).
+    pub written: Option<PathBuf>,
+    /// A live reframe's plans as they are made, for the path file written
+    /// after the run ([`Planned::finish`]).
+    pub recording: Option<Arc<Mutex<Vec<FramePlan>>>>,
+    /// The op's padding, for that file.
+    pub pad: String,
+    /// The input's size and the output's, once known.
+    pub sizes: Option<((usize, usize), (usize, usize))>,
+    pub fps: Option<f64>,
+    /// The plan as a path file, when it was made or read ahead.
+    pub path: Option<PathFile>,
+}
+
+impl Planned {
+    fn new(source: Source, pad: String) -> Planned {
+        Planned {
+            source,
+            shots: Vec::new(),
+            frames: 0,
+            written: None,
+            recording: None,
+            pad,
+            sizes: None,
+            fps: None,
+            path: None,
+        }
+    }
+
+    /// After a live run: its shots from the recorded plans, and the path
+    /// file written when one was asked for. `input` is the input's size
+    /// and `out` the output's.
+    pub fn finish(&mut self, input: (usize, usize), out: (usize, usize)) -> Result<()> {
+        let Some(rec) = &self.recording else {
+            return Ok(());
+        };
+        let frames = rec.lock().map(|f| f.clone()).unwrap_or_default();
+        self.shots = shots_of(&frames);
+        self.frames = frames.len();
+        if let Some(p) = &self.written
+            && !frames.is_empty()
+        {
+            PathFile::new(input, out, self.fps, &self.pad, &self.shots, &frames).save(p)?;
+        }
+        Ok(())
+    }
+}
+
+/// The chain's reframe, if it has one.
+pub fn reframe_of(chain: &mut Chain) -> Option<(usize, &mut Reframe)> {
+    chain.ops_mut().iter_mut().enumerate().find_map(|(i, op)| {
+        (op.as_mut() as &mut dyn std::any::Any)
+            .downcast_mut::<Reframe>()
+            .map(|r| (i, r))
+    })
+}
+
+/// Plans the chain's reframe before a run: replays `path_file` when it
+/// exists, else analyses a file input (writing `path_file` when given);
+/// a live input plans as it goes. `None` when the chain has no reframe.
+/// `progress` is told each frame analysed.
+pub fn prepare(
+    chain: &mut Chain,
+    input: &Input,
+    path_file: Option<&Path>,
+    live: bool,
+    mut progress: impl FnMut(usize),
+) -> Result<Option<Planned>> {
+    let sizes: Vec<Option<(usize, usize)>> = chain
+        .ops()
+        .iter()
+        .map(|op| op.output_size(1000, 1000).ok())
+        .collect();
+    let Some((index, op)) = reframe_of(chain) else {
+        if let Some(p) = path_file {
+            return Err(Error::Unsupported(format!(
+                "--reframe-path {} needs a reframe in the chain, e.g. --op reframe:aspect=9:16",
+                p.display()
+            )));
+        }
+        return Ok(None);
+    };
+    if sizes[..index].iter().any(|s| *s != Some((1000, 1000))) {
+        return Err(Error::Unsupported(
+            "reframe plans on the decoded frames: put it before any operation that changes the frame size".into(),
+        ));
+    }
+    if op.replaying() {
+        if let Some(p) = path_file {
+            return Err(Error::Unsupported(format!(
+                "reframe:path= and --reframe-path {} both give a path; give one",
+                p.display()
+            )));
+        }
+        let source = op.path_file.clone().map_or(Source::Live, Source::Replayed);
+        return Ok(Some(Planned::new(source, op.pad.name())));
+    }
+    // An existing path file is replayed, never overwritten.
+    if let Some(p) = path_file
+        && p.exists()
+    {
+        let file = PathFile::load(p)?;
+        let plans = file.plans();
+        let frames = plans.len();
+        op.replay(plans, p.display().to_string());
+        let shots = file
+            .shots
+            .iter()
+            .map(|s| ShotPlan {
+                first: s.first,
+                last: s.last,
+                fit: s.mode,
+                camera: crate::ops::reframe::plan::Camera::parse(&s.camera)
+                    .unwrap_or(crate::ops::reframe::plan::Camera::Still),
+                len: 0,
+            })
+            .collect();
+        let mut planned = Planned::new(Source::Replayed(p.to_path_buf()), op.pad.name());
+        planned.shots = shots;
+        planned.frames = frames;
+        planned.fps = file.fps;
+        planned.path = Some(file);
+        return Ok(Some(planned));
+    }
+    let file_uri = match input {
+        Input::Uri { uri, path: Some(_) } if !live => Some(uri),
+        _ => None,
+    };
+    let Some(uri) = file_uri else {
+        // Planned as the frames come; kept for a path file when asked.
+        let mut planned = Planned::new(Source::Live, op.pad.name());
+        if let Some(p) = path_file {
+            let rec = Arc::new(Mutex::new(Vec::new()));
+            op.record = Some(rec.clone());
+            planned.recording = Some(rec);
+            planned.written = Some(p.to_path_buf());
+        }
+        return Ok(Some(planned));
+    };
+    let start = std::time::Instant::now();
+    let reader = FrameReader::open(uri)?;
+    // The analysis takes frames in batches, each spread over the threads;
+    // a batch holds a few face frames for each thread.
+    let batch = FACE_EVERY * rayon::current_num_threads().max(2);
+    let (reader, analyzer, size) = std::thread::scope(|scope| -> Result<_> {
+        // Thumbnails are made as the frames are decoded, while the batch
+        // before is analysed; at most a batch of them waits.
+        let (tx, rx) = std::sync::mpsc::sync_channel(batch);
+        let decoding = scope.spawn(move || decode_thumbs(reader, uri, tx));
+        let mut analyzer: Option<Analyzer> = None;
+        let mut size = (0, 0);
+        let mut n = 0;
+        // One batch's thumbnails, the vector reused for every batch.
+        let mut thumbs = Vec::with_capacity(batch);
+        let mut rx = rx.iter().peekable();
+        while let Some(d) = rx.next() {
+            let a = match &mut analyzer {
+                Some(a) => a,
+                None => {
+                    size = d.size;
+                    if let Some(fps) = d.fps {
+                        op.set_rate(fps)?;
+                    }
+                    analyzer.insert(op.director.analyzer(size.0, size.1, false))
+                }
+            };
+            thumbs.push(d.thumbs);
+            if thumbs.len() == batch || rx.peek().is_none() {
+                a.push_many(&thumbs);
+                n += thumbs.len();
+                thumbs.clear();
+                progress(n);
+            }
+        }
+        drop(rx);
+        let reader = decoding.join().map_err(|_| {
+            Error::Pipeline(format!("decoding {uri} for the reframe's plan panicked"))
+        })??;
+        Ok((reader, analyzer, size))
+    })?;
+    let Some(analyzer) = analyzer else {
+        return Err(Error::Read {
+            path: uri.into(),
+            reason: "it has no video frames to plan a reframe on".into(),
+        });
+    };
+    let mut obs = analyzer.finish();
+    for (i, o) in obs.iter_mut().enumerate() {
+        o.subjects.extend(op.director.user_subjects(i));
+    }
+    let out = op.output_size(size.0, size.1)?;
+    let (shots, frames) = plan_video(&obs, &op.director, size, out);
+    let file = PathFile::new(size, out, reader.fps(), &op.pad.name(), &shots, &frames);
+    let written = match path_file {
+        Some(p) => {
+            file.save(p)?;
+            Some(p.to_path_buf())
+        }
+        None => None,
+    };
+    let count = frames.len();
+    op.replay(frames, format!("the plan of {uri}"));
+    let seconds = start.elapsed().as_secs_f64();
+    let mut planned = Planned::new(Source::Planned { seconds }, op.pad.name());
+    planned.shots = shots;
+    planned.frames = count;
+    planned.written = written;
+    planned.sizes = Some((size, out));
+    planned.fps = reader.fps();
+    planned.path = Some(file);
+    Ok(Some(planned))
+}
+
+/// One decoded frame's thumbnails, with the frame's size and the rate.
+struct Decoded {
+    thumbs: Thumbs,
+    size: (usize, usize),
+    fps: Option<f64>,
+}
+
+/// Decodes `reader`'s frames and sends each one's thumbnails, until the
+/// last or until no one takes them; gives the reader back for its rate.
+fn decode_thumbs(
+    mut reader: FrameReader,
+    uri: &str,
+    tx: std::sync::mpsc::SyncSender<Decoded>,
+) -> Result<FrameReader> {
+    let mut size = None;
+    let mut n = 0;
+    while let Some(frame) = reader.next_frame()? {
+        let this = (frame.width(), frame.height());
+        let size = *size.get_or_insert(this);
+        if this != size {
+            return Err(Error::Unsupported(format!(
+                "{uri}: the frame size changes from {}x{} to {}x{} at frame {n}; reframe plans one size",
+                size.0, size.1, this.0, this.1
+            )));
+        }
+        let thumbs = Thumbs::of(&Frame::Rgba(frame), n);
+        let fps = reader.fps();
+        if tx.send(Decoded { thumbs, size, fps }).is_err() {
+            break;
+        }
+        n += 1;
+    }
+    Ok(reader)
+}
+
+/// The shots of a plan in one line each: frames, fit, camera.
+pub fn describe_shots(shots: &[ShotPlan], fps: Option<f64>) -> Vec<String> {
+    shots
+        .iter()
+        .map(|s| {
+            let time = fps
+                .map(|r| {
+                    format!(
+                        " ({:.2}-{:.2} s)",
+                        s.first as f64 / r,
+                        (s.last + 1) as f64 / r
+                    )
+                })
+                .unwrap_or_default();
+            format!(
+                "frames {}-{}{time}: {}, camera {}",
+                s.first,
+                s.last,
+                s.fit.name(),
+                s.camera.name()
+            )
+        })
+        .collect()
+}

@@ -1,0 +1,910 @@
+//! What each frame holds that a reframe must keep: faces, text, and what
+//! moves against the background; and where shots start.
+//!
+//! Everything runs on small pictures made from the frame by box means
+//! ([`Thumbs`]): a *thumbnail* about 480 pixels wide (cut detection, the
+//! camera's shift, text, the background model) and, on every
+//! [`FACE_EVERY`]-th frame, a luma picture twice as large for faces. Both
+//! are exact integer means, so the GPU makes the same ones.
+//!
+//! - **Shots**: the thumbnail's mean luma change after the camera's global
+//!   shift is taken out, above `cut` levels (as fast retargeting's cuts).
+//! - **Moving subjects**: each frame against a model of the shot's
+//!   background, made on a picture half the thumbnail's size in the
+//!   coordinates of the scene (frames placed by their accumulated shift, so
+//!   a pan keeps one background). Offline, the background of a stretch of up
+//!   to [`SEGMENT`] frames is the median of [`SAMPLES`] frames spread over
+//!   it, so a woman and a dog who move about the whole shot stand out in
+//!   every frame even when they pause; live, it is a running mean.
+//!   Differences above the frame's noise, opened to drop specks, grouped
+//!   into boxes; a box counts when its neighbours in time see one there too.
+//!   A frame where more than [`MAX_MOVING`] of the picture stands out (a
+//!   handheld camera that turns or zooms) has no moving subjects.
+//! - **Faces** ([`super::faces`]), grown to head and shoulders.
+//! - **Text** ([`super::text`]).
+
+use super::faces::Faces;
+use super::geometry::Rect;
+use super::text::{shrink, text_blocks};
+use crate::frame::{Frame, Plane, Rgba};
+use crate::ops::retarget::fast::is_cut;
+use crate::ops::retarget::motion::{Shift, global_shift};
+
+/// The thumbnail's target width and height: the factor is the smallest
+/// whole number that brings the frame within them.
+pub const THUMB_SIZE: (usize, usize) = (480, 270);
+/// Faces are looked for on every this-many frames.
+pub const FACE_EVERY: usize = 6;
+/// Frames in the offline background model's stretch, and frames sampled
+/// for its median.
+pub const SEGMENT: usize = 600;
+pub const SAMPLES: usize = 21;
+/// The largest share of the picture that may stand out from the
+/// background before the frame's moving subjects are dropped.
+pub const MAX_MOVING: f64 = 0.4;
+/// A moving box covers at least this share of the picture.
+pub const MIN_MOVING: f64 = 0.002;
+/// Text at least this share of the frame's height is required.
+pub const MIN_TEXT: f64 = 0.015;
+/// Text must be seen in half the frames within this many either side.
+const TEXT_RADIUS: usize = 6;
+
+/// What a subject is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    Face,
+    Text,
+    Moving,
+    /// A user's hint or protect mask.
+    Hint,
+}
+
+/// Something a frame holds, in the input's pixels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Subject {
+    pub rect: Rect,
+    pub kind: Kind,
+    /// The window must hold it whole (if it can).
+    pub required: bool,
+}
+
+/// What the analysis found in one frame.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Observation {
+    /// The frame starts a shot.
+    pub cut: bool,
+    /// The camera's shift from the last frame, in thumbnail pixels.
+    pub shift: Shift,
+    pub subjects: Vec<Subject>,
+}
+
+/// The thumbnail factor for a `w`×`h` input.
+pub fn thumb_factor(w: usize, h: usize) -> usize {
+    w.div_ceil(THUMB_SIZE.0)
+        .max(h.div_ceil(THUMB_SIZE.1))
+        .max(1)
+}
+
+/// The face picture's factor: half the thumbnail's (at least 1).
+pub fn face_factor(w: usize, h: usize) -> usize {
+    (thumb_factor(w, h) / 2).max(1)
+}
+
+/// Whether frame `i` is one faces are looked for on.
+pub fn face_frame(i: usize) -> bool {
+    i.is_multiple_of(FACE_EVERY)
+}
+
+/// `p` shrunk by `f` in both directions by box means, the remainder
+/// dropped: (Σ + f²/2) / f² per channel.
+pub fn box_shrink_rgba(p: &Plane<Rgba>, f: usize) -> Plane<Rgba> {
+    // The usual factors get their own copies of the loop, in which a
+    // block's width is a constant.
+    match f {
+        2 => box_shrink_rgba_by(p, 2),
+        3 => box_shrink_rgba_by(p, 3),
+        4 => box_shrink_rgba_by(p, 4),
+        _ => box_shrink_rgba_by(p, f),
+    }
+}
+
+#[inline(always)]
+fn box_shrink_rgba_by(p: &Plane<Rgba>, f: usize) -> Plane<Rgba> {
+    let (w, h) = (p.width() / f, p.height() / f);
+    let n = (f * f) as u32;
+    let mut out = Plane::new(w, h, [0u8; 4]);
+    // The sums down each column (per channel) of a band of `f` rows,
+    // reused for every band.
+    let mut columns = vec![0u32; w * f * 4];
+    for (y, row) in out.rows_mut().enumerate() {
+        columns.fill(0);
+        for dy in 0..f {
+            let band = p.row(y * f + dy)[..w * f].as_flattened();
+            for (c, &v) in columns.iter_mut().zip(band) {
+                *c += v as u32;
+            }
+        }
+        for (o, block) in row.iter_mut().zip(columns.chunks_exact(4 * f)) {
+            let mut s = [0u32; 4];
+            for px in block.chunks_exact(4) {
+                for c in 0..4 {
+                    s[c] += px[c];
+                }
+            }
+            *o = s.map(|v| ((v + n / 2) / n) as u8);
+        }
+    }
+    out
+}
+
+/// The BT.709 luma of `p`, on the calling thread (the thumbnails are made
+/// beside the threads that analyse, and are too small to share out).
+fn luma_of(p: &Plane<Rgba>) -> Plane<u8> {
+    let mut out = Plane::new(p.width(), p.height(), 0u8);
+    for (y, row) in out.rows_mut().enumerate() {
+        for (o, &px) in row.iter_mut().zip(p.row(y)) {
+            *o = crate::color::luma709(px);
+        }
+    }
+    out
+}
+
+/// The pictures the analysis takes from one frame.
+#[derive(Clone, Debug)]
+pub struct Thumbs {
+    /// The frame shrunk by [`thumb_factor`].
+    pub thumb: Plane<Rgba>,
+    /// On a face frame, the luma shrunk by [`face_factor`].
+    pub face: Option<Plane<u8>>,
+}
+
+impl Thumbs {
+    /// The thumbnails of frame `index` of a video.
+    pub fn of(frame: &Frame, index: usize) -> Thumbs {
+        let (w, h) = (frame.width(), frame.height());
+        let rgba = match frame {
+            Frame::Rgba(p) => std::borrow::Cow::Borrowed(p),
+            Frame::Gray(g) => std::borrow::Cow::Owned(g.map(|v| [v, v, v, 255])),
+        };
+        let thumb = box_shrink_rgba(&rgba, thumb_factor(w, h));
+        let face = face_frame(index).then(|| {
+            let luma = match frame {
+                Frame::Rgba(p) => luma_of(p),
+                Frame::Gray(g) => g.clone(),
+            };
+            match face_factor(w, h) {
+                // Shrinking by 1 is a copy.
+                1 => luma,
+                f => shrink(&luma, f),
+            }
+        });
+        Thumbs { thumb, face }
+    }
+}
+
+/// The analysis of one video, frame by frame.
+#[derive(Clone, Debug)]
+pub struct Analyzer {
+    width: usize,
+    height: usize,
+    /// Thumbnail factor.
+    f: usize,
+    cut: u32,
+    pub faces: bool,
+    pub text: bool,
+    pub moving: bool,
+    /// Live: a running background; otherwise the offline median.
+    live: bool,
+    frame: usize,
+    last: Plane<u8>,
+    /// The scene's position in the current frame (accumulated shifts), in
+    /// thumbnail pixels.
+    offset: (i64, i64),
+    /// Offline: the frames of the current stretch, waiting for its
+    /// background.
+    pending: Vec<Pending>,
+    /// Offline: finished observations, in order.
+    done: Vec<Observation>,
+    /// Live: the running background (levels × 16) in scene coordinates of
+    /// the coarse picture, and where its origin is in the current frame.
+    background: Option<(Plane<u16>, (i64, i64))>,
+    /// Live: the moving boxes of the last frames, for the check in time.
+    recent: Vec<Vec<Rect>>,
+}
+
+/// What one frame shows by itself: its thumbnail's luma, that shrunk by 2
+/// for the background model, and its faces and text.
+struct Look {
+    luma: Plane<u8>,
+    coarse: Plane<u8>,
+    subjects: Vec<Subject>,
+}
+
+/// The camera's shift from `prev` to `luma`, and whether `luma` starts a
+/// shot (the first frame, a new size, or a change above `cut`).
+fn step(prev: &Plane<u8>, luma: &Plane<u8>, cut: u32) -> (Shift, bool) {
+    if prev.is_empty() || (prev.width(), prev.height()) != (luma.width(), luma.height()) {
+        return ((0, 0), true);
+    }
+    let s = global_shift(prev, luma);
+    (s, is_cut(prev, luma, s, cut))
+}
+
+/// A frame of the current stretch: its coarse luma, where the scene sits
+/// in it, and what else was found in it.
+#[derive(Clone, Debug)]
+struct Pending {
+    coarse: Plane<u8>,
+    offset: (i64, i64),
+    obs: Observation,
+}
+
+impl Analyzer {
+    /// The analysis of a `width`×`height` video; `cut` as fast
+    /// retargeting's; `live`: a running background instead of the offline
+    /// median.
+    pub fn new(width: usize, height: usize, cut: u32, live: bool) -> Analyzer {
+        Analyzer {
+            width,
+            height,
+            f: thumb_factor(width, height),
+            cut,
+            faces: true,
+            text: true,
+            moving: true,
+            live,
+            frame: 0,
+            last: Plane::default(),
+            offset: (0, 0),
+            pending: Vec::new(),
+            done: Vec::new(),
+            background: None,
+            recent: Vec::new(),
+        }
+    }
+
+    /// Takes the next frame's thumbnails. Live, returns its observation at
+    /// once; offline, `None` (see [`Analyzer::finish`]).
+    pub fn push(&mut self, t: &Thumbs) -> Option<Observation> {
+        let look = self.look(t);
+        let step = step(&self.last, &look.luma, self.cut);
+        self.take(look, step)
+    }
+
+    /// Offline: takes the next frames' thumbnails, as [`Analyzer::push`]
+    /// one by one would, with what each frame shows by itself found on
+    /// all threads at once. Live, the frames' observations.
+    pub fn push_many(&mut self, thumbs: &[Thumbs]) -> Vec<Observation> {
+        use rayon::prelude::*;
+        if self.live {
+            return thumbs.iter().filter_map(|t| self.push(t)).collect();
+        }
+        // Held for the batch only: each frame's luma is the next one's
+        // reference for the camera's shift.
+        let looks: Vec<Look> = thumbs.par_iter().map(|t| self.look(t)).collect();
+        let steps: Vec<(Shift, bool)> = (0..looks.len())
+            .into_par_iter()
+            .map(|i| {
+                let prev = if i == 0 {
+                    &self.last
+                } else {
+                    &looks[i - 1].luma
+                };
+                step(prev, &looks[i].luma, self.cut)
+            })
+            .collect();
+        for (look, step) in looks.into_iter().zip(steps) {
+            self.take(look, step);
+        }
+        Vec::new()
+    }
+
+    /// What frame `t` shows by itself, whatever the frames around it.
+    fn look(&self, t: &Thumbs) -> Look {
+        let luma = luma_of(&t.thumb);
+        let mut subjects = Vec::new();
+        if self.text {
+            self.find_text(&luma, &mut subjects);
+        }
+        if self.faces
+            && let Some(face) = &t.face
+        {
+            self.find_faces(face, &mut subjects);
+        }
+        let coarse = shrink(&luma, 2);
+        Look {
+            luma,
+            coarse,
+            subjects,
+        }
+    }
+
+    /// The frame after the last: its look, the camera's shift to it and
+    /// whether it starts a shot.
+    fn take(&mut self, look: Look, (shift, cut): (Shift, bool)) -> Option<Observation> {
+        self.frame += 1;
+        if cut {
+            self.offset = (0, 0);
+            if !self.live {
+                self.flush();
+            }
+            self.background = None;
+            self.recent.clear();
+        } else {
+            self.offset.0 += shift.0 as i64;
+            self.offset.1 += shift.1 as i64;
+        }
+        let obs = Observation {
+            cut,
+            shift,
+            subjects: look.subjects,
+        };
+        self.last = look.luma;
+        let coarse = look.coarse;
+        let offset = (self.offset.0 / 2, self.offset.1 / 2);
+        if self.live {
+            let mut obs = obs;
+            if self.moving {
+                let boxes = self.live_moving(&coarse, offset, shift, cut);
+                self.add_moving(&mut obs, &boxes);
+            }
+            return Some(obs);
+        }
+        self.pending.push(Pending {
+            coarse,
+            offset,
+            obs,
+        });
+        if self.pending.len() >= SEGMENT {
+            self.flush();
+        }
+        None
+    }
+
+    /// Offline: every frame's observation, once the last is pushed.
+    pub fn finish(mut self) -> Vec<Observation> {
+        self.flush();
+        self.done
+    }
+
+    /// A rectangle of the thumbnail (shrunk by `f` more) in the input's
+    /// pixels.
+    fn to_input(&self, r: Rect, f: usize) -> Rect {
+        let s = self.f * f;
+        let r = r.scaled(s, 1);
+        Rect::new(
+            r.x.min(self.width.saturating_sub(1)),
+            r.y.min(self.height.saturating_sub(1)),
+            r.w.min(self.width - r.x.min(self.width.saturating_sub(1))),
+            r.h.min(self.height - r.y.min(self.height.saturating_sub(1))),
+        )
+    }
+
+    fn find_text(&self, luma: &Plane<u8>, out: &mut Vec<Subject>) {
+        for r in text_blocks(luma) {
+            let rect = self.to_input(r, 1);
+            // A little margin, so that no letter's edge is carved.
+            let m = (rect.h / 4).max(2);
+            let rect = rect.grown(m, m, self.width, self.height);
+            out.push(Subject {
+                rect,
+                kind: Kind::Text,
+                required: rect.h as f64 >= MIN_TEXT * self.height as f64,
+            });
+        }
+    }
+
+    fn find_faces(&self, face: &Plane<u8>, out: &mut Vec<Subject>) {
+        let ff = (self.width / face.width().max(1)).max(1);
+        for (r, _) in Faces::new().detect(face) {
+            let r = r.scaled(ff, 1);
+            // Head and shoulders: half a face each side, half above, and a
+            // face and a half below.
+            let (fw, fh) = (r.w, r.h);
+            let x = r.x.saturating_sub(fw / 2);
+            let y = r.y.saturating_sub(fh / 2);
+            let rect = Rect::new(
+                x,
+                y,
+                (r.right() + fw / 2).min(self.width) - x,
+                (r.bottom() + 3 * fh / 2).min(self.height) - y,
+            );
+            out.push(Subject {
+                rect,
+                kind: Kind::Face,
+                required: true,
+            });
+        }
+    }
+
+    fn add_moving(&self, obs: &mut Observation, boxes: &[Rect]) {
+        for &b in boxes {
+            obs.subjects.push(Subject {
+                rect: self.to_input(b, 2),
+                kind: Kind::Moving,
+                required: true,
+            });
+        }
+    }
+
+    /// Offline: the background of the pending stretch, and each of its
+    /// frames' moving boxes.
+    fn flush(&mut self) {
+        let pending = std::mem::take(&mut self.pending);
+        if pending.is_empty() {
+            return;
+        }
+        let boxes: Vec<Vec<Rect>> = if self.moving {
+            use rayon::prelude::*;
+            let bg = median_background(&pending);
+            pending
+                .par_iter()
+                .map(|p| foreground_boxes(&p.coarse, &bg, p.offset))
+                .collect()
+        } else {
+            vec![Vec::new(); pending.len()]
+        };
+        let confirmed = confirm_in_time(&boxes, 3, 2);
+        // Text stays put for a while; a detection in leaves or water
+        // flickers: kept when seen in half the frames around.
+        let text: Vec<Vec<Rect>> = pending
+            .iter()
+            .map(|p| {
+                p.obs
+                    .subjects
+                    .iter()
+                    .filter(|s| s.kind == Kind::Text)
+                    .map(|s| s.rect)
+                    .collect()
+            })
+            .collect();
+        let text_ok = confirm_in_time(&text, TEXT_RADIUS, TEXT_RADIUS);
+        for ((p, b), t) in pending.into_iter().zip(confirmed).zip(text_ok) {
+            let mut obs = p.obs;
+            obs.subjects
+                .retain(|s| s.kind != Kind::Text || t.contains(&s.rect));
+            self.add_moving(&mut obs, &b);
+            self.done.push(obs);
+        }
+    }
+
+    /// Live: this frame's moving boxes against the running background,
+    /// which it then joins.
+    fn live_moving(
+        &mut self,
+        coarse: &Plane<u8>,
+        offset: (i64, i64),
+        _shift: Shift,
+        cut: bool,
+    ) -> Vec<Rect> {
+        let (w, h) = (coarse.width(), coarse.height());
+        let fresh = || {
+            (
+                Plane::from_fn(w, h, |x, y| coarse.get(x, y) as u16 * 16),
+                offset,
+            )
+        };
+        if cut || self.background.is_none() {
+            self.background = Some(fresh());
+            self.recent.clear();
+            return Vec::new();
+        }
+        let Some((bg, origin)) = self.background.take() else {
+            return Vec::new();
+        };
+        // The background moved with the scene: index it where the scene is
+        // now; pixels it never saw take the frame's.
+        let (dx, dy) = (offset.0 - origin.0, offset.1 - origin.1);
+        let moved = Plane::from_fn(w, h, |x, y| {
+            let (sx, sy) = (x as i64 - dx, y as i64 - dy);
+            if sx >= 0 && sy >= 0 && (sx as usize) < w && (sy as usize) < h {
+                bg.get(sx as usize, sy as usize)
+            } else {
+                coarse.get(x, y) as u16 * 16
+            }
+        });
+        let level = Plane::from_fn(w, h, |x, y| ((moved.get(x, y) + 8) / 16) as u8);
+        let boxes = foreground_boxes(coarse, &level, (0, 0));
+        let updated = Plane::from_fn(w, h, |x, y| {
+            let b = moved.get(x, y) as i32;
+            let c = coarse.get(x, y) as i32 * 16;
+            (b + (c - b) / 16) as u16
+        });
+        self.background = Some((updated, offset));
+        self.recent.push(boxes);
+        if self.recent.len() > 3 {
+            self.recent.remove(0);
+        }
+        // Seen in two of the last three frames.
+        let last = self.recent.len() - 1;
+        self.recent[last]
+            .iter()
+            .filter(|b| {
+                self.recent[..last]
+                    .iter()
+                    .filter(|fr| fr.iter().any(|o| o.intersect(b).is_some()))
+                    .count()
+                    >= 1
+            })
+            .copied()
+            .collect()
+    }
+}
+
+/// The median background of a stretch in scene coordinates: for each
+/// scene pixel, the median of the sampled frames that saw it (at least
+/// three). The origin of the returned plane is the scene's smallest
+/// offset; a pixel too few frames saw holds `None`.
+struct Background {
+    plane: Plane<Option<u8>>,
+    origin: (i64, i64),
+}
+
+fn median_background(pending: &[Pending]) -> Background {
+    use rayon::prelude::*;
+    let (w, h) = (pending[0].coarse.width(), pending[0].coarse.height());
+    let (mut lo_x, mut lo_y, mut hi_x, mut hi_y) = (i64::MAX, i64::MAX, i64::MIN, i64::MIN);
+    for p in pending {
+        lo_x = lo_x.min(p.offset.0);
+        lo_y = lo_y.min(p.offset.1);
+        hi_x = hi_x.max(p.offset.0);
+        hi_y = hi_y.max(p.offset.1);
+    }
+    // Scene pixel (sx, sy) is at frame pixel (sx + offset.x − lo_x, …):
+    // with `origin` = (lo_x, lo_y), frame pixel p shows scene p − offset +
+    // origin.
+    let mw = w + (hi_x - lo_x) as usize;
+    let mh = h + (hi_y - lo_y) as usize;
+    let n = pending.len();
+    let picks: Vec<usize> = if n <= SAMPLES {
+        (0..n).collect()
+    } else {
+        (0..SAMPLES).map(|i| i * (n - 1) / (SAMPLES - 1)).collect()
+    };
+    let need = 3.min(picks.len());
+    let mut plane: Plane<Option<u8>> = Plane::new(mw, mh, None);
+    plane.par_rows_mut().for_each(|(sy, row)| {
+        // Each sampled frame's row under this scene row, and where the
+        // scene's first column falls in it.
+        let rows: Vec<(&[u8], i64)> = picks
+            .iter()
+            .filter_map(|&i| {
+                let p = &pending[i];
+                let fy = sy as i64 + p.offset.1 - hi_y;
+                (fy >= 0 && (fy as usize) < h)
+                    .then(|| (p.coarse.row(fy as usize), p.offset.0 - hi_x))
+            })
+            .collect();
+        if rows.len() < need {
+            return;
+        }
+        let mut vals = [0u8; SAMPLES];
+        for (sx, out) in row.iter_mut().enumerate() {
+            let mut k = 0;
+            for &(r, dx) in &rows {
+                let fx = sx as i64 + dx;
+                if fx >= 0 && (fx as usize) < w {
+                    vals[k] = r[fx as usize];
+                    k += 1;
+                }
+            }
+            if k >= need {
+                let vals = &mut vals[..k];
+                vals.sort_unstable();
+                *out = Some(vals[k / 2]);
+            }
+        }
+    });
+    Background {
+        plane,
+        origin: (hi_x, hi_y),
+    }
+}
+
+/// What a background can be asked: how far a frame's row `y` lies from
+/// it, for a frame whose scene sits at `offset` (0 where it has no level).
+trait Ground {
+    fn diff_row(&self, y: usize, offset: (i64, i64), row: &[u8], out: &mut [u8]);
+}
+
+impl Ground for Background {
+    fn diff_row(&self, y: usize, offset: (i64, i64), row: &[u8], out: &mut [u8]) {
+        let sy = y as i64 - offset.1 + self.origin.1;
+        if sy < 0 || sy as usize >= self.plane.height() {
+            out.fill(0);
+            return;
+        }
+        let ground = self.plane.row(sy as usize);
+        // Frame column x shows scene column x + dx.
+        let dx = self.origin.0 - offset.0;
+        for (x, (o, &v)) in out.iter_mut().zip(row).enumerate() {
+            let sx = x as i64 + dx;
+            *o = if sx >= 0 && (sx as usize) < ground.len() {
+                ground[sx as usize].map_or(0, |b| b.abs_diff(v))
+            } else {
+                0
+            };
+        }
+    }
+}
+
+impl Ground for Plane<u8> {
+    fn diff_row(&self, y: usize, _offset: (i64, i64), row: &[u8], out: &mut [u8]) {
+        for ((o, &v), &b) in out.iter_mut().zip(row).zip(self.row(y)) {
+            *o = b.abs_diff(v);
+        }
+    }
+}
+
+/// The boxes of what stands out of `ground` in `coarse`, in its pixels.
+fn foreground_boxes(coarse: &Plane<u8>, ground: &impl Ground, offset: (i64, i64)) -> Vec<Rect> {
+    let (w, h) = (coarse.width(), coarse.height());
+    if w < 3 || h < 3 {
+        return Vec::new();
+    }
+    let mut diff = Plane::new(w, h, 0u8);
+    for (y, out) in diff.rows_mut().enumerate() {
+        ground.diff_row(y, offset, coarse.row(y), out);
+    }
+    // The noise: the median difference.
+    let mut hist = [0usize; 256];
+    for y in 0..h {
+        for &d in diff.row(y) {
+            hist[d as usize] += 1;
+        }
+    }
+    let (mut acc, mut median) = (0, 0);
+    for (v, &c) in hist.iter().enumerate() {
+        acc += c;
+        if acc * 2 >= w * h {
+            median = v;
+            break;
+        }
+    }
+    let threshold = (3 * median as u32 + 6).max(18) as u8;
+    // Those above it, counted by the histogram.
+    let moving: usize = hist[threshold as usize + 1..].iter().sum();
+    if moving as f64 > MAX_MOVING * (w * h) as f64 {
+        return Vec::new();
+    }
+    let mut raw = Plane::new(w, h, false);
+    for (y, out) in raw.rows_mut().enumerate() {
+        for (o, &d) in out.iter_mut().zip(diff.row(y)) {
+            *o = d > threshold;
+        }
+    }
+    // Opened (specks of noise and misalignment go), then closed a little
+    // so that a body's parts join.
+    let opened = dilate(&erode(&raw));
+    let closed = erode(&dilate(&dilate(&opened)));
+    let min_area = ((MIN_MOVING * (w * h) as f64) as usize).max(4);
+    let mut boxes: Vec<Rect> = components(&closed)
+        .into_iter()
+        .filter(|(_, area)| *area >= min_area)
+        .map(|(r, _)| r)
+        .collect();
+    merge_touching(&mut boxes, 1, w, h);
+    boxes
+}
+
+/// Whether all pixels of each one's 3×3 neighbourhood (clipped at the
+/// edges) hold.
+fn erode(p: &Plane<bool>) -> Plane<bool> {
+    morph::<false>(p)
+}
+
+/// Whether any pixel of each one's 3×3 neighbourhood (clipped at the
+/// edges) holds.
+fn dilate(p: &Plane<bool>) -> Plane<bool> {
+    morph::<true>(p)
+}
+
+/// [`erode`] (`GROW` false) or [`dilate`]: the neighbourhood is a row's
+/// three and a column's three, so along rows, then along columns.
+fn morph<const GROW: bool>(p: &Plane<bool>) -> Plane<bool> {
+    let (w, h) = (p.width(), p.height());
+    let op = |a: bool, b: bool| if GROW { a | b } else { a & b };
+    // Each of the three rows is read by three output rows: made once.
+    let mut along = Plane::new(w, h, false);
+    for (y, out) in along.rows_mut().enumerate() {
+        let src = p.row(y);
+        if w < 2 {
+            out.copy_from_slice(src);
+            continue;
+        }
+        out[0] = op(src[0], src[1]);
+        for ((o, a), (b, c)) in out[1..w - 1]
+            .iter_mut()
+            .zip(&src[..w - 2])
+            .zip(src[1..w - 1].iter().zip(&src[2..]))
+        {
+            *o = op(op(*a, *b), *c);
+        }
+        out[w - 1] = op(src[w - 2], src[w - 1]);
+    }
+    let mut out = Plane::new(w, h, false);
+    for (y, o) in out.rows_mut().enumerate() {
+        let (lo, hi) = (y.saturating_sub(1), (y + 2).min(h));
+        o.copy_from_slice(along.row(lo));
+        for yy in lo + 1..hi {
+            for (v, &a) in o.iter_mut().zip(along.row(yy)) {
+                *v = op(*v, a);
+            }
+        }
+    }
+    out
+}
+
+/// The 8-connected components of a mask: box and pixel count.
+fn components(p: &Plane<bool>) -> Vec<(Rect, usize)> {
+    let (w, h) = (p.width(), p.height());
+    let mut seen = vec![false; w * h];
+    let mut out = Vec::new();
+    let mut stack = Vec::new();
+    for y0 in 0..h {
+        for x0 in 0..w {
+            if seen[y0 * w + x0] || !p.get(x0, y0) {
+                continue;
+            }
+            seen[y0 * w + x0] = true;
+            stack.push((x0, y0));
+            let (mut x_lo, mut x_hi, mut y_lo, mut y_hi, mut n) = (x0, x0, y0, y0, 0);
+            while let Some((x, y)) = stack.pop() {
+                n += 1;
+                x_lo = x_lo.min(x);
+                x_hi = x_hi.max(x);
+                y_lo = y_lo.min(y);
+                y_hi = y_hi.max(y);
+                for yy in y.saturating_sub(1)..(y + 2).min(h) {
+                    for xx in x.saturating_sub(1)..(x + 2).min(w) {
+                        if !seen[yy * w + xx] && p.get(xx, yy) {
+                            seen[yy * w + xx] = true;
+                            stack.push((xx, yy));
+                        }
+                    }
+                }
+            }
+            out.push((Rect::new(x_lo, y_lo, x_hi - x_lo + 1, y_hi - y_lo + 1), n));
+        }
+    }
+    out
+}
+
+/// Merges boxes that touch once grown by `g`.
+pub(crate) fn merge_touching(boxes: &mut Vec<Rect>, g: usize, w: usize, h: usize) {
+    loop {
+        let mut merged = false;
+        'outer: for i in 0..boxes.len() {
+            for j in i + 1..boxes.len() {
+                if boxes[i].grown(g, g, w, h).intersect(&boxes[j]).is_some() {
+                    boxes[i] = boxes[i].union(&boxes[j]);
+                    boxes.swap_remove(j);
+                    merged = true;
+                    break 'outer;
+                }
+            }
+        }
+        if !merged {
+            return;
+        }
+    }
+}
+
+/// Keeps the boxes of each frame that a box of at least `need` of the
+/// `radius` frames on each side overlaps (a speck of one frame goes).
+fn confirm_in_time(boxes: &[Vec<Rect>], radius: usize, need: usize) -> Vec<Vec<Rect>> {
+    let n = boxes.len();
+    (0..n)
+        .map(|i| {
+            let lo = i.saturating_sub(radius);
+            let hi = (i + radius + 1).min(n);
+            boxes[i]
+                .iter()
+                .filter(|b| {
+                    let seen = (lo..hi)
+                        .filter(|&j| j != i && boxes[j].iter().any(|o| o.intersect(b).is_some()))
+                        .count();
+                    // A stretch too short to tell keeps what it has.
+                    seen >= need.min(hi - lo - 1)
+                })
+                .copied()
+                .collect()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A textured scene, 1280×720, with a dark figure 80×300 at `x`.
+    fn scene(x: usize) -> Frame {
+        let ground = crate::ops::retarget::tests::noise(160, 90, 5);
+        Frame::Rgba(Plane::from_fn(1280, 720, |px, py| {
+            if (x..x + 80).contains(&px) && (300..600).contains(&py) {
+                [20, 30, 40, 255]
+            } else {
+                // Soft texture: a cell of the noise every 8 pixels, dimmed.
+                let v = 100 + ground.get(px / 8, py / 8) / 4;
+                [v, v, v, 255]
+            }
+        }))
+    }
+
+    #[test]
+    fn erosion_and_dilation_are_those_of_the_clipped_neighbourhoods() {
+        for (w, h, seed) in [(37, 23, 1), (1, 9, 2), (9, 1, 3), (2, 2, 4), (64, 40, 5)] {
+            let noise = crate::ops::retarget::tests::noise(w, h, seed);
+            for level in [60, 128, 200] {
+                let p = noise.map(|v| v > level);
+                let near = |x: usize, y: usize| {
+                    (y.saturating_sub(1)..(y + 2).min(h)).flat_map(move |yy| {
+                        (x.saturating_sub(1)..(x + 2).min(w)).map(move |xx| (xx, yy))
+                    })
+                };
+                let all = Plane::from_fn(w, h, |x, y| near(x, y).all(|(xx, yy)| p.get(xx, yy)));
+                let any = Plane::from_fn(w, h, |x, y| near(x, y).any(|(xx, yy)| p.get(xx, yy)));
+                assert_eq!(erode(&p), all, "{w}x{h} above {level}");
+                assert_eq!(dilate(&p), any, "{w}x{h} above {level}");
+            }
+        }
+    }
+
+    #[test]
+    fn thumbnails_shrink_by_whole_factors() {
+        assert_eq!(thumb_factor(1280, 720), 3);
+        assert_eq!(thumb_factor(1920, 1080), 4);
+        assert_eq!(thumb_factor(640, 480), 2);
+        assert_eq!(thumb_factor(100, 50), 1);
+        assert_eq!(face_factor(1920, 1080), 2);
+        let p = Plane::from_fn(7, 4, |x, y| [(x * 10) as u8, y as u8, 0, 255]);
+        let s = box_shrink_rgba(&p, 2);
+        assert_eq!((s.width(), s.height()), (3, 2));
+        assert_eq!(s.get(1, 1), [25, 3, 0, 255]);
+    }
+
+    #[test]
+    fn a_figure_that_walks_across_a_still_scene_is_found_in_every_frame() {
+        let mut a = Analyzer::new(1280, 720, 30, false);
+        a.faces = false;
+        a.text = false;
+        for t in 0..30 {
+            a.push(&Thumbs::of(&scene(100 + 30 * t), t));
+        }
+        let obs = a.finish();
+        assert_eq!(obs.len(), 30);
+        assert!(obs[0].cut && obs[1..].iter().all(|o| !o.cut));
+        for (t, o) in obs.iter().enumerate() {
+            let x = 100 + 30 * t;
+            let moving: Vec<_> = o
+                .subjects
+                .iter()
+                .filter(|s| s.kind == Kind::Moving)
+                .collect();
+            assert!(!moving.is_empty(), "frame {t}: nothing found");
+            let figure = Rect::new(x, 300, 80, 300);
+            let r = moving[0].rect;
+            let overlap = r.intersect(&figure).map_or(0, |i| i.area());
+            assert!(
+                overlap * 10 >= figure.area() * 8,
+                "frame {t}: {r:?} against {figure:?}"
+            );
+            assert!(r.w <= 140 && r.h <= 360, "frame {t}: {r:?} is too large");
+        }
+    }
+
+    #[test]
+    fn a_still_scene_has_no_moving_subject_and_a_new_one_is_a_cut() {
+        let mut a = Analyzer::new(1280, 720, 30, true);
+        a.faces = false;
+        let still = scene(500);
+        for t in 0..5 {
+            let o = a.push(&Thumbs::of(&still, t)).unwrap();
+            assert_eq!(o.cut, t == 0);
+            assert!(o.subjects.is_empty(), "frame {t}: {:?}", o.subjects);
+        }
+        let other = Frame::Rgba(Plane::new(1280, 720, [250, 250, 250, 255]));
+        assert!(a.push(&Thumbs::of(&other, 5)).unwrap().cut);
+    }
+}

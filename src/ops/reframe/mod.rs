@@ -1,0 +1,635 @@
+//! `reframe`: video to any shape (9:16, 1:1, 4:5, 4:3, 21:9) that keeps its
+//! subjects whole, by a moving window, carving inside it, or padding
+//! (docs/reframe.md, docs/DESIGN.md §4).
+//!
+//! The parts:
+//!
+//! - [`analyze`]: shots, and the subjects of each frame: faces
+//!   ([`faces`]), text ([`text`]) and what moves against the background;
+//! - [`plan`]: per shot, the fit (crop, carve, pad) and the camera's path,
+//!   offline over the whole shot or live frame by frame;
+//! - [`path`]: the plan as JSON, written for editors and replayed;
+//! - [`render`]: a frame of the output from its window, in integers that
+//!   the GPU repeats (src/cuda/ops/reframe.rs);
+//! - [`geometry`]: rectangles and layouts.
+//!
+//! On a file, `run` plans the whole video first (src/gst/reframe.rs): it
+//! decodes it once for the analysis, plans every shot with the shot in
+//! view, and then renders with the plan ([`Reframe::replay`]). A live
+//! source, an element or a still image plan as frames come ([`Director`]).
+
+pub mod analyze;
+pub mod faces;
+pub mod geometry;
+pub mod path;
+pub mod plan;
+pub mod render;
+pub mod text;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::params::{Kind, OpSpec, ParamSpec, Params, SizeSpec};
+use super::{Op, OpBox};
+use crate::error::{Error, Result};
+use crate::frame::{Frame, Plane};
+use analyze::{Analyzer, Observation, Subject, Thumbs};
+use geometry::{Fit, Rect, even_side};
+use path::Hint;
+use plan::{CameraChoice, FitChoice, FramePlan, LivePlanner, Settings, ShotPlan};
+use render::{Carver, Pad, render};
+
+/// Frames a second assumed until the source tells (live planning's speeds
+/// and holds are in seconds).
+pub const DEFAULT_FPS: f64 = 30.0;
+
+/// A target side as the user may write it.
+const TARGET_SIDE: Kind = Kind::Size {
+    max_pixels: 2 * crate::io::MAX_SIDE as usize,
+    max_percent: 200.0,
+};
+
+pub static SPEC: OpSpec = OpSpec {
+    name: "reframe",
+    summary: "reframe video to another shape (9:16, 1:1, 4:5, 21:9) keeping faces, people, animals and text whole: a moving window, carving inside it, or padding",
+    params: &[
+        ParamSpec::optional(
+            "aspect",
+            Kind::Ratio { max: 10.0 },
+            "the output's shape; its size is the largest of that shape inside the input (9:16 of 1280x720 is 406x720)",
+        ),
+        ParamSpec::optional(
+            "width",
+            TARGET_SIDE,
+            "output width (with aspect: the height follows)",
+        ),
+        ParamSpec::optional(
+            "height",
+            TARGET_SIDE,
+            "output height (with aspect: the width follows)",
+        ),
+        ParamSpec::new(
+            "fit",
+            Kind::Choice(&["auto", "crop", "carve", "pad"]),
+            "auto",
+            "per shot: auto crops when the subjects fit the window, else carves the space between them, else pads; or always one",
+        ),
+        ParamSpec::new(
+            "carve",
+            Kind::Int { min: 0, max: 75 },
+            "40",
+            "the largest share (%) of a window that carving removes, beside the subjects",
+        ),
+        ParamSpec::new(
+            "pad",
+            Kind::Choice(&["blur", "black", "white", "gray"]),
+            "blur",
+            "what fills the output around a padded picture: a blurred copy of the picture, or a colour",
+        ),
+        ParamSpec::new(
+            "camera",
+            Kind::Choice(&["auto", "still"]),
+            "auto",
+            "auto: still while the subjects stay, else a smooth pan or track; still: one window a shot",
+        ),
+        ParamSpec::new(
+            "speed",
+            Kind::Int { min: 1, max: 90 },
+            "25",
+            "the camera's top speed, % of the input width a second (a frame's move is at most 1.5%)",
+        ),
+        ParamSpec::new("faces", Kind::Bool, "true", "find faces (SeetaFace)"),
+        ParamSpec::new("text", Kind::Bool, "true", "find on-screen text and titles"),
+        ParamSpec::new(
+            "motion",
+            Kind::Bool,
+            "true",
+            "find what moves against the background (people, animals, vehicles)",
+        ),
+        ParamSpec::new(
+            "cut",
+            Kind::Int { min: 1, max: 255 },
+            "30",
+            "mean luma change that counts as a scene cut (the window may jump only there)",
+        ),
+        ParamSpec::optional(
+            "path",
+            Kind::Path,
+            "replay a reframe path (JSON, as run --reframe-path writes it)",
+        ),
+        ParamSpec::optional(
+            "hints",
+            Kind::Path,
+            "JSON boxes to keep in the window: {\"boxes\": [{\"box\": [x,y,w,h], \"from\": 2.0, \"to\": 5.5}]}",
+        ),
+        ParamSpec::optional(
+            "protect",
+            Kind::Path,
+            "mask image (white = keep in the window, never carved), same size as the frame",
+        ),
+    ],
+    example: "reframe:aspect=9:16",
+};
+
+/// What the output's size is asked as.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Target {
+    pub aspect: Option<(f64, f64)>,
+    pub width: Option<SizeSpec>,
+    pub height: Option<SizeSpec>,
+}
+
+impl Target {
+    /// The output's size for a `w`×`h` input.
+    pub fn size(&self, w: usize, h: usize) -> Result<(usize, usize)> {
+        let side = |key: &str, spec: SizeSpec, input: usize| -> Result<usize> {
+            let v = spec.resolve(input);
+            if v == 0 || v > 2 * input.max(1) {
+                return Err(Error::bad_value(
+                    "reframe",
+                    key,
+                    spec,
+                    format!(
+                        "the output {key} must be from 1 to 2x the input's ({})",
+                        2 * input
+                    ),
+                ));
+            }
+            Ok(v)
+        };
+        let (ow, oh) = match (self.aspect, self.width, self.height) {
+            (_, Some(ws), Some(hs)) => (side("width", ws, w)?, side("height", hs, h)?),
+            (Some((a, b)), Some(ws), None) => {
+                let ow = side("width", ws, w)?;
+                (ow, even_side(ow as f64 * b / a, 4 * h.max(1)))
+            }
+            (Some((a, b)), None, Some(hs)) => {
+                let oh = side("height", hs, h)?;
+                (even_side(oh as f64 * a / b, 4 * w.max(1)), oh)
+            }
+            (Some((a, b)), None, None) => {
+                if a * h as f64 <= b * w as f64 {
+                    (even_side(h as f64 * a / b, w), h)
+                } else {
+                    (w, even_side(w as f64 * b / a, h))
+                }
+            }
+            (None, Some(ws), None) => (side("width", ws, w)?, h),
+            (None, None, Some(hs)) => (w, side("height", hs, h)?),
+            (None, None, None) => {
+                return Err(Error::MissingKey {
+                    op: "reframe".into(),
+                    key: "aspect".into(),
+                    help:
+                        "give the output's shape, e.g. reframe:aspect=9:16, or its width and height"
+                            .into(),
+                });
+            }
+        };
+        Ok((ow.max(1), oh.max(1)))
+    }
+}
+
+/// Decides each frame's window: from a plan made ahead (replay), or live
+/// from each frame's thumbnails. The CPU op and the GPU half each hold one.
+#[derive(Clone, Debug)]
+pub struct Director {
+    pub fit: FitChoice,
+    pub carve: f64,
+    pub camera: CameraChoice,
+    pub speed: f64,
+    pub cut: u32,
+    pub detect: (bool, bool, bool),
+    pub fps: f64,
+    pub hints: Vec<Hint>,
+    /// The protect mask's bounding box.
+    pub protect: Option<Rect>,
+    /// A plan made ahead, and where it came from.
+    replay: Option<(Arc<Vec<FramePlan>>, String)>,
+    live: Option<(Analyzer, LivePlanner)>,
+    frame: usize,
+}
+
+impl Director {
+    /// The planner's settings for a `w`×`h` input and an `out` output.
+    pub fn settings(&self, input: (usize, usize), out: (usize, usize)) -> Settings {
+        Settings {
+            input,
+            output: out,
+            fit: self.fit,
+            carve: self.carve,
+            camera: self.camera,
+            speed: self.speed,
+            fps: self.fps,
+        }
+    }
+
+    /// Whether the next frame's plan needs its thumbnails (live planning).
+    pub fn needs_thumbs(&self) -> bool {
+        self.replay.is_none()
+    }
+
+    /// The frame index the next plan is for.
+    pub fn frame(&self) -> usize {
+        self.frame
+    }
+
+    /// The hints and the protect mask that hold on frame `i`, as subjects.
+    pub fn user_subjects(&self, i: usize) -> Vec<Subject> {
+        self.hints
+            .iter()
+            .filter(|h| h.covers(i))
+            .map(|h| h.rect)
+            .chain(self.protect)
+            .map(|rect| Subject {
+                rect,
+                kind: analyze::Kind::Hint,
+                required: true,
+            })
+            .collect()
+    }
+
+    /// The analysis every frame goes through (a new one for live use).
+    pub fn analyzer(&self, w: usize, h: usize, live: bool) -> Analyzer {
+        let mut a = Analyzer::new(w, h, self.cut, live);
+        (a.faces, a.text, a.moving) = self.detect;
+        a
+    }
+
+    /// The next frame's plan, for a `w`×`h` input and an `out` output;
+    /// `thumbs` when [`Director::needs_thumbs`].
+    pub fn next(
+        &mut self,
+        (w, h): (usize, usize),
+        out: (usize, usize),
+        thumbs: Option<&Thumbs>,
+    ) -> Result<FramePlan> {
+        let i = self.frame;
+        self.frame += 1;
+        if let Some((plans, source)) = &self.replay {
+            let plan =
+                plans.get(i).or(plans.last()).cloned().ok_or_else(|| {
+                    Error::op_failed("reframe", format!("{source} has no frames"))
+                })?;
+            if !plan.window.fits(w, h) {
+                return Err(Error::op_failed(
+                    "reframe",
+                    format!(
+                        "frame {i} of {source}: the window {:?} does not lie inside the {w}x{h} frame (was the path made for another video?)",
+                        <[usize; 4]>::from(plan.window)
+                    ),
+                ));
+            }
+            return Ok(plan);
+        }
+        let thumbs = thumbs.ok_or_else(|| {
+            Error::op_failed("reframe", "live planning needs the frame's thumbnails")
+        })?;
+        let settings = self.settings((w, h), out);
+        if self
+            .live
+            .as_ref()
+            .is_none_or(|(_, p)| p.settings.input != (w, h) || p.settings.output != out)
+        {
+            self.live = Some((self.analyzer(w, h, true), LivePlanner::new(settings)));
+        }
+        let user = self.user_subjects(i);
+        let Some((analyzer, planner)) = &mut self.live else {
+            return Err(Error::op_failed(
+                "reframe",
+                "the live planner did not start",
+            ));
+        };
+        let mut obs = analyzer.push(thumbs).unwrap_or_default();
+        obs.subjects.extend(user);
+        let plan = planner.next(obs);
+        if !plan.window.fits(w, h) {
+            return Err(Error::op_failed(
+                "reframe",
+                format!(
+                    "frame {i}: the planned window {:?} does not lie inside the {w}x{h} frame",
+                    <[usize; 4]>::from(plan.window)
+                ),
+            ));
+        }
+        Ok(plan)
+    }
+
+    /// The shots of live planning so far.
+    pub fn live_shots(&self) -> Vec<ShotPlan> {
+        self.live
+            .as_ref()
+            .map(|(_, p)| p.shots.clone())
+            .unwrap_or_default()
+    }
+}
+
+/// The `reframe` operation.
+#[derive(Debug)]
+pub struct Reframe {
+    pub target: Target,
+    pub pad: Pad,
+    pub director: Director,
+    /// The protect mask, as loaded (white = keep).
+    pub protect: Option<Plane<u8>>,
+    pub hints_file: Option<PathBuf>,
+    /// A path file to replay, as given by `path=`.
+    pub path_file: Option<PathBuf>,
+    carver: Carver,
+    /// Every frame's plan so far, when asked to keep them (shared with
+    /// whoever writes them out after a run).
+    pub record: Option<Arc<std::sync::Mutex<Vec<FramePlan>>>>,
+}
+
+fn load_mask(path: &std::path::Path) -> Result<Plane<u8>> {
+    let frame = crate::io::load_image(path)
+        .map_err(|e| Error::bad_value("reframe", "protect", path.display(), e.to_string()))?;
+    Ok(frame.luma().map(|v| (v >= 128) as u8))
+}
+
+/// The bounding box of a mask's set pixels.
+fn mask_box(m: &Plane<u8>) -> Option<Rect> {
+    let (mut x0, mut y0, mut x1, mut y1) = (usize::MAX, usize::MAX, 0, 0);
+    for y in 0..m.height() {
+        for (x, &v) in m.row(y).iter().enumerate() {
+            if v != 0 {
+                x0 = x0.min(x);
+                y0 = y0.min(y);
+                x1 = x1.max(x + 1);
+                y1 = y1.max(y + 1);
+            }
+        }
+    }
+    (x1 > x0).then(|| Rect::new(x0, y0, x1 - x0, y1 - y0))
+}
+
+pub fn build(p: &Params) -> Result<OpBox> {
+    let fit = match p.word("fit")? {
+        "crop" => FitChoice::Only(Fit::Crop),
+        "carve" => FitChoice::Only(Fit::Carve),
+        "pad" => FitChoice::Only(Fit::Pad),
+        _ => FitChoice::Auto,
+    };
+    let camera = match p.word("camera")? {
+        "still" => CameraChoice::Still,
+        _ => CameraChoice::Auto,
+    };
+    let pad = Pad::parse(p.word("pad")?).ok_or_else(|| {
+        Error::bad_value(
+            "reframe",
+            "pad",
+            p.word("pad").unwrap_or(""),
+            "unknown padding",
+        )
+    })?;
+    let protect = p.path("protect").map(load_mask).transpose()?;
+    let hints_file = p.path("hints").map(PathBuf::from);
+    let hints = match &hints_file {
+        Some(f) => Hint::load(f, DEFAULT_FPS)
+            .map_err(|e| Error::bad_value("reframe", "hints", f.display(), e.to_string()))?,
+        None => Vec::new(),
+    };
+    let target = Target {
+        aspect: p.ratio("aspect"),
+        width: p.size("width"),
+        height: p.size("height"),
+    };
+    if target.aspect.is_none() && target.width.is_none() && target.height.is_none() {
+        return Err(Error::MissingKey {
+            op: "reframe".into(),
+            key: "aspect".into(),
+            help: "give the output's shape, e.g. reframe:aspect=9:16 (or 1:1, 4:5), or its width and height".into(),
+        });
+    }
+    let director = Director {
+        fit,
+        carve: p.usize("carve")? as f64 / 100.0,
+        camera,
+        speed: p.usize("speed")? as f64 / 100.0,
+        cut: p.usize("cut")? as u32,
+        detect: (p.bool("faces")?, p.bool("text")?, p.bool("motion")?),
+        fps: DEFAULT_FPS,
+        hints,
+        protect: protect.as_ref().and_then(mask_box),
+        replay: None,
+        live: None,
+        frame: 0,
+    };
+    let mut op = Reframe {
+        target,
+        pad,
+        director,
+        protect,
+        hints_file,
+        path_file: p.path("path").map(PathBuf::from),
+        carver: Carver::default(),
+        record: None,
+    };
+    if let Some(f) = op.path_file.clone() {
+        let file = path::PathFile::load(&f)
+            .map_err(|e| Error::bad_value("reframe", "path", f.display(), e.to_string()))?;
+        op.replay(file.plans(), f.display().to_string());
+    }
+    Ok(Box::new(op))
+}
+
+impl Reframe {
+    /// Renders frames by a plan made ahead (frame by frame, from the
+    /// first); `source` names it in messages.
+    pub fn replay(&mut self, plans: Vec<FramePlan>, source: String) {
+        self.director.replay = Some((Arc::new(plans), source));
+    }
+
+    /// Whether frames follow a plan made ahead.
+    pub fn replaying(&self) -> bool {
+        self.director.replay.is_some()
+    }
+
+    /// The source's frame rate, for speeds and hints given in seconds.
+    pub fn set_rate(&mut self, fps: f64) -> Result<()> {
+        if fps.is_finite() && fps > 0.0 {
+            self.director.fps = fps;
+            if let Some(f) = &self.hints_file {
+                self.director.hints = Hint::load(f, fps)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The shots planned live so far.
+    pub fn live_shots(&self) -> Vec<ShotPlan> {
+        self.director.live_shots()
+    }
+}
+
+impl Op for Reframe {
+    fn name(&self) -> &'static str {
+        "reframe"
+    }
+
+    fn output_size(&self, width: usize, height: usize) -> Result<(usize, usize)> {
+        self.target.size(width, height)
+    }
+
+    fn apply(&mut self, frame: &Frame) -> Result<Frame> {
+        let (w, h) = (frame.width(), frame.height());
+        let out = self.output_size(w, h)?;
+        if let Some(m) = &self.protect
+            && (m.width(), m.height()) != (w, h)
+        {
+            return Err(Error::op_failed(
+                "reframe",
+                format!(
+                    "the protect mask is {}x{} but the frame is {w}x{h}; masks must match the frame size",
+                    m.width(),
+                    m.height()
+                ),
+            ));
+        }
+        let thumbs = self
+            .director
+            .needs_thumbs()
+            .then(|| Thumbs::of(frame, self.director.frame()));
+        let plan = self.director.next((w, h), out, thumbs.as_ref())?;
+        let lay = plan.layout(out);
+        let result = match frame {
+            Frame::Rgba(p) => Frame::Rgba(render(
+                p,
+                &lay,
+                out,
+                self.pad,
+                &plan.keep,
+                &mut self.carver,
+            )?),
+            Frame::Gray(p) => Frame::Gray(render(
+                p,
+                &lay,
+                out,
+                self.pad,
+                &plan.keep,
+                &mut self.carver,
+            )?),
+        };
+        if let Some(r) = &self.record
+            && let Ok(mut r) = r.lock()
+        {
+            r.push(plan);
+        }
+        Ok(result)
+    }
+
+    fn remembers(&self) -> bool {
+        true
+    }
+}
+
+/// The observations of a whole video, planned: shots and frames.
+pub fn plan_video(
+    obs: &[Observation],
+    director: &Director,
+    input: (usize, usize),
+    out: (usize, usize),
+) -> (Vec<ShotPlan>, Vec<FramePlan>) {
+    plan::plan_offline(obs, &director.settings(input, out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::parse_with;
+
+    fn op(text: &str) -> Result<OpBox> {
+        parse_with(&SPEC, build, text)
+    }
+
+    #[test]
+    fn awkward_sizes_and_noise_never_panic_and_windows_stay_inside() {
+        for text in [
+            "reframe:aspect=9:16",
+            "reframe:aspect=1:1,fit=pad,pad=black",
+            "reframe:aspect=9:16,fit=carve",
+            "reframe:aspect=21:9,fit=pad",
+        ] {
+            for (w, h) in [(1, 1), (2, 3), (17, 3), (3, 17), (321, 241), (640, 361)] {
+                for gray in [false, true] {
+                    for seed in 0..6u64 {
+                        let mut noise = crate::noise::Noise::new(seed);
+                        let mut r = op(text).unwrap();
+                        let out = r.output_size(w, h).unwrap();
+                        for i in 0..3 {
+                            let f = noise.frame(w, h, gray);
+                            let o = r.apply(&f).unwrap_or_else(|e| {
+                                panic!("{text} {w}x{h} gray={gray} seed {seed} frame {i}: {e}")
+                            });
+                            assert_eq!((o.width(), o.height()), out);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn shapes_give_the_sizes_users_expect() {
+        let size = |t: &str, w, h| op(t).unwrap().output_size(w, h).unwrap();
+        assert_eq!(size("reframe:aspect=9:16", 1280, 720), (406, 720));
+        assert_eq!(size("reframe:aspect=9:16", 1920, 1080), (608, 1080));
+        assert_eq!(size("reframe:aspect=1:1", 1280, 720), (720, 720));
+        assert_eq!(size("reframe:aspect=4:5", 1280, 720), (576, 720));
+        assert_eq!(size("reframe:aspect=21:9", 1280, 720), (1280, 548));
+        assert_eq!(size("reframe:aspect=0.5625", 1280, 720), (406, 720));
+        assert_eq!(
+            size("reframe:aspect=9:16,height=1280", 1280, 720),
+            (720, 1280)
+        );
+        assert_eq!(
+            size("reframe:width=608,height=1080", 1920, 1080),
+            (608, 1080)
+        );
+    }
+
+    #[test]
+    fn a_missing_or_bad_shape_says_what_to_write() {
+        let e = op("reframe").unwrap_err().to_string();
+        assert!(e.contains("aspect=9:16"), "{e}");
+        let e = op("reframe:aspect=9:0").unwrap_err().to_string();
+        assert!(e.contains("aspect ratio"), "{e}");
+        let e = op("reframe:aspect=100:1").unwrap_err().to_string();
+        assert!(e.contains("out of range"), "{e}");
+    }
+
+    #[test]
+    fn a_video_keeps_its_subject_in_the_window_frame_after_frame() {
+        // A bright figure walks in from the right onto a dark, lightly
+        // textured ground, and on to the left.
+        let ground = crate::ops::retarget::tests::noise(80, 45, 7);
+        let frame = |x: usize| {
+            Frame::Rgba(Plane::from_fn(640, 360, |px, py| {
+                if (x..x + 40).contains(&px) && (120..320).contains(&py) {
+                    [230, 200, 180, 255]
+                } else {
+                    let v = 40 + ground.get(px / 8, py / 8) / 8;
+                    [v, v, v, 255]
+                }
+            }))
+        };
+        let mut r = op("reframe:aspect=9:16,faces=false").unwrap();
+        let mut whole = 0;
+        for t in 0..60 {
+            let x = 640usize.saturating_sub(4 * t);
+            let out = r.apply(&frame(x)).unwrap();
+            assert_eq!((out.width(), out.height()), (202, 360));
+            // The figure's colour, whole: 40 columns of it in row 200.
+            let Frame::Rgba(o) = out else { unreachable!() };
+            let lit = o.row(200).iter().filter(|p| p[0] == 230).count();
+            // Once it is well inside the picture, the camera has it.
+            if x < 560 {
+                whole += usize::from(lit == 40);
+            }
+        }
+        // From x = 556 (frame 21) on: 39 frames. The camera starts at the
+        // centre and takes the figure once it is clear of the edge, moving
+        // at its top speed (25% of the width a second): a few frames late.
+        assert!(whole >= 30, "whole in {whole} of 39 frames");
+    }
+}

@@ -1,0 +1,895 @@
+//! Where the window goes: per shot, how a frame is made (crop, carve or
+//! pad) and a camera that moves like an operator's.
+//!
+//! A shot's frames each give the span (along the axis the window moves on)
+//! that its required subjects cover, held for [`HOLD`] seconds either side
+//! so that a detector's miss does not move the camera. Then:
+//!
+//! - **The fit.** A crop when the widest span fits the output's window; else
+//!   carving, in a window wide enough for the span but at most
+//!   1 / (1 − `carve`) of the crop's, when no row of the subjects is wider
+//!   than the crop (the seams must pass beside them); else padding around
+//!   the span's window, scaled to fit. One fit and one window size per shot.
+//! - **The camera.** Each frame's window must hold the span (a hard
+//!   corridor) and should keep the subjects' centre within a dead zone of a
+//!   tenth of the window from its own centre (a soft one). When one
+//!   position satisfies every frame's soft corridor the camera holds still
+//!   there. Otherwise (offline) the path is smoothed inside the soft
+//!   corridor, clamped to the hard one, and its speed limited: a pan or a
+//!   track. Live, a camera with limited speed and acceleration chases the
+//!   soft corridor, frame by frame.
+//! - **Cuts** are the only jumps.
+
+use super::analyze::{Kind, Observation, Subject};
+use super::geometry::{Axis, Fit, Layout, Rect};
+
+/// Seconds a subject's span is held on either side of the frames that saw
+/// it.
+pub const HOLD: f64 = 0.3;
+/// The soft corridor's half width, as a share of the window.
+pub const DEAD_ZONE: f64 = 0.1;
+/// Margin kept between the subjects and the window's edges, as a share of
+/// the crop window (when there is room).
+pub const MARGIN: f64 = 0.03;
+/// A row of the subjects may cover at most this share of the crop window
+/// for carving to pass beside them.
+pub const MAX_ROW_LOAD: f64 = 0.9;
+/// The largest window move in a frame, as a share of the input along the
+/// axis (the quality target allows 2 %).
+pub const MAX_JUMP: f64 = 0.015;
+/// A moving subject larger than this share of the picture is taken for the
+/// camera's own motion, not a subject.
+pub const MAX_MOVING_AREA: f64 = 0.25;
+/// A moving subject within this share of the picture's length of its edge
+/// (along the axis), and at most [`EDGE_SUBJECT`] of it long, is cut by the
+/// frame: the window need not hold it.
+pub const EDGE: f64 = 0.01;
+pub const EDGE_SUBJECT: f64 = 0.15;
+/// A shot whose camera shifts in more than this share of its frames is
+/// handheld (or panning): what moves in it is no subject to hold.
+pub const HANDHELD_SHARE: f64 = 0.3;
+/// Acceleration of the live camera: this share of its top speed a frame.
+const LIVE_ACCEL: f64 = 0.15;
+
+/// Which fits a reframe may use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FitChoice {
+    /// Per shot: crop, else carve, else pad.
+    Auto,
+    Only(Fit),
+}
+
+/// How the camera may move.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CameraChoice {
+    /// Still when it can, else a pan or a track.
+    Auto,
+    /// Still for each whole shot.
+    Still,
+}
+
+/// The planner's knobs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Settings {
+    pub input: (usize, usize),
+    pub output: (usize, usize),
+    pub fit: FitChoice,
+    /// The largest share of a window carving may remove.
+    pub carve: f64,
+    pub camera: CameraChoice,
+    /// The camera's top speed: a share of the input (along the axis) a
+    /// second.
+    pub speed: f64,
+    /// Frames a second.
+    pub fps: f64,
+}
+
+impl Settings {
+    pub fn axis(&self) -> Axis {
+        Axis::of(self.input.0, self.input.1, self.output.0, self.output.1)
+    }
+
+    /// The input's length along the axis, and across it.
+    fn lengths(&self) -> (usize, usize) {
+        self.axis().split(self.input)
+    }
+
+    /// The crop window's length along the axis: the output's shape at the
+    /// input's full extent across it.
+    pub fn crop_len(&self) -> usize {
+        let (along, across) = self.lengths();
+        let (o_along, o_across) = self.axis().split(self.output);
+        ((across * o_along * 2 + o_across) / (2 * o_across).max(1)).clamp(1, along)
+    }
+
+    /// The top speed in pixels a frame.
+    fn top_speed(&self) -> f64 {
+        let (along, _) = self.lengths();
+        (self.speed * along as f64 / self.fps.max(1.0)).min(MAX_JUMP * along as f64)
+    }
+}
+
+/// What a shot was given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ShotPlan {
+    pub first: usize,
+    pub last: usize,
+    pub fit: Fit,
+    pub camera: Camera,
+    /// The window's length along the axis.
+    pub len: usize,
+}
+
+/// How the camera moved in a shot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Camera {
+    Still,
+    /// One way, at limited speed.
+    Pan,
+    /// Both ways.
+    Track,
+}
+
+impl Camera {
+    pub fn name(self) -> &'static str {
+        match self {
+            Camera::Still => "still",
+            Camera::Pan => "pan",
+            Camera::Track => "track",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Camera> {
+        Some(match s {
+            "still" => Camera::Still,
+            "pan" => Camera::Pan,
+            "track" => Camera::Track,
+            _ => return None,
+        })
+    }
+}
+
+/// One frame's decision.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FramePlan {
+    pub window: Rect,
+    pub fit: Fit,
+    /// A carve's width (height, for a wider output) after carving, in the
+    /// window's pixels, when it is more than the output's shape: the
+    /// carved window is then scaled down to fit and padded.
+    pub carve_to: Option<usize>,
+    pub shot: usize,
+    /// The subjects carving passes beside, in the input's pixels.
+    pub keep: Vec<Rect>,
+}
+
+impl FramePlan {
+    /// How the frame is made for an `out` output.
+    pub fn layout(&self, out: (usize, usize)) -> Layout {
+        match (self.fit, self.carve_to) {
+            (Fit::Carve, Some(k)) => Layout::carved_to(self.window, k, out),
+            (fit, _) => Layout::new(self.window, fit, out),
+        }
+    }
+}
+
+/// What one frame asks of the window: the span of its required subjects
+/// along the axis, the widest any row of them is, and where their centre
+/// (or the others', when none is required) lies.
+#[derive(Clone, Debug, Default)]
+struct Need {
+    span: Option<(usize, usize)>,
+    load: usize,
+    centre: Option<f64>,
+    keep: Vec<Rect>,
+}
+
+/// The length of the union of `intervals`.
+fn covered(mut intervals: Vec<(usize, usize)>) -> usize {
+    intervals.sort_unstable();
+    let (mut total, mut end) = (0, 0);
+    for (a, b) in intervals {
+        if b > end {
+            total += b - a.max(end);
+            end = b;
+        }
+    }
+    total
+}
+
+/// The widest any line across the axis is covered by `rects` along it.
+fn row_load(rects: &[Rect], axis: Axis) -> usize {
+    let across = |r: &Rect| match axis {
+        Axis::Horizontal => (r.y, r.bottom()),
+        Axis::Vertical => (r.x, r.right()),
+    };
+    let mut best = 0;
+    for r in rects {
+        for at in [across(r).0, (across(r).0 + across(r).1) / 2] {
+            let hits: Vec<(usize, usize)> = rects
+                .iter()
+                .filter(|o| {
+                    let (a, b) = across(o);
+                    a <= at && at < b
+                })
+                .map(|o| o.span(axis))
+                .collect();
+            best = best.max(covered(hits));
+        }
+    }
+    best
+}
+
+/// Whether a subject is one the window must hold: found as required, and,
+/// when found by its motion, not in a shot whose camera moves (a handheld
+/// camera turns, tilts and zooms, and what differs is mostly the camera's
+/// doing), not most of the picture, and not cut by the picture's edge
+/// along the axis (someone the shot itself leaves half out).
+fn holds(s: &Subject, input: (usize, usize), axis: Axis, handheld: bool) -> bool {
+    if !s.required {
+        return false;
+    }
+    if s.kind != Kind::Moving {
+        return true;
+    }
+    if handheld {
+        return false;
+    }
+    let (w, h) = input;
+    if s.rect.area() as f64 > MAX_MOVING_AREA * (w * h) as f64 {
+        return false;
+    }
+    let (along, _) = axis.split(input);
+    let (a, b) = s.rect.span(axis);
+    let edge = (EDGE * along as f64).ceil() as usize;
+    let cut = a <= edge || b + edge >= along;
+    !(cut && (b - a) as f64 <= EDGE_SUBJECT * along as f64)
+}
+
+/// Whether the camera moves in a shot: a shift in more than
+/// [`HANDHELD_SHARE`] of its frames.
+fn handheld(shot: &[Observation]) -> bool {
+    let moved = shot.iter().filter(|o| o.shift != (0, 0)).count();
+    moved as f64 > HANDHELD_SHARE * shot.len() as f64
+}
+
+fn need_of(obs: &[&Observation], axis: Axis, input: (usize, usize), handheld: bool) -> Need {
+    let required: Vec<Rect> = obs
+        .iter()
+        .flat_map(|o| {
+            o.subjects
+                .iter()
+                .filter(|s| holds(s, input, axis, handheld))
+                .map(|s| s.rect)
+        })
+        .collect();
+    let centre_of = |rs: &[Rect]| {
+        let (mut s, mut n) = (0.0, 0.0);
+        for r in rs {
+            let (a, b) = r.span(axis);
+            let wgt = r.area() as f64;
+            s += wgt * (a + b) as f64 / 2.0;
+            n += wgt;
+        }
+        (n > 0.0).then(|| s / n)
+    };
+    if required.is_empty() {
+        let others: Vec<Rect> = obs
+            .iter()
+            .flat_map(|o| o.subjects.iter().map(|s| s.rect))
+            .collect();
+        return Need {
+            centre: centre_of(&others),
+            ..Need::default()
+        };
+    }
+    let a = required.iter().map(|r| r.span(axis).0).min().unwrap_or(0);
+    let b = required.iter().map(|r| r.span(axis).1).max().unwrap_or(0);
+    Need {
+        span: Some((a, b)),
+        load: row_load(&required, axis),
+        centre: Some((a + b) as f64 / 2.0),
+        keep: required,
+    }
+}
+
+/// The needs of each frame of a shot, each held over [`HOLD`] seconds on
+/// either side.
+fn needs(shot: &[Observation], axis: Axis, fps: f64, input: (usize, usize)) -> Vec<Need> {
+    let hold = (HOLD * fps).round() as usize;
+    let moves = handheld(shot);
+    (0..shot.len())
+        .map(|i| {
+            let lo = i.saturating_sub(hold);
+            let hi = (i + hold + 1).min(shot.len());
+            let around: Vec<&Observation> = shot[lo..hi].iter().collect();
+            let mut n = need_of(&around, axis, input, moves);
+            // Carving keeps this frame's own subjects, not the held ones,
+            // and only they load its rows.
+            n.keep = shot[i]
+                .subjects
+                .iter()
+                .filter(|s| holds(s, input, axis, moves))
+                .map(|s| s.rect)
+                .collect();
+            n.load = row_load(&n.keep, axis);
+            n
+        })
+        .collect()
+}
+
+/// A shot's fit, window length and carve (see [`FramePlan::carve_to`])
+/// from the needs of its frames (or of its first frame, live).
+///
+/// Crop when the widest span fits the crop window. Otherwise a window that
+/// holds the widest span (with margins), carved beside the subjects by at
+/// most `carve` of its length, and no narrower than the widest row of the
+/// subjects allows seams to pass; when that is still wider than the crop
+/// window, the carved window is scaled down to fit and padded: one scale
+/// for the whole shot.
+fn choose_fit(needs: &[Need], s: &Settings) -> (Fit, usize, Option<usize>) {
+    let (along, _) = s.lengths();
+    let crop = s.crop_len();
+    let margin = (MARGIN * crop as f64).round() as usize;
+    let widest = needs
+        .iter()
+        .filter_map(|n| n.span.map(|(a, b)| b - a))
+        .max()
+        .unwrap_or(0);
+    let load = needs.iter().map(|n| n.load).max().unwrap_or(0);
+    let want = (widest + 2 * margin).clamp(crop, along);
+    let want = (want + want % 2).min(along);
+    // The narrowest the window may be carved to: the carve's limit, and
+    // room for seams beside the widest row of subjects.
+    let by_limit = (want as f64 * (1.0 - s.carve)).ceil() as usize;
+    let by_load = (load as f64 / MAX_ROW_LOAD).ceil() as usize;
+    let carve_to = by_limit.max(by_load).clamp(crop, want);
+    match s.fit {
+        FitChoice::Only(Fit::Crop) => (Fit::Crop, crop, None),
+        FitChoice::Only(Fit::Pad) => (Fit::Pad, want, None),
+        FitChoice::Only(Fit::Carve) => (Fit::Carve, want, Some(carve_to)),
+        FitChoice::Auto if widest <= crop => (Fit::Crop, crop, None),
+        FitChoice::Auto if carve_to >= want => (Fit::Pad, want, None),
+        FitChoice::Auto => (Fit::Carve, want, Some(carve_to)),
+    }
+}
+
+/// Each frame's hard corridor (window positions that hold its span) and
+/// soft one (that also keep the subjects near the centre), and the wanted
+/// position, for a window `len` long.
+fn corridors(needs: &[Need], lens: &[usize], s: &Settings) -> Vec<Corridor> {
+    let (along, _) = s.lengths();
+    let margin = MARGIN * s.crop_len() as f64;
+    needs
+        .iter()
+        .zip(lens)
+        .map(|(n, &len)| {
+            let top = along.saturating_sub(len) as f64;
+            let dead = DEAD_ZONE * len as f64;
+            let (mut lo, mut hi) = (0.0, top);
+            if let Some((a, b)) = n.span {
+                let (a, b) = (a as f64, b as f64);
+                let room = ((len as f64 - (b - a)) / 2.0).max(0.0);
+                let m = margin.min(room);
+                lo = (b + m - len as f64).max(0.0);
+                hi = (a - m).min(top);
+                if lo > hi {
+                    // Too wide for the window: centred on it.
+                    let c = ((a + b - len as f64) / 2.0).clamp(0.0, top);
+                    (lo, hi) = (c, c);
+                }
+            }
+            let want = n.centre.map(|c| (c - len as f64 / 2.0).clamp(lo, hi));
+            let (slo, shi) = match want {
+                Some(w) => ((w - dead).max(lo), (w + dead).min(hi)),
+                None => (lo, hi),
+            };
+            Corridor {
+                lo,
+                hi,
+                slo,
+                shi,
+                want,
+            }
+        })
+        .collect()
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Corridor {
+    lo: f64,
+    hi: f64,
+    slo: f64,
+    shi: f64,
+    want: Option<f64>,
+}
+
+/// `xs` smoothed by a Gaussian of `sigma` frames (the ends repeated).
+fn smooth(xs: &[f64], sigma: f64) -> Vec<f64> {
+    let r = (3.0 * sigma).ceil() as isize;
+    let k: Vec<f64> = (-r..=r)
+        .map(|i| (-(i * i) as f64 / (2.0 * sigma * sigma)).exp())
+        .collect();
+    let total: f64 = k.iter().sum();
+    let n = xs.len() as isize;
+    (0..n)
+        .map(|i| {
+            (-r..=r)
+                .map(|d| k[(d + r) as usize] * xs[(i + d).clamp(0, n - 1) as usize])
+                .sum::<f64>()
+                / total
+        })
+        .collect()
+}
+
+/// Limits each step of `xs` to `v`, forwards and then backwards, so that
+/// a move starts early enough rather than late.
+fn limit_speed(xs: &mut [f64], v: f64) {
+    for i in 1..xs.len() {
+        xs[i] = xs[i].clamp(xs[i - 1] - v, xs[i - 1] + v);
+    }
+    for i in (0..xs.len().saturating_sub(1)).rev() {
+        xs[i] = xs[i].clamp(xs[i + 1] - v, xs[i + 1] + v);
+    }
+}
+
+/// The median of the wanted positions (the corridor's middle when no frame
+/// wants one).
+fn median_want(c: &[Corridor]) -> Option<f64> {
+    let mut w: Vec<f64> = c.iter().filter_map(|c| c.want).collect();
+    if w.is_empty() {
+        return None;
+    }
+    w.sort_by(f64::total_cmp);
+    Some(w[w.len() / 2])
+}
+
+/// The camera's path over a shot: positions along the axis.
+fn camera_path(c: &[Corridor], s: &Settings) -> (Vec<f64>, Camera) {
+    let n = c.len();
+    let lo = c.iter().map(|c| c.slo).fold(f64::MIN, f64::max);
+    let hi = c.iter().map(|c| c.shi).fold(f64::MAX, f64::min);
+    let hard_lo = c.iter().map(|c| c.lo).fold(f64::MIN, f64::max);
+    let hard_hi = c.iter().map(|c| c.hi).fold(f64::MAX, f64::min);
+    let middle = (c[0].lo + c[0].hi) / 2.0;
+    let want = median_want(c).unwrap_or(middle);
+    if lo <= hi || (s.camera == CameraChoice::Still && hard_lo <= hard_hi) {
+        let (a, b) = if lo <= hi {
+            (lo, hi)
+        } else {
+            (hard_lo, hard_hi)
+        };
+        return (vec![want.clamp(a, b); n], Camera::Still);
+    }
+    if s.camera == CameraChoice::Still {
+        return (vec![want; n], Camera::Still);
+    }
+    // Start where each frame wants to be, then smooth inside the soft
+    // corridor, coarse to fine.
+    let mut xs: Vec<f64> = c
+        .iter()
+        .map(|c| c.want.unwrap_or(want).clamp(c.slo, c.shi))
+        .collect();
+    let sec = s.fps.max(1.0);
+    for sigma in [2.0 * sec, sec, 0.5 * sec, 0.25 * sec] {
+        for _ in 0..8 {
+            xs = smooth(&xs, sigma.max(1.0));
+            for (x, c) in xs.iter_mut().zip(c) {
+                *x = x.clamp(c.slo, c.shi);
+            }
+        }
+    }
+    xs = smooth(&xs, (0.15 * sec).max(1.0));
+    for (x, c) in xs.iter_mut().zip(c) {
+        *x = x.clamp(c.lo, c.hi);
+    }
+    limit_speed(&mut xs, s.top_speed());
+    let rises = xs.windows(2).any(|w| w[1] > w[0] + 0.5);
+    let falls = xs.windows(2).any(|w| w[1] < w[0] - 0.5);
+    let camera = match (rises, falls) {
+        (false, false) => Camera::Still,
+        (true, true) => Camera::Track,
+        _ => Camera::Pan,
+    };
+    (xs, camera)
+}
+
+/// A window position: rounded to an even pixel, so that a 4:2:0 picture's
+/// chroma samples stay where they were, and at most `top` (the last
+/// position that keeps the window inside the frame).
+fn even(x: f64, top: usize) -> usize {
+    let e = 2 * (x.max(0.0) / 2.0).round() as usize;
+    if e <= top { e } else { top - top % 2 }
+}
+
+/// The whole video's plan, offline: every frame's observation known.
+pub fn plan_offline(obs: &[Observation], s: &Settings) -> (Vec<ShotPlan>, Vec<FramePlan>) {
+    let axis = s.axis();
+    let mut shots = Vec::new();
+    let mut frames = Vec::with_capacity(obs.len());
+    let mut start = 0;
+    while start < obs.len() {
+        let end = (start + 1..obs.len())
+            .find(|&i| obs[i].cut)
+            .unwrap_or(obs.len());
+        let shot = &obs[start..end];
+        let needs = needs(shot, axis, s.fps, s.input);
+        let (fit, len, carve_to) = choose_fit(&needs, s);
+        let c = corridors(&needs, &vec![len; needs.len()], s);
+        let (xs, camera) = camera_path(&c, s);
+        let index = shots.len();
+        for (x, n) in xs.into_iter().zip(needs) {
+            frames.push(FramePlan {
+                window: axis.window(even(x, s.lengths().0 - len), len, s.input),
+                fit,
+                carve_to,
+                shot: index,
+                keep: n.keep,
+            });
+        }
+        shots.push(ShotPlan {
+            first: start,
+            last: end - 1,
+            fit,
+            camera,
+            len,
+        });
+        start = end;
+    }
+    (shots, frames)
+}
+
+/// The shots of a run of frame plans: consecutive frames of one shot
+/// index, their fit, and how the window moved.
+pub fn shots_of(frames: &[FramePlan]) -> Vec<ShotPlan> {
+    let mut shots: Vec<ShotPlan> = Vec::new();
+    for (i, f) in frames.iter().enumerate() {
+        let len = f.window.w.max(f.window.h);
+        match shots.last_mut() {
+            Some(s) if i > 0 && frames[i - 1].shot == f.shot => {
+                s.last = i;
+                let (a, b) = (frames[i - 1].window, f.window);
+                let moved = (b.x as i64 - a.x as i64).signum() + (b.y as i64 - a.y as i64).signum();
+                s.camera = match (s.camera, moved) {
+                    (c, 0) => c,
+                    (Camera::Still, _) => Camera::Pan,
+                    (c, _) => c,
+                };
+            }
+            _ => shots.push(ShotPlan {
+                first: i,
+                last: i,
+                fit: f.fit,
+                camera: Camera::Still,
+                len,
+            }),
+        }
+    }
+    shots
+}
+
+/// The live camera: frame by frame, no look-ahead.
+#[derive(Clone, Debug)]
+pub struct LivePlanner {
+    pub settings: Settings,
+    shot: Option<(usize, Fit, usize)>,
+    carve_to: Option<usize>,
+    pos: f64,
+    speed: f64,
+    recent: Vec<Observation>,
+    pub shots: Vec<ShotPlan>,
+    frame: usize,
+}
+
+impl LivePlanner {
+    pub fn new(settings: Settings) -> LivePlanner {
+        LivePlanner {
+            settings,
+            shot: None,
+            carve_to: None,
+            pos: 0.0,
+            speed: 0.0,
+            recent: Vec::new(),
+            shots: Vec::new(),
+            frame: 0,
+        }
+    }
+
+    /// The next frame's plan from its observation.
+    pub fn next(&mut self, obs: Observation) -> FramePlan {
+        let s = self.settings;
+        let axis = s.axis();
+        let hold = (HOLD * s.fps).round() as usize + 1;
+        if obs.cut || self.shot.is_none() {
+            self.recent.clear();
+        }
+        self.recent.push(obs.clone());
+        if self.recent.len() > hold {
+            self.recent.remove(0);
+        }
+        let view: Vec<&Observation> = self.recent.iter().collect();
+        let moves = handheld(&self.recent);
+        let mut need = need_of(&view, axis, s.input, moves);
+        need.keep = obs
+            .subjects
+            .iter()
+            .filter(|x| holds(x, s.input, axis, moves))
+            .map(|x| x.rect)
+            .collect();
+        let c = if obs.cut || self.shot.is_none() {
+            // A new shot: its fit from this frame; the window jumps.
+            let (fit, len, carve_to) = choose_fit(std::slice::from_ref(&need), &s);
+            let index = self.shots.len();
+            self.shot = Some((index, fit, len));
+            self.carve_to = carve_to;
+            let c = corridors(std::slice::from_ref(&need), &[len], &s)[0];
+            self.pos = c.want.unwrap_or((c.lo + c.hi) / 2.0);
+            self.speed = 0.0;
+            self.shots.push(ShotPlan {
+                first: self.frame,
+                last: self.frame,
+                fit,
+                camera: Camera::Still,
+                len,
+            });
+            c
+        } else {
+            let (_, _, len) = self.shot.unwrap_or((0, Fit::Crop, s.crop_len()));
+            let c = corridors(std::slice::from_ref(&need), &[len], &s)[0];
+            let top = s.top_speed();
+            let target = if self.pos < c.slo {
+                c.slo
+            } else if self.pos > c.shi {
+                c.shi
+            } else {
+                self.pos
+            };
+            // Towards the target at a speed that can still stop in time.
+            let accel = LIVE_ACCEL * top;
+            let dist = target - self.pos;
+            let stop = (2.0 * accel * dist.abs()).sqrt();
+            let wanted = dist.signum() * stop.min(top);
+            self.speed += (wanted - self.speed).clamp(-accel, accel);
+            self.pos += self.speed;
+            if self.settings.camera == CameraChoice::Still {
+                self.pos -= self.speed;
+                self.speed = 0.0;
+            }
+            // The subjects stay in: the hard corridor, at most a jump.
+            let jump = MAX_JUMP * s.lengths().0 as f64;
+            let held = self.pos.clamp(c.lo, c.hi);
+            self.pos = held.clamp(self.pos - jump, self.pos + jump);
+            c
+        };
+        let _ = c;
+        let (index, fit, len) = self.shot.unwrap_or((0, Fit::Crop, s.crop_len()));
+        if let Some(shot) = self.shots.last_mut() {
+            shot.last = self.frame;
+            if self.speed.abs() > 0.5 {
+                shot.camera = match shot.camera {
+                    Camera::Still => Camera::Pan,
+                    other => other,
+                };
+            }
+        }
+        self.frame += 1;
+        FramePlan {
+            window: axis.window(even(self.pos, s.lengths().0 - len), len, s.input),
+            fit,
+            carve_to: self.carve_to,
+            shot: index,
+            keep: need.keep,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings() -> Settings {
+        Settings {
+            input: (1280, 720),
+            output: (406, 720),
+            fit: FitChoice::Auto,
+            carve: 0.4,
+            camera: CameraChoice::Auto,
+            speed: 0.25,
+            fps: 30.0,
+        }
+    }
+
+    fn obs(cut: bool, rects: &[Rect]) -> Observation {
+        Observation {
+            cut,
+            shift: (0, 0),
+            subjects: rects
+                .iter()
+                .map(|&rect| Subject {
+                    rect,
+                    kind: Kind::Moving,
+                    required: true,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_subject_that_stays_gets_a_still_crop_around_it() {
+        let s = settings();
+        assert_eq!(s.crop_len(), 406);
+        let person = Rect::new(900, 200, 120, 500);
+        let o: Vec<_> = (0..90).map(|i| obs(i == 0, &[person])).collect();
+        let (shots, frames) = plan_offline(&o, &s);
+        assert_eq!(shots.len(), 1);
+        assert_eq!((shots[0].fit, shots[0].camera), (Fit::Crop, Camera::Still));
+        let w = frames[0].window;
+        assert!(frames.iter().all(|f| f.window == w));
+        assert!(w.x <= 900 && w.right() >= 1020, "{w:?}");
+        // Centred on the subject.
+        assert!((w.x as i64 + 203 - 960).abs() <= 2, "{w:?}");
+    }
+
+    #[test]
+    fn a_walk_across_the_frame_is_followed_smoothly_and_never_lost() {
+        let s = settings();
+        // 4 px a frame from 100 to 1060.
+        let o: Vec<_> = (0..240)
+            .map(|i| obs(i == 0, &[Rect::new(100 + 4 * i, 200, 100, 400)]))
+            .collect();
+        let (shots, frames) = plan_offline(&o, &s);
+        assert_eq!(shots.len(), 1);
+        assert_eq!(shots[0].fit, Fit::Crop);
+        assert_ne!(shots[0].camera, Camera::Still);
+        let mut last = frames[0].window.x as i64;
+        for (i, f) in frames.iter().enumerate() {
+            let x = f.window.x as i64;
+            assert!(
+                (x - last).abs() as f64 <= MAX_JUMP * 1280.0 + 1.0,
+                "frame {i}: jump {last} -> {x}"
+            );
+            last = x;
+            let subj = 100 + 4 * i;
+            assert!(
+                f.window.x <= subj && f.window.right() >= subj + 100,
+                "frame {i}: {:?}",
+                f.window
+            );
+        }
+    }
+
+    #[test]
+    fn two_subjects_too_far_apart_are_carved_together_or_padded() {
+        let s = settings();
+        // 560 apart: carving (405 / 0.6 = 675 at most) holds them.
+        let o: Vec<_> = (0..30)
+            .map(|i| {
+                obs(
+                    i == 0,
+                    &[Rect::new(300, 100, 120, 500), Rect::new(760, 400, 100, 200)],
+                )
+            })
+            .collect();
+        let (shots, frames) = plan_offline(&o, &s);
+        assert_eq!(shots[0].fit, Fit::Carve);
+        let w = frames[0].window;
+        assert!(w.x <= 300 && w.right() >= 860 && w.w <= 675, "{w:?}");
+        assert_eq!(frames[0].carve_to, Some(406));
+        // 1050 apart: carved by the limit (40%) to 690, then scaled to fit
+        // and padded.
+        let o: Vec<_> = (0..30)
+            .map(|i| {
+                obs(
+                    i == 0,
+                    &[Rect::new(50, 100, 120, 500), Rect::new(1100, 400, 100, 200)],
+                )
+            })
+            .collect();
+        let (shots, frames) = plan_offline(&o, &s);
+        assert_eq!(shots[0].fit, Fit::Carve);
+        let f = &frames[0];
+        assert!(
+            f.window.x <= 50 && f.window.right() >= 1200,
+            "{:?}",
+            f.window
+        );
+        assert_eq!(f.carve_to, Some((f.window.w as f64 * 0.6).ceil() as usize));
+        let lay = f.layout((406, 720));
+        assert!(lay.content.h < 720 && lay.content.w == 406, "{lay:?}");
+        // Side by side in the same rows, 440 wide together: seams need room
+        // beside them, so the window is carved no narrower than 440 / 0.9.
+        let o: Vec<_> = (0..30)
+            .map(|i| {
+                obs(
+                    i == 0,
+                    &[Rect::new(300, 100, 220, 500), Rect::new(560, 100, 220, 500)],
+                )
+            })
+            .collect();
+        let (shots, frames) = plan_offline(&o, &s);
+        assert_eq!(shots[0].fit, Fit::Carve);
+        assert_eq!(frames[0].carve_to, Some(489));
+        // A title as wide as the frame: nothing to carve beside it, the
+        // whole frame scaled down: padding.
+        let title = |cut| Observation {
+            cut,
+            shift: (0, 0),
+            subjects: vec![Subject {
+                rect: Rect::new(20, 100, 1240, 200),
+                kind: Kind::Text,
+                required: true,
+            }],
+        };
+        let o: Vec<_> = (0..30).map(|i| title(i == 0)).collect();
+        let (shots, _) = plan_offline(&o, &s);
+        assert_eq!(shots[0].fit, Fit::Pad);
+    }
+
+    #[test]
+    fn motion_that_fills_the_picture_or_is_cut_by_its_edge_is_not_held() {
+        let s = settings();
+        // A handheld camera's whole picture "moves": nothing to hold, a
+        // still crop.
+        let o: Vec<_> = (0..30)
+            .map(|i| {
+                obs(
+                    i == 0,
+                    &[Rect::new(0, 0, 1000, 700), Rect::new(300, 200, 100, 300)],
+                )
+            })
+            .collect();
+        let (shots, frames) = plan_offline(&o, &s);
+        assert_eq!(shots[0].fit, Fit::Crop);
+        assert!(frames[0].window.x <= 300 && frames[0].window.right() >= 400);
+        // Someone half out at the left edge does not pull the window there.
+        let o: Vec<_> = (0..30)
+            .map(|i| {
+                obs(
+                    i == 0,
+                    &[Rect::new(0, 200, 80, 400), Rect::new(800, 200, 120, 400)],
+                )
+            })
+            .collect();
+        let (shots, frames) = plan_offline(&o, &s);
+        assert_eq!(shots[0].fit, Fit::Crop);
+        assert!(frames[0].window.x <= 800 && frames[0].window.right() >= 920);
+    }
+
+    #[test]
+    fn a_cut_starts_a_new_shot_with_its_own_window() {
+        let s = settings();
+        let mut o: Vec<_> = (0..30)
+            .map(|i| obs(i == 0, &[Rect::new(100, 0, 100, 100)]))
+            .collect();
+        o.extend((0..30).map(|i| obs(i == 0, &[Rect::new(1000, 0, 100, 100)])));
+        let (shots, frames) = plan_offline(&o, &s);
+        assert_eq!(shots.len(), 2);
+        assert_eq!((shots[1].first, shots[1].last), (30, 59));
+        assert!(frames[29].window.x <= 100 && frames[30].window.right() >= 1100);
+        assert_eq!(frames[30].shot, 1);
+    }
+
+    #[test]
+    fn the_live_camera_follows_within_its_limits() {
+        let s = settings();
+        let mut live = LivePlanner::new(s);
+        let mut last = None::<usize>;
+        for i in 0..200 {
+            let x = 100 + 4 * i;
+            let f = live.next(obs(i == 0, &[Rect::new(x, 200, 100, 400)]));
+            if let Some(l) = last {
+                assert!(
+                    f.window.x.abs_diff(l) as f64 <= MAX_JUMP * 1280.0 + 1.0,
+                    "frame {i}"
+                );
+            }
+            last = Some(f.window.x);
+            assert!(
+                f.window.x <= x && f.window.right() >= x + 100,
+                "frame {i}: {:?}",
+                f.window
+            );
+        }
+        assert_eq!(live.shots.len(), 1);
+    }
+}

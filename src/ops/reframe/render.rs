@@ -1,0 +1,619 @@
+//! A frame of the output from its window and [`Layout`]: resampling in
+//! integers, carving inside the window, and padding (docs/reframe.md).
+//!
+//! Every step is integer arithmetic over tables made once on the host
+//! ([`Taps`]), so the GPU (src/cuda/ops/reframe.rs) gives the same bytes
+//! by running the same sums over the same tables.
+//!
+//! - **Resampling** is separable: a pass along rows into 16-bit
+//!   intermediates, `(Σ wᵢ·pᵢ + 32) >> 6`, then along columns,
+//!   `(Σ wᵢ·mᵢ + 2²¹) >> 22`, with weights of 14 bits that sum to 2¹⁴:
+//!   area averages to shrink, bilinear (pixel centres aligned) to enlarge.
+//! - **Carving** is fast mode's (src/ops/retarget/fast.rs), with the
+//!   subjects as its protect mask, so that seams pass beside them.
+//! - **Padding** is a solid colour, or the window's centre at the output's
+//!   shape, shrunk to an eighth, box-blurred twice, enlarged again and
+//!   darkened to three quarters, as a blurred backdrop.
+
+use super::geometry::{Layout, Rect};
+use crate::error::Result;
+use crate::frame::Plane;
+use crate::ops::pixel::Pixel;
+use crate::ops::retarget::CarveOptions;
+use crate::ops::retarget::fast::{FastParams, FastState, retarget_fast};
+
+/// Bits of a resampling weight.
+pub const WEIGHT_BITS: u32 = 14;
+/// Bits the row pass drops, so its sums fit 16 bits.
+pub const MID_SHIFT: u32 = 6;
+/// The backdrop is made at 1/`BACKDROP_SHRINK` of the output's size.
+pub const BACKDROP_SHRINK: usize = 8;
+/// Radius and passes of the backdrop's box blur (at the small size).
+pub const BLUR_RADIUS: usize = 2;
+pub const BLUR_PASSES: usize = 2;
+
+/// A resampling table from `n` inputs to `m` outputs: for each output, the
+/// first input and `taps` weights (zero-padded), which sum to 2¹⁴.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Taps {
+    pub taps: usize,
+    pub first: Vec<u32>,
+    pub weights: Vec<u16>,
+}
+
+impl Taps {
+    /// The table from `n` to `m` samples (both at least 1).
+    pub fn new(n: usize, m: usize) -> Taps {
+        let (n, m) = (n.max(1), m.max(1));
+        let one = 1u32 << WEIGHT_BITS;
+        let mut rows: Vec<(u32, Vec<u32>)> = Vec::with_capacity(m);
+        if n == m {
+            rows.extend((0..m).map(|o| (o as u32, vec![one])));
+        } else if m < n {
+            // Area: each output averages the span of inputs it covers.
+            let r = n as f64 / m as f64;
+            for o in 0..m {
+                let (a, b) = (o as f64 * r, (o + 1) as f64 * r);
+                let first = a.floor() as usize;
+                let last = (b.ceil() as usize).min(n).max(first + 1);
+                let w: Vec<f64> = (first..last)
+                    .map(|i| (b.min((i + 1) as f64) - a.max(i as f64)).max(0.0) / r)
+                    .collect();
+                rows.push((first as u32, quantise(&w)));
+            }
+        } else {
+            // Bilinear with pixel centres aligned; the edges repeat.
+            let r = n as f64 / m as f64;
+            for o in 0..m {
+                let s = ((o as f64 + 0.5) * r - 0.5).max(0.0);
+                let i = (s.floor() as usize).min(n - 1);
+                let f = s - i as f64;
+                if i + 1 >= n || f == 0.0 {
+                    rows.push((i as u32, vec![one]));
+                } else {
+                    rows.push((i as u32, quantise(&[1.0 - f, f])));
+                }
+            }
+        }
+        let taps = rows.iter().map(|(_, w)| w.len()).max().unwrap_or(1);
+        let mut first = Vec::with_capacity(m);
+        let mut weights = vec![0u16; m * taps];
+        for (o, (f, w)) in rows.into_iter().enumerate() {
+            // A row near the end starts early enough that all its taps lie
+            // inside the input, its weights moved along: the padding
+            // weights are zero and point at real samples.
+            let start = (f as usize).min(n - taps);
+            let d = f as usize - start;
+            first.push(start as u32);
+            for (k, &v) in w.iter().enumerate() {
+                weights[o * taps + d + k] = v as u16;
+            }
+        }
+        Taps {
+            taps,
+            first,
+            weights,
+        }
+    }
+
+    /// Outputs in the table.
+    pub fn len(&self) -> usize {
+        self.first.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.first.is_empty()
+    }
+}
+
+/// Weights (summing to 1) as integers of [`WEIGHT_BITS`] bits that sum to
+/// exactly 2¹⁴: rounded, the remainder given to the largest.
+fn quantise(w: &[f64]) -> Vec<u32> {
+    let one = 1i64 << WEIGHT_BITS;
+    let mut q: Vec<i64> = w.iter().map(|&v| (v * one as f64).round() as i64).collect();
+    let diff = one - q.iter().sum::<i64>();
+    let big = (0..q.len())
+        .max_by_key(|&i| (q[i], usize::MAX - i))
+        .unwrap_or(0);
+    q[big] += diff;
+    q.into_iter().map(|v| v.max(0) as u32).collect()
+}
+
+/// `src`'s rectangle `r` resampled to `w`×`h` by the tables of [`Taps`]
+/// (rows, then columns).
+pub fn resample<P: Pixel>(src: &Plane<P>, r: Rect, w: usize, h: usize) -> Plane<P> {
+    if (r.w, r.h) == (w, h) {
+        let mut out = Plane::new(w, h, P::default());
+        for (y, row) in out.rows_mut().enumerate() {
+            row.copy_from_slice(&src.row(r.y + y)[r.x..r.x + w]);
+        }
+        return out;
+    }
+    let (tx, ty) = (Taps::new(r.w, w), Taps::new(r.h, h));
+    resample_with(src, r, &tx, &ty)
+}
+
+/// [`resample`] with tables already made.
+///
+/// Every tap is summed, those of weight zero too: they add nothing, and
+/// [`Taps`] points them at samples inside the input.
+pub fn resample_with<P: Pixel>(src: &Plane<P>, r: Rect, tx: &Taps, ty: &Taps) -> Plane<P> {
+    let (w, h) = (tx.len(), ty.len());
+    let n = P::CHANNELS;
+    let shift = 2 * WEIGHT_BITS - MID_SHIFT;
+    let round = 1u32 << (shift - 1);
+    // The row pass on every input row the column pass reads: one frame's
+    // intermediates, made per call as the window changes size.
+    let mut mid = vec![0u16; r.h * w * n];
+    for (yy, mid_row) in mid.chunks_exact_mut(w * n).enumerate() {
+        let line = &src.row(r.y + yy)[r.x..r.x + r.w];
+        // The usual widths of a table get their own copies of the loop.
+        match tx.taps {
+            1 => row_pass(line, tx, 1, mid_row),
+            2 => row_pass(line, tx, 2, mid_row),
+            3 => row_pass(line, tx, 3, mid_row),
+            4 => row_pass(line, tx, 4, mid_row),
+            5 => row_pass(line, tx, 5, mid_row),
+            taps => row_pass(line, tx, taps, mid_row),
+        }
+    }
+    let mut out = Plane::new(w, h, P::default());
+    // One output row's sums, reused for every row.
+    let mut acc = vec![0u32; w * n];
+    for (y, orow) in out.rows_mut().enumerate() {
+        let f = ty.first[y] as usize;
+        let wt = &ty.weights[y * ty.taps..(y + 1) * ty.taps];
+        acc.fill(0);
+        for (k, &wk) in wt.iter().enumerate() {
+            let m = &mid[(f + k) * w * n..(f + k + 1) * w * n];
+            for (a, &v) in acc.iter_mut().zip(m) {
+                *a += wk as u32 * v as u32;
+            }
+        }
+        for (o, a) in orow.iter_mut().zip(acc.chunks_exact(n)) {
+            for (c, &v) in a.iter().enumerate() {
+                o.set_channel(c, ((v + round) >> shift).min(255) as u8);
+            }
+        }
+    }
+    out
+}
+
+/// [`resample_with`] pixel by pixel, skipping zero weights: the reference
+/// the row-wise passes must agree with.
+#[cfg(test)]
+fn resample_by_pixel<P: Pixel>(src: &Plane<P>, r: Rect, tx: &Taps, ty: &Taps) -> Plane<P> {
+    let (w, h) = (tx.len(), ty.len());
+    let n = P::CHANNELS;
+    let round_mid = 1u32 << (MID_SHIFT - 1);
+    let shift = 2 * WEIGHT_BITS - MID_SHIFT;
+    let round = 1u32 << (shift - 1);
+    let rows = r.h;
+    let mut mid = vec![0u16; rows * w * n];
+    for yy in 0..rows {
+        let line = src.row(r.y + yy);
+        for x in 0..w {
+            let f = tx.first[x] as usize;
+            let wt = &tx.weights[x * tx.taps..(x + 1) * tx.taps];
+            for c in 0..n {
+                let mut acc = 0u32;
+                for (k, &wk) in wt.iter().enumerate() {
+                    if wk != 0 {
+                        acc += wk as u32 * line[r.x + f + k].channel(c) as u32;
+                    }
+                }
+                mid[(yy * w + x) * n + c] = ((acc + round_mid) >> MID_SHIFT) as u16;
+            }
+        }
+    }
+    let mut out = Plane::new(w, h, P::default());
+    for y in 0..h {
+        let f = ty.first[y] as usize;
+        let wt = &ty.weights[y * ty.taps..(y + 1) * ty.taps];
+        let orow = out.row_mut(y);
+        for (x, o) in orow.iter_mut().enumerate() {
+            for c in 0..n {
+                let mut acc = 0u32;
+                for (k, &wk) in wt.iter().enumerate() {
+                    if wk != 0 {
+                        acc += wk as u32 * mid[((f + k) * w + x) * n + c] as u32;
+                    }
+                }
+                o.set_channel(c, ((acc + round) >> shift).min(255) as u8);
+            }
+        }
+    }
+    out
+}
+
+/// One row of [`resample_with`]'s row pass: `line` by the table `tx` of
+/// `taps` taps into `mid`, `(Σ wᵢ·pᵢ + 32) >> 6` per channel.
+#[inline(always)]
+fn row_pass<P: Pixel>(line: &[P], tx: &Taps, taps: usize, mid: &mut [u16]) {
+    let n = P::CHANNELS;
+    let round_mid = 1u32 << (MID_SHIFT - 1);
+    let firsts = tx.first.iter();
+    for ((o, &f), wt) in mid
+        .chunks_exact_mut(n)
+        .zip(firsts)
+        .zip(tx.weights.chunks_exact(taps))
+    {
+        let f = f as usize;
+        let px = &line[f..f + taps];
+        // Four lanes whatever the channels (a gray pixel fills all four
+        // with its one), so that the sums run side by side.
+        let mut acc = [0u32; 4];
+        for (&wk, &p) in wt.iter().zip(px) {
+            for (c, a) in acc.iter_mut().enumerate() {
+                *a += wk as u32 * p.channel(c.min(n - 1)) as u32;
+            }
+        }
+        for (m, a) in o.iter_mut().zip(acc) {
+            *m = ((a + round_mid) >> MID_SHIFT) as u16;
+        }
+    }
+}
+
+/// A box blur of radius `r` along rows then columns, the edges repeated:
+/// `(Σ + (2r+1)/2) / (2r+1)` per channel.
+pub fn box_blur<P: Pixel>(p: &Plane<P>, r: usize) -> Plane<P> {
+    let (w, h) = (p.width(), p.height());
+    let n = (2 * r + 1) as u32;
+    let at = |i: isize, len: usize| i.clamp(0, len as isize - 1) as usize;
+    let rows = Plane::from_fn(w, h, |x, y| {
+        let mut px = P::default();
+        for c in 0..P::CHANNELS {
+            let s: u32 = (-(r as isize)..=r as isize)
+                .map(|d| p.get(at(x as isize + d, w), y).channel(c) as u32)
+                .sum();
+            px.set_channel(c, ((s + n / 2) / n) as u8);
+        }
+        px
+    });
+    Plane::from_fn(w, h, |x, y| {
+        let mut px = P::default();
+        for c in 0..P::CHANNELS {
+            let s: u32 = (-(r as isize)..=r as isize)
+                .map(|d| rows.get(x, at(y as isize + d, h)).channel(c) as u32)
+                .sum();
+            px.set_channel(c, ((s + n / 2) / n) as u8);
+        }
+        px
+    })
+}
+
+/// What fills the output around a padded picture.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pad {
+    /// A blurred, darkened copy of the window's centre.
+    Blur,
+    /// A solid colour (RGB; gray frames take its luma).
+    Color([u8; 3]),
+}
+
+impl Pad {
+    /// `blur`, `black`, `white`, `gray` or `#RRGGBB`.
+    pub fn parse(text: &str) -> Option<Pad> {
+        Some(match text {
+            "blur" => Pad::Blur,
+            "black" => Pad::Color([0, 0, 0]),
+            "white" => Pad::Color([255, 255, 255]),
+            "gray" | "grey" => Pad::Color([128, 128, 128]),
+            _ => {
+                let hex = text.strip_prefix('#')?;
+                if hex.len() != 6 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
+                    return None;
+                }
+                let v = u32::from_str_radix(hex, 16).ok()?;
+                Pad::Color([(v >> 16) as u8, (v >> 8) as u8, v as u8])
+            }
+        })
+    }
+
+    pub fn name(&self) -> String {
+        match self {
+            Pad::Blur => "blur".into(),
+            Pad::Color(c) => format!("#{:02x}{:02x}{:02x}", c[0], c[1], c[2]),
+        }
+    }
+}
+
+/// A darkened level of the backdrop: three quarters, rounded down.
+#[inline]
+pub fn darken(v: u8) -> u8 {
+    ((v as u32 * 3) >> 2) as u8
+}
+
+/// The part of `window` behind a padded picture: its centre at the
+/// output's shape (the whole window when it has that shape or is
+/// narrower… in both directions, the largest such rectangle inside it).
+pub fn backdrop_source(window: Rect, out: (usize, usize)) -> Rect {
+    let (ow, oh) = (out.0.max(1), out.1.max(1));
+    let (w, h) = (window.w.max(1), window.h.max(1));
+    if w * oh > ow * h {
+        let cw = (h * ow / oh).clamp(1, w);
+        Rect::new(window.x + (w - cw) / 2, window.y, cw, h)
+    } else {
+        let ch = (w * oh / ow).clamp(1, h);
+        Rect::new(window.x, window.y + (h - ch) / 2, w, ch)
+    }
+}
+
+/// The size the backdrop is blurred at.
+pub fn backdrop_size(out: (usize, usize)) -> (usize, usize) {
+    (
+        out.0.div_ceil(BACKDROP_SHRINK).max(1),
+        out.1.div_ceil(BACKDROP_SHRINK).max(1),
+    )
+}
+
+/// The blurred backdrop of a padded frame, at the output's size.
+pub fn backdrop<P: Pixel>(src: &Plane<P>, window: Rect, out: (usize, usize)) -> Plane<P> {
+    let (bw, bh) = backdrop_size(out);
+    let mut small = resample(src, backdrop_source(window, out), bw, bh);
+    for _ in 0..BLUR_PASSES {
+        small = box_blur(&small, BLUR_RADIUS);
+    }
+    let mut big = resample(&small, Rect::new(0, 0, bw, bh), out.0, out.1);
+    for y in 0..out.1 {
+        for p in big.row_mut(y) {
+            for c in 0..P::FILTERED {
+                p.set_channel(c, darken(p.channel(c)));
+            }
+        }
+    }
+    big
+}
+
+/// A pixel of a solid colour.
+pub fn solid<P: Pixel>(rgb: [u8; 3]) -> P {
+    let mut p = P::splat(0);
+    if P::CHANNELS == 1 {
+        p.set_channel(0, crate::color::luma709([rgb[0], rgb[1], rgb[2], 255]));
+    } else {
+        for (c, v) in rgb.into_iter().enumerate() {
+            p.set_channel(c, v);
+        }
+    }
+    p
+}
+
+/// The mask carving avoids, in the scaled window's pixels: the subjects
+/// (rectangles of the input) that fall in the window, scaled as it is.
+pub fn keep_mask(lay: &Layout, keep: &[Rect]) -> Option<Plane<u8>> {
+    let (sw, sh) = lay.scaled;
+    let w = lay.window;
+    let mut mask: Option<Plane<u8>> = None;
+    for k in keep {
+        let Some(r) = k.intersect(&w) else { continue };
+        // Into the window's pixels, then scaled as the window is.
+        let local = Rect::new(r.x - w.x, r.y - w.y, r.w, r.h);
+        let x0 = local.x * sw / w.w.max(1);
+        let y0 = local.y * sh / w.h.max(1);
+        let x1 = (local.right() * sw).div_ceil(w.w.max(1)).min(sw);
+        let y1 = (local.bottom() * sh).div_ceil(w.h.max(1)).min(sh);
+        let m = mask.get_or_insert_with(|| Plane::new(sw, sh, 0u8));
+        for y in y0..y1 {
+            m.row_mut(y)[x0..x1].fill(1);
+        }
+    }
+    mask
+}
+
+/// Carving's memory and knobs, kept from frame to frame.
+#[derive(Clone, Debug, Default)]
+pub struct Carver {
+    pub params: FastParams,
+    pub state: FastState,
+}
+
+/// One output frame of `out` = (width, height) from `src` by `lay`; `keep`
+/// are the subjects carving must pass beside, in the input's pixels.
+pub fn render<P: Pixel>(
+    src: &Plane<P>,
+    lay: &Layout,
+    out: (usize, usize),
+    pad: Pad,
+    keep: &[Rect],
+    carver: &mut Carver,
+) -> Result<Plane<P>> {
+    let (sw, sh) = lay.scaled;
+    let scaled = resample(src, lay.window, sw, sh);
+    let content = if lay.carved != lay.scaled {
+        // Always a mask, empty when no subject is in the window: the GPU's
+        // carver keeps one to replace each frame.
+        let mask = keep_mask(lay, keep).unwrap_or_else(|| Plane::new(sw, sh, 0u8));
+        let opts = CarveOptions {
+            protect: Some(&mask),
+            ..CarveOptions::default()
+        };
+        let (cw, ch) = lay.carved;
+        retarget_fast(&scaled, cw, ch, &opts, &carver.params, &mut carver.state)?
+    } else {
+        scaled
+    };
+    let c = lay.content;
+    if (c.w, c.h) == out {
+        return Ok(content);
+    }
+    let mut canvas = match pad {
+        Pad::Blur => backdrop(src, lay.window, out),
+        Pad::Color(rgb) => Plane::new(out.0, out.1, solid::<P>(rgb)),
+    };
+    for y in 0..c.h {
+        canvas.row_mut(c.y + y)[c.x..c.x + c.w].copy_from_slice(content.row(y));
+    }
+    Ok(canvas)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frame::Rgba;
+    use crate::ops::reframe::geometry::Fit;
+
+    #[test]
+    fn tables_sum_to_one_and_stay_inside_the_input() {
+        for (n, m) in [
+            (1, 1),
+            (1, 5),
+            (5, 1),
+            (1280, 406),
+            (406, 1280),
+            (720, 228),
+            (7, 3),
+        ] {
+            let t = Taps::new(n, m);
+            assert_eq!(t.len(), m);
+            for o in 0..m {
+                let w = &t.weights[o * t.taps..(o + 1) * t.taps];
+                assert_eq!(
+                    w.iter().map(|&v| v as u32).sum::<u32>(),
+                    1 << WEIGHT_BITS,
+                    "{n}->{m} at {o}"
+                );
+                assert!(
+                    t.first[o] as usize + t.taps <= n.max(t.taps),
+                    "{n}->{m} at {o}"
+                );
+                for (k, &v) in w.iter().enumerate() {
+                    if v != 0 {
+                        assert!((t.first[o] as usize + k) < n, "{n}->{m} at {o} tap {k}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn resampling_by_rows_is_resampling_by_pixel() {
+        let gray = crate::ops::retarget::tests::noise(123, 77, 7);
+        let rgba: Plane<Rgba> = {
+            let (a, b) = (
+                crate::ops::retarget::tests::noise(123, 77, 8),
+                crate::ops::retarget::tests::noise(123, 77, 9),
+            );
+            Plane::from_fn(123, 77, |x, y| {
+                [gray.get(x, y), a.get(x, y), b.get(x, y), 255]
+            })
+        };
+        let windows = [
+            Rect::new(0, 0, 123, 77),
+            Rect::new(17, 5, 91, 63),
+            Rect::new(100, 70, 23, 7),
+            Rect::new(3, 2, 1, 1),
+        ];
+        let sizes = [
+            (40, 25),
+            (13, 71),
+            (200, 150),
+            (1, 1),
+            (91, 63),
+            (7, 300),
+            (245, 3),
+        ];
+        for r in windows {
+            for (w, h) in sizes {
+                let (tx, ty) = (Taps::new(r.w, w), Taps::new(r.h, h));
+                assert_eq!(
+                    resample_with(&gray, r, &tx, &ty),
+                    resample_by_pixel(&gray, r, &tx, &ty),
+                    "gray {r:?} to {w}x{h}"
+                );
+                assert_eq!(
+                    resample_with(&rgba, r, &tx, &ty),
+                    resample_by_pixel(&rgba, r, &tx, &ty),
+                    "rgba {r:?} to {w}x{h}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn halving_averages_pairs_and_a_flat_picture_stays_flat() {
+        let p = Plane::from_fn(8, 2, |x, _| (x * 10) as u8);
+        let half = resample(&p, Rect::new(0, 0, 8, 2), 4, 1);
+        // (0+10)/2 = 5, (20+30)/2 = 25, …
+        assert_eq!(half.row(0), &[5, 25, 45, 65]);
+        let flat = Plane::new(37, 11, [200u8, 100, 50, 255]);
+        for (w, h) in [(13, 5), (100, 40), (37, 11), (1, 1)] {
+            let r = resample(&flat, Rect::new(0, 0, 37, 11), w, h);
+            assert!(
+                r.as_slice().iter().all(|&p| p == [200, 100, 50, 255]),
+                "{w}x{h}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_crop_at_full_scale_copies_the_window() {
+        let src = Plane::from_fn(40, 10, |x, y| [x as u8, y as u8, 7, 255]);
+        let lay = Layout::new(Rect::new(12, 0, 6, 10), Fit::Crop, (6, 10));
+        let out = render(&src, &lay, (6, 10), Pad::Blur, &[], &mut Carver::default()).unwrap();
+        assert_eq!(
+            out,
+            Plane::from_fn(6, 10, |x, y| [x as u8 + 12, y as u8, 7, 255])
+        );
+    }
+
+    #[test]
+    fn padding_surrounds_the_whole_window_scaled_down() {
+        let src: Plane<Rgba> = Plane::from_fn(64, 36, |x, _| [(x * 4) as u8, 0, 0, 255]);
+        let out = (18, 32);
+        let lay = Layout::new(Rect::new(0, 0, 64, 36), Fit::Pad, out);
+        let black = render(
+            &src,
+            &lay,
+            out,
+            Pad::Color([0, 0, 0]),
+            &[],
+            &mut Carver::default(),
+        )
+        .unwrap();
+        let c = lay.content;
+        assert_eq!((c.w, c.h), (18, 10));
+        assert_eq!(black.get(5, 0), [0, 0, 0, 255]);
+        // The picture's left edge is dark, its right edge bright: all of it
+        // is there, scaled.
+        let mid = c.y + c.h / 2;
+        assert!(black.get(0, mid)[0] < 16 && black.get(17, mid)[0] > 230);
+        let blur = render(&src, &lay, out, Pad::Blur, &[], &mut Carver::default()).unwrap();
+        assert_eq!(blur.get(9, mid), black.get(9, mid));
+        // The backdrop is the blurred centre of the window, darkened.
+        let top = blur.get(9, 0)[0];
+        assert!(top > 60 && top < 160, "{top}");
+    }
+
+    #[test]
+    fn carving_passes_beside_the_subjects() {
+        // A textured frame with a subject in the middle; carve 40%.
+        let src = crate::ops::retarget::tests::noise(60, 20, 3);
+        let subject = Rect::new(25, 0, 10, 20);
+        let lay = Layout::new(Rect::new(0, 0, 60, 20), Fit::Carve, (36, 20));
+        let mut carver = Carver::default();
+        let marked = Plane::from_fn(60, 20, |x, y| [x as u8, y as u8, 0, 255]);
+        let _ = src;
+        let out = render(&marked, &lay, (36, 20), Pad::Blur, &[subject], &mut carver).unwrap();
+        for y in 0..20 {
+            let xs: Vec<u8> = out.row(y).iter().map(|p| p[0]).collect();
+            let at = xs
+                .iter()
+                .position(|&x| x == 25)
+                .expect("subject's first column");
+            assert_eq!(
+                &xs[at..at + 10],
+                &(25..35).collect::<Vec<u8>>()[..],
+                "row {y}"
+            );
+        }
+    }
+
+    #[test]
+    fn pad_colours_parse() {
+        assert_eq!(Pad::parse("#ff8000"), Some(Pad::Color([255, 128, 0])));
+        assert_eq!(Pad::parse("blur"), Some(Pad::Blur));
+        assert_eq!(Pad::parse("#ff80"), None);
+        assert_eq!(Pad::parse("red"), None);
+        assert_eq!(Pad::Color([1, 2, 255]).name(), "#0102ff");
+    }
+}
