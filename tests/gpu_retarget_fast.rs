@@ -265,7 +265,7 @@ fn masks_equal_the_cpu_and_protected_pixels_stay() {
 }
 
 #[test]
-fn a_still_clip_settles_and_then_gives_the_same_frame_every_time() {
+fn a_still_clip_gives_its_first_frame_every_time() {
     let Some(gpu) = gpu() else { return };
     let a = random_frame(480, 270, DevFormat::Rgba, 21);
     let mut g = gpu_half(&op(360, 270, Energy::Forward))
@@ -274,22 +274,25 @@ fn a_still_clip_settles_and_then_gives_the_same_frame_every_time() {
         .unwrap();
     let input = DevFrame::upload(&gpu, &a).unwrap();
     let mut frames = Vec::new();
-    for i in 0..40 {
+    for i in 0..12 {
         let mut out = DevFrame::alloc(&gpu, 360, 270, DevFormat::Rgba).unwrap();
         out.fill(&gpu, i as u8).unwrap();
         g.run(&gpu, &input, &mut out).unwrap();
         frames.push(bytes(&out.download(&gpu).unwrap()));
     }
-    // Seams settle into their best nearby paths within a few frames (on
-    // noise, the worst case: every path is nearly as good as the next).
-    let settled = frames
-        .windows(2)
-        .position(|p| p[0] == p[1])
-        .expect("the seams never settled");
-    assert!(settled < 24, "took {settled} frames to settle");
-    assert!(
-        frames[settled..].iter().all(|f| f == &frames[settled]),
-        "a still picture changed after it had settled"
+    // A shot's seams settle on its first frame (on noise, the worst case:
+    // every path is nearly as good as the next), and a still frame keeps
+    // them.
+    for (i, f) in frames.iter().enumerate().skip(1) {
+        assert!(f == &frames[0], "frame {} differs from the first", i + 1);
+    }
+    // With ±1 level of noise a frame, the CPU's frames: the seams stay.
+    let clip: Vec<Frame> = (0..6).map(|t| noisy(&a, 1, 40 + t)).collect();
+    compare(
+        &gpu,
+        op(360, 270, Energy::Forward),
+        &clip,
+        "a noisy still clip",
     );
 }
 

@@ -1,7 +1,11 @@
-//! Seam carving invariants on random frames.
+//! Seam carving invariants on random frames, and fast mode on a still
+//! shot of real footage (where the shared clips are given).
 
 use proptest::prelude::*;
 use seamstream::frame::{Plane, Rgba};
+use seamstream::gst::decode::FrameReader;
+use seamstream::ops::retarget::fast::{FastParams, FastState, retarget_fast};
+use seamstream::ops::retarget::passes::without_columns;
 use seamstream::ops::retarget::{CarveOptions, Energy, retarget};
 
 const ENERGIES: [Energy; 4] = [
@@ -217,4 +221,59 @@ fn enlarging_keeps_every_source_pixel_in_order() {
             i += 1;
         }
     }
+}
+
+/// The first frame of a shared clip, from `SEAMSTREAM_VIDEO_DIR` (the
+/// shared clips, ../shared/data/video), if set.
+fn shared_frame(name: &str) -> Option<Plane<Rgba>> {
+    let Some(dir) = std::env::var_os("SEAMSTREAM_VIDEO_DIR") else {
+        eprintln!("SKIP: set SEAMSTREAM_VIDEO_DIR to the shared clips to run this on {name}");
+        return None;
+    };
+    let path = std::path::Path::new(&dir).join(name);
+    let mut reader = FrameReader::open(&path.to_string_lossy())
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    Some(reader.next_frame().unwrap().expect("a first frame"))
+}
+
+#[test]
+fn a_still_shot_of_real_footage_with_noise_keeps_the_seams_of_its_first_frame() {
+    let Some(frame) = shared_frame("dog-walk-720p.mp4") else {
+        return;
+    };
+    let (w, h) = (frame.width(), frame.height());
+    let (tw, k) = (w * 3 / 4, w - w * 3 / 4);
+    // The frame again and again, each time with −1, 0 or +1 level on each
+    // channel of each pixel.
+    let noisy = |t: u64| {
+        Plane::from_fn(w, h, |x, y| {
+            let p = frame.get(x, y);
+            let mut s =
+                (x as u64 * 7919 + y as u64 * 104_729 + t).wrapping_mul(6_364_136_223_846_793_005);
+            let mut jitter = |v: u8| {
+                s = s.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                match s >> 62 {
+                    0 => v.saturating_add(1),
+                    1 => v.saturating_sub(1),
+                    _ => v,
+                }
+            };
+            [jitter(p[0]), jitter(p[1]), jitter(p[2]), p[3]]
+        })
+    };
+    let (params, opts) = (FastParams::default(), CarveOptions::default());
+    let mut state = FastState::default();
+    retarget_fast(&noisy(0), tw, h, &opts, &params, &mut state).unwrap();
+    let seams = state.tracks()[0][0].seams.clone();
+    for t in 1..6 {
+        let input = noisy(t);
+        let out = retarget_fast(&input, tw, h, &opts, &params, &mut state).unwrap();
+        assert!(
+            state.tracks()[0][0].seams == seams,
+            "frame {} moved the seams of the first",
+            t + 1
+        );
+        assert_eq!(out, without_columns(&input, &seams, k), "frame {}", t + 1);
+    }
+    assert_eq!(state.cuts, 0);
 }

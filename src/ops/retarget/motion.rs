@@ -49,17 +49,36 @@ pub const MOTION_CAP: u32 = 32;
 
 /// Luma summed over `f`×`f` cells (the last partial cells dropped).
 pub fn cell_sums(luma: &Plane<u8>, f: usize) -> Plane<u16> {
-    let (w, h) = (luma.width() / f, luma.height() / f);
+    match f {
+        1 => sums_of::<1>(luma),
+        2 => sums_of::<2>(luma),
+        4 => sums_of::<4>(luma),
+        _ => {
+            let (w, h) = (luma.width() / f, luma.height() / f);
+            let mut out = Plane::new(w, h, 0u16);
+            out.par_rows_mut().for_each(|(y, row)| {
+                for j in 0..f {
+                    let src = &luma.row(y * f + j)[..w * f];
+                    for (o, cell) in row.iter_mut().zip(src.chunks_exact(f)) {
+                        *o += cell.iter().map(|&v| v as u16).sum::<u16>();
+                    }
+                }
+            });
+            out
+        }
+    }
+}
+
+/// [`cell_sums`] for cells of a side known when compiling.
+fn sums_of<const F: usize>(luma: &Plane<u8>) -> Plane<u16> {
+    let (w, h) = (luma.width() / F, luma.height() / F);
     let mut out = Plane::new(w, h, 0u16);
     out.par_rows_mut().for_each(|(y, row)| {
-        for (x, o) in row.iter_mut().enumerate() {
-            let mut s = 0u16;
-            for j in 0..f {
-                for &v in &luma.row(y * f + j)[x * f..x * f + f] {
-                    s += v as u16;
-                }
+        for j in 0..F {
+            let src = &luma.row(y * F + j)[..w * F];
+            for (o, cell) in row.iter_mut().zip(src.chunks_exact(F)) {
+                *o += cell.iter().map(|&v| v as u16).sum::<u16>();
             }
-            *o = s;
         }
     });
     out
@@ -75,18 +94,37 @@ fn nearer(a: Shift, b: Shift) -> bool {
     na < nb || (na == nb && (a.1, a.0) < (b.1, b.0))
 }
 
+/// Samples a side of a block of the shift's block matching.
+const BLOCK: usize = 8;
+
+/// The sum of absolute differences of two `BLOCK`×`BLOCK` blocks, given
+/// by their rows.
+#[inline(always)]
+fn block_sad(cur: &[[u16; BLOCK]; BLOCK], prev: &Plane<u16>, px: usize, py: usize) -> u32 {
+    let mut sad = 0u32;
+    for (j, c) in cur.iter().enumerate() {
+        let p: &[u16; BLOCK] = prev.row(py + j)[px..px + BLOCK]
+            .try_into()
+            .expect("a block's row");
+        for (a, b) in c.iter().zip(p) {
+            sad += a.abs_diff(*b) as u32;
+        }
+    }
+    sad
+}
+
 /// Block matching on `cur` against `prev` (values `unit` per level): each
-/// `bs`×`bs` block at (bx·step, by·step) blocks finds its offset within
-/// `centre` ± `r`; returns the winning vote (see the module).
+/// `BLOCK`×`BLOCK` block at (bx·step, by·step) blocks finds its offset
+/// within `centre` ± `r`; returns the winning vote (see the module).
 fn vote(
     prev: &Plane<u16>,
     cur: &Plane<u16>,
-    bs: usize,
     step: usize,
     centre: Shift,
     r: i32,
     unit: u32,
 ) -> Option<Shift> {
+    let bs = BLOCK;
     let (bw, bh) = (cur.width() / bs, cur.height() / bs);
     let blocks: Vec<(usize, usize)> = (0..bh)
         .step_by(step)
@@ -98,6 +136,11 @@ fn vote(
         .map(|&(bx, by)| {
             let (x0, y0) = ((bx * bs) as i32, (by * bs) as i32);
             let (pw, ph) = (prev.width() as i32, prev.height() as i32);
+            let block: [[u16; BLOCK]; BLOCK] = std::array::from_fn(|j| {
+                cur.row(y0 as usize + j)[x0 as usize..x0 as usize + bs]
+                    .try_into()
+                    .expect("a block's row")
+            });
             let mut best: Option<(u32, Shift)> = None;
             let (mut worst, mut still) = (0u32, None);
             for sy in centre.1 - r..=centre.1 + r {
@@ -107,14 +150,7 @@ fn vote(
                     if px < 0 || py < 0 || px + bs as i32 > pw || py + bs as i32 > ph {
                         continue;
                     }
-                    let mut sad = 0u32;
-                    for j in 0..bs {
-                        let c = &cur.row(y0 as usize + j)[x0 as usize..x0 as usize + bs];
-                        let p = &prev.row(py as usize + j)[px as usize..px as usize + bs];
-                        for (a, b) in c.iter().zip(p) {
-                            sad += a.abs_diff(*b) as u32;
-                        }
-                    }
+                    let sad = block_sad(&block, prev, px as usize, py as usize);
                     if (sx, sy) == (0, 0) {
                         still = Some(sad);
                     }
@@ -152,19 +188,50 @@ fn vote(
     (3 * n >= voters).then_some(mode)
 }
 
+/// The levels of the global shift's search: (cell side, search radius,
+/// block step). ÷4, ÷2, ÷1: blocks of 8×8 samples; each level searches
+/// around twice the coarser one's answer.
+const LEVELS: [(usize, i32, usize); 3] = [(4, SEARCH / 4, 1), (2, 3, 1), (1, 3, 2)];
+
+/// A frame's luma summed over the cells of each level of the global
+/// shift's search: made once a frame, and kept as the next frame's `prev`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Pyramid {
+    levels: [Plane<u16>; 3],
+}
+
+impl Pyramid {
+    pub fn of(luma: &Plane<u8>) -> Pyramid {
+        Pyramid {
+            levels: LEVELS.map(|(f, _, _)| cell_sums(luma, f)),
+        }
+    }
+
+    /// The luma's size (the finest level's).
+    fn size(&self) -> (usize, usize) {
+        (self.levels[2].width(), self.levels[2].height())
+    }
+}
+
 /// The global shift from `prev` to `cur` (content at x in `prev` is at
 /// x + shift in `cur`), within ±[`SEARCH`] pixels each way; see the module.
 pub fn global_shift(prev: &Plane<u8>, cur: &Plane<u8>) -> Shift {
     if (prev.width(), prev.height()) != (cur.width(), cur.height()) {
         return (0, 0);
     }
-    // ÷4, ÷2, ÷1: blocks of 8×8 samples; each level searches around twice
-    // the coarser one's answer.
+    pyramid_shift(&Pyramid::of(prev), &Pyramid::of(cur))
+}
+
+/// [`global_shift`] on the frames' pyramids.
+pub fn pyramid_shift(prev: &Pyramid, cur: &Pyramid) -> Shift {
+    if prev.size() != cur.size() {
+        return (0, 0);
+    }
     let mut at = (0, 0);
-    for (f, r, step) in [(4usize, SEARCH / 4, 1usize), (2, 3, 1), (1, 3, 2)] {
+    for (level, &(f, r, step)) in LEVELS.iter().enumerate() {
         let centre = (at.0 * 2, at.1 * 2);
-        let (p, q) = (cell_sums(prev, f), cell_sums(cur, f));
-        at = vote(&p, &q, 8, step, centre, r, (f * f) as u32).unwrap_or(centre);
+        let (p, q) = (&prev.levels[level], &cur.levels[level]);
+        at = vote(p, q, step, centre, r, (f * f) as u32).unwrap_or(centre);
     }
     at
 }
@@ -187,31 +254,38 @@ impl MotionMap {
     pub fn update(&mut self, prev: &Plane<u8>, cur: &Plane<u8>, shift: Shift, noise: u32) -> u32 {
         let (w, h) = (cur.width(), cur.height());
         let (cw, ch) = (w.div_ceil(CELL), h.div_ceil(CELL));
+        // The pixels whose place in `prev` is inside the frame: x − sx in
+        // [0, w).
+        let sx = shift.0 as i64;
+        let x_lo = sx.clamp(0, w as i64) as usize;
+        let x_hi = (w as i64 + sx).clamp(x_lo as i64, w as i64) as usize;
+        // Levels past 255 leave nothing of a u8 difference.
+        let noise = noise.min(255) as u8;
         let mut fresh = Plane::new(cw, ch, 0u16);
-        fresh.par_rows_mut().for_each(|(cy, row)| {
-            for (cx, o) in row.iter_mut().enumerate() {
-                let mut m = 0u32;
+        fresh
+            .par_rows_mut()
+            .for_each_init(Vec::new, |diffs: &mut Vec<u8>, (cy, row)| {
+                // Each pixel's change less the noise, the largest of the
+                // cell's rows.
+                diffs.clear();
+                diffs.resize(w, 0);
                 for y in cy * CELL..((cy + 1) * CELL).min(h) {
                     let py = y as i64 - shift.1 as i64;
-                    if py < 0 || py >= h as i64 {
+                    if py < 0 || py >= h as i64 || x_lo == x_hi {
                         continue;
                     }
-                    let (c, p) = (cur.row(y), prev.row(py as usize));
-                    for (x, &v) in c
-                        .iter()
-                        .enumerate()
-                        .take(((cx + 1) * CELL).min(w))
-                        .skip(cx * CELL)
-                    {
-                        let px = x as i64 - shift.0 as i64;
-                        if px >= 0 && px < w as i64 {
-                            m = m.max((v.abs_diff(p[px as usize]) as u32).saturating_sub(noise));
-                        }
+                    let c = &cur.row(y)[x_lo..x_hi];
+                    let from = (x_lo as i64 - sx) as usize;
+                    let p = &prev.row(py as usize)[from..from + (x_hi - x_lo)];
+                    for ((d, &a), &b) in diffs[x_lo..x_hi].iter_mut().zip(c).zip(p) {
+                        *d = (*d).max(a.abs_diff(b).saturating_sub(noise));
                     }
                 }
-                *o = m.min(MOTION_CAP) as u16;
-            }
-        });
+                for (o, cell) in row.iter_mut().zip(diffs.chunks(CELL)) {
+                    let m = cell.iter().copied().max().unwrap_or(0) as u32;
+                    *o = m.min(MOTION_CAP) as u16;
+                }
+            });
         let moved = fresh.as_slice().iter().filter(|&&v| v > 0).count() as u64;
         let share = (moved * 65536 / (cw * ch).max(1) as u64) as u32;
         let grown = grow(&fresh, GROW);
@@ -298,11 +372,10 @@ fn grow(p: &Plane<u16>, r: usize) -> Plane<u16> {
     });
     let mut out = Plane::new(w, h, 0u16);
     out.par_rows_mut().for_each(|(y, row)| {
-        for (x, o) in row.iter_mut().enumerate() {
-            *o = (y.saturating_sub(r)..(y + r + 1).min(h))
-                .map(|yy| rows.get(x, yy))
-                .max()
-                .unwrap_or(0);
+        for yy in y.saturating_sub(r)..(y + r + 1).min(h) {
+            for (o, &v) in row.iter_mut().zip(rows.row(yy)) {
+                *o = (*o).max(v);
+            }
         }
     });
     out
@@ -342,6 +415,80 @@ pub(crate) mod tests {
                 + 128;
             v.clamp(0, 255) as u8
         })
+    }
+
+    /// The motion map by its definition, pixel by pixel: a frame's cells
+    /// (the largest change less the noise, capped), grown, and kept.
+    fn map_by_definition(
+        old: Option<&Plane<u16>>,
+        prev: &Plane<u8>,
+        cur: &Plane<u8>,
+        (sx, sy): Shift,
+        noise: u32,
+    ) -> Plane<u16> {
+        let (w, h) = (cur.width() as i64, cur.height() as i64);
+        let (cw, ch) = (cur.width().div_ceil(CELL), cur.height().div_ceil(CELL));
+        let fresh = Plane::from_fn(cw, ch, |cx, cy| {
+            let mut m = 0u32;
+            for y in (cy * CELL) as i64..((cy + 1) * CELL) as i64 {
+                for x in (cx * CELL) as i64..((cx + 1) * CELL) as i64 {
+                    let (px, py) = (x - sx as i64, y - sy as i64);
+                    if x < w && y < h && px >= 0 && px < w && py >= 0 && py < h {
+                        let d = cur.get(x as usize, y as usize);
+                        let d = d.abs_diff(prev.get(px as usize, py as usize)) as u32;
+                        m = m.max(d.saturating_sub(noise));
+                    }
+                }
+            }
+            m.min(MOTION_CAP) as u16
+        });
+        Plane::from_fn(cw, ch, |cx, cy| {
+            let mut m = 0;
+            for y in cy.saturating_sub(GROW)..(cy + GROW + 1).min(ch) {
+                for x in cx.saturating_sub(GROW)..(cx + GROW + 1).min(cw) {
+                    m = m.max(fresh.get(x, y));
+                }
+            }
+            old.map_or(m, |o| m.max((o.get(cx, cy) as u32 * KEEP / 16) as u16))
+        })
+    }
+
+    #[test]
+    fn the_motion_map_follows_its_definition_for_any_shift() {
+        for (i, (w, h)) in [(64, 48), (37, 23), (5, 3), (130, 66)]
+            .into_iter()
+            .enumerate()
+        {
+            let prev = picture(w, h, 0, 0);
+            let cur = picture(w, h, i as i64 * 3 - 2, 1 - i as i64);
+            let later = picture(w, h, 7, -5);
+            for shift in [(0, 0), (3, -2), (-7, 5), (-40, 0), (0, 70), (16, 16)] {
+                for noise in [0, 12, 300] {
+                    let mut map = MotionMap::default();
+                    map.update(&prev, &cur, shift, noise);
+                    let first = map_by_definition(None, &prev, &cur, shift, noise);
+                    assert_eq!(map.cells, first, "{w}x{h} {shift:?} {noise}");
+                    map.update(&cur, &later, shift, noise);
+                    let second = map_by_definition(Some(&first), &cur, &later, shift, noise);
+                    assert_eq!(map.cells, second, "{w}x{h} {shift:?} {noise}, kept");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn cell_sums_add_up_each_cell() {
+        let luma = picture(37, 21, 0, 0);
+        for f in [1, 2, 4] {
+            let sums = cell_sums(&luma, f);
+            assert_eq!((sums.width(), sums.height()), (37 / f, 21 / f));
+            for (x, y) in [(0, 0), (37 / f - 1, 21 / f - 1), (3, 2)] {
+                let want: u16 = (0..f * f)
+                    .map(|i| luma.get(x * f + i % f, y * f + i / f) as u16)
+                    .sum();
+                assert_eq!(sums.get(x, y), want, "f {f} ({x}, {y})");
+            }
+        }
     }
 
     #[test]

@@ -148,6 +148,35 @@ pub fn remove_columns<T: Copy + Send + Sync>(plane: &mut Plane<T>, cols: &[u32],
     plane.set_width(w - k);
 }
 
+/// `plane` without the `k` increasing columns of each row of `cols`, as a
+/// new packed plane (what [`remove_columns`] then packing gives, in one
+/// pass).
+pub fn without_columns<T: Copy + Default + Send + Sync>(
+    plane: &Plane<T>,
+    cols: &[u32],
+    k: usize,
+) -> Plane<T> {
+    let w = plane.width();
+    if k == 0 {
+        return plane.to_packed();
+    }
+    let mut out = Plane::new(w - k, plane.height(), T::default());
+    out.par_rows_mut().for_each(|(y, row)| {
+        let src = plane.row(y);
+        let c = &cols[y * k..(y + 1) * k];
+        let first = c[0] as usize;
+        row[..first].copy_from_slice(&src[..first]);
+        let mut to = first;
+        for (j, &x) in c.iter().enumerate() {
+            let from = x as usize + 1;
+            let end = c.get(j + 1).map_or(w, |&n| n as usize);
+            row[to..to + end - from].copy_from_slice(&src[from..end]);
+            to += end - from;
+        }
+    });
+    out
+}
+
 /// One pass: `k` seams of a frame from its luma, as k increasing columns
 /// per row, row-major.
 pub fn find_pass(luma: &Plane<u8>, mask: Option<&Plane<i8>>, k: usize, energy: Energy) -> Vec<u32> {
@@ -254,6 +283,7 @@ mod tests {
         let mut out = img.clone();
         remove_columns(&mut out, &seams, 9);
         assert_eq!(out.width(), 28);
+        assert_eq!(without_columns(&img, &seams, 9), out.to_packed());
         for y in 0..19 {
             let row = &seams[y * 9..(y + 1) * 9];
             assert!(row.windows(2).all(|p| p[0] < p[1]), "row {y}: {row:?}");

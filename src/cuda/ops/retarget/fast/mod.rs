@@ -5,11 +5,12 @@
 //!
 //! The frame's state stays on the device: the last luma, the motion map,
 //! and each shrink's seams. One thing comes back each frame: the global
-//! shift and the cut test's sums (a few words, after the frame's first
-//! kernels), because whether a shot starts decides what runs next, and
-//! placing a shot's seams costs dozens of DPs that a followed frame must
-//! not pay. Everything else is enqueued; every buffer is allocated in
-//! `prepare`.
+//! shift, the cut test's sums and the still test's count (a few words,
+//! after the frame's first kernels), because whether a shot starts and
+//! whether the frame is still decide what runs next, and placing and
+//! settling a shot's seams costs dozens of DPs and hundreds of follows
+//! that a followed frame must not pay. Everything else is enqueued; every
+//! buffer is allocated in `prepare`.
 
 use std::sync::Arc;
 
@@ -211,6 +212,12 @@ pub(crate) struct State {
     input_luma: CudaSlice<u8>,
     last: CudaSlice<u8>,
     has_last: bool,
+    /// The luma of the frame the seams were last placed or followed on,
+    /// the count of cells of the input beyond the noise of it, and whether
+    /// there were none: a still frame keeps its seams (FastState::still).
+    reference: CudaSlice<u8>,
+    unsettled: CudaSlice<u32>,
+    still: bool,
     shift: ShiftScratch,
     /// The motion map's cells (the memory, the fresh cells and their rows
     /// grown), and whether the
@@ -350,6 +357,9 @@ impl State {
             input_luma: alloc(st, w * h, "the luma")?,
             last: alloc(st, w * h, "the last luma")?,
             has_last: false,
+            reference: alloc(st, w * h, "the seams' luma")?,
+            unsettled: alloc(st, 1, "the still test")?,
+            still: false,
             shift: ShiftScratch {
                 sums,
                 votes: alloc(st, votes, "the votes")?,

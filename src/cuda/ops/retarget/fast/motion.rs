@@ -25,10 +25,12 @@ impl State {
         self.k
             .luma(st, &input.data, &mut self.input_luma, (w, h, w))?;
         let mut shift = None;
+        self.still = false;
         if self.has_last {
-            let (sx, sy, cut) = self.shift_and_cut(st)?;
+            let (sx, sy, cut, still) = self.shift_and_cut(st)?;
             if !cut {
                 shift = Some((sx, sy));
+                self.still = still;
             }
         }
         match shift {
@@ -40,19 +42,30 @@ impl State {
                     s.live = false;
                 }
                 self.cells_valid = false;
+                // A shot's first frame weighs no motion (FastState::observe:
+                // share (0, 1)); its seams are followed as they settle.
+                st.memcpy_htod(&[0i64, 1], &mut self.share)
+                    .map_err(|e| cuda_err("retarget: clearing the motion's share", e))?;
             }
             Some((sx, sy)) if self.params.motion > 0 => self.update_motion(st, (sx, sy))?,
             Some(_) => {}
         }
         st.memcpy_dtod(&self.input_luma, &mut self.last)
             .map_err(|e| cuda_err("retarget: keeping the luma", e))?;
+        if !self.still {
+            // This frame's seams are placed or followed on this luma.
+            st.memcpy_dtod(&self.input_luma, &mut self.reference)
+                .map_err(|e| cuda_err("retarget: keeping the seams' luma", e))?;
+        }
         self.has_last = true;
         Ok(shift)
     }
 
     /// The global shift (motion::global_shift) and the cut test
-    /// (fast::is_cut) of the input against the last luma: (x, y, cut).
-    pub(super) fn shift_and_cut(&mut self, st: &Arc<CudaStream>) -> Result<(i32, i32, bool)> {
+    /// (fast::is_cut) of the input against the last luma, and the still
+    /// test (fast::within_noise) against the seams' luma: (x, y, cut,
+    /// still).
+    pub(super) fn shift_and_cut(&mut self, st: &Arc<CudaStream>) -> Result<(i32, i32, bool, bool)> {
         let (w, h) = (self.width, self.height);
         let fk = &self.fk;
         let sh = &mut self.shift;
@@ -122,14 +135,41 @@ impl State {
         // planes hold w·h, state MS_WORDS, sums 2; one thread a grid point,
         // whole warps.
         unsafe { launch(&mut b, linear(points.div_ceil(32) * 32), "the cut test") }?;
+        // The still test: the motion map's cells of the input against the
+        // seams' luma, unmoved, into the map's scratch cells (this frame's
+        // come later); the count of cells beyond the noise.
+        st.memset_zeros(&mut self.unsettled)
+            .map_err(|e| cuda_err("retarget: clearing the still test", e))?;
+        let (zero, noise) = (0i32, self.params.noise);
+        let scratch = &mut self.cells[2];
+        let mut b = st.launch_builder(&fk.motion_cells);
+        b.arg(&self.input_luma)
+            .arg(&self.reference)
+            .arg(&w32)
+            .arg(&h32);
+        b.arg(&zero).arg(&zero).arg(&noise).arg(&MOTION_CAP);
+        b.arg(scratch).arg(&mut self.unsettled);
+        let (cw, ch) = (w.div_ceil(4), h.div_ceil(4));
+        let cfg = LaunchConfig {
+            grid_dim: (blocks(cw, 32), blocks(ch, 8), 1),
+            block_dim: (32, 8, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: motion_cells takes (cur, last, w, h, sx, sy, noise, cap,
+        // cells, moved); both planes hold w·h, cells ⌈w/4⌉·⌈h/4⌉, moved 1.
+        unsafe { launch(&mut b, cfg, "the still test") }?;
         let state = st
             .clone_dtoh(&sh.state)
             .map_err(|e| cuda_err("retarget: reading the shift", e))?;
         let cut = st
             .clone_dtoh(&sh.cut)
             .map_err(|e| cuda_err("retarget: reading the cut test", e))?;
+        let unsettled = st
+            .clone_dtoh(&self.unsettled)
+            .map_err(|e| cuda_err("retarget: reading the still test", e))?;
         let (sx, sy) = (state[MS_LEVEL_X + 4], state[MS_LEVEL_X + 5]);
-        Ok((sx, sy, cut[0] > self.params.cut as u64 * cut[1]))
+        let cut = cut[0] > self.params.cut as u64 * cut[1];
+        Ok((sx, sy, cut, unsettled[0] == 0))
     }
 
     /// The motion map after a frame with this shift (MotionMap::update):

@@ -14,12 +14,13 @@ use crate::error::{Error, Result};
 use crate::ops::retarget::Energy;
 use crate::ops::retarget::energy::luma_unit;
 use crate::ops::retarget::passes::pass_sizes;
-use crate::ops::retarget::temporal::STACKED_PASSES;
+use crate::ops::retarget::temporal::{SETTLE_FOLLOWS, STACKED_PASSES};
 
 impl State {
     /// Slot `slot`'s seams for the working frame (w×h at `pitch`, k to
-    /// remove): followed from the last frame's when they belong to this
-    /// shot, else placed anew (Side::seams).
+    /// remove): kept on a still frame or followed from the last frame's
+    /// when they belong to this shot, else placed anew and settled
+    /// (Side::seams).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn seams_for(
         &mut self,
@@ -43,13 +44,35 @@ impl State {
             )));
         }
         match shift {
+            // A still frame keeps the seams as they are.
+            Some(_) if self.slots[slot].live && self.still => Ok(()),
             Some(shift) if self.slots[slot].live => self.follow(st, slot, pitch, (w, h), k, shift),
             _ => {
                 self.place(st, slot, pitch, (w, h), k)?;
                 self.slots[slot].live = true;
-                Ok(())
+                self.settle(st, slot, pitch, (w, h), k)
             }
         }
+    }
+
+    /// Track::settle on the device: [`SETTLE_FOLLOWS`] follows of the new
+    /// seams on the frame they were placed on (no shift), on costs made
+    /// once. The CPU stops at the first follow that changes nothing; every
+    /// later one would change nothing too, so these give the CPU's seams
+    /// without reading anything back.
+    pub(super) fn settle(
+        &mut self,
+        st: &Arc<CudaStream>,
+        slot: usize,
+        pitch: usize,
+        (w, h): (usize, usize),
+        k: usize,
+    ) -> Result<()> {
+        self.follow_costs(st, pitch, (w, h))?;
+        for _ in 0..SETTLE_FOLLOWS {
+            self.follow_step(st, slot, pitch, (w, h), k, (0, 0))?;
+        }
+        Ok(())
     }
 
     /// Track::follow on the device: every seam's band DP around the last
@@ -62,21 +85,26 @@ impl State {
         pitch: usize,
         (w, h): (usize, usize),
         k: usize,
-        (sx, sy): (i32, i32),
+        shift: (i32, i32),
+    ) -> Result<()> {
+        self.follow_costs(st, pitch, (w, h))?;
+        self.follow_step(st, slot, pitch, (w, h), k, shift)
+    }
+
+    /// The costs a follow reads besides the working luma, motion and mask:
+    /// the energy map (every kind but forward) and the gradient sums.
+    fn follow_costs(
+        &mut self,
+        st: &Arc<CudaStream>,
+        pitch: usize,
+        (w, h): (usize, usize),
     ) -> Result<()> {
         let c = self.cur;
         if let Some(e) = &mut self.energy {
             self.k.energy_full(st, &self.luma[c], e, (w, h, pitch))?;
         }
-        let (w32, h32, p32, k32, g32) = (
-            w as u32,
-            h as u32,
-            pitch as u32,
-            k as u32,
-            (pitch + 1) as u32,
-        );
-        let fk = &self.fk;
-        let mut b = st.launch_builder(&fk.gradient_sums);
+        let (w32, p32, g32) = (w as u32, pitch as u32, (pitch + 1) as u32);
+        let mut b = st.launch_builder(&self.fk.gradient_sums);
         b.arg(&self.luma[c])
             .arg(&p32)
             .arg(&w32)
@@ -85,7 +113,30 @@ impl State {
         // SAFETY: gradient_sums takes (luma, pitch, w, out, opitch), one
         // block a row; luma holds h rows of `pitch`, out h rows of
         // pitch + 1 ≥ w + 1.
-        unsafe { launch(&mut b, per_row(h, 256), "the gradient sums") }?;
+        unsafe { launch(&mut b, per_row(h, 256), "the gradient sums") }
+    }
+
+    /// One follow on the costs of [`State::follow_costs`]: the band DP,
+    /// the sort and the spreading, into slot `slot`'s seams.
+    #[allow(clippy::too_many_arguments)]
+    fn follow_step(
+        &mut self,
+        st: &Arc<CudaStream>,
+        slot: usize,
+        pitch: usize,
+        (w, h): (usize, usize),
+        k: usize,
+        (sx, sy): (i32, i32),
+    ) -> Result<()> {
+        let c = self.cur;
+        let (w32, h32, p32, k32, g32) = (
+            w as u32,
+            h as u32,
+            pitch as u32,
+            k as u32,
+            (pitch + 1) as u32,
+        );
+        let fk = &self.fk;
         let unit = luma_unit(self.params.energy) as i64;
         let band = self.params.band as i32;
         let forward = i32::from(self.params.energy == Energy::Forward);
@@ -114,7 +165,8 @@ impl State {
         // SAFETY: band_dp takes (seams, k, sx, sy, luma, energy?, motion?,
         // mask?, pitch, grad, gpitch, w, h, band, forward, per_level,
         // per_level_div, motion_num, motion_den, share, back, centres,
-        // paths); share holds 2 (written with the motion map); one
+        // paths); share holds 2 (written with the motion map, or (0, 1)
+        // at a cut); one
         // warp a seam; the planes hold h rows of `pitch`, grad h rows of
         // gpitch, seams, back, centres and paths k·h each (prepare sized
         // them for the largest shrink); 2·band + 1 ≤ 31.
