@@ -101,17 +101,23 @@ pub fn run_quality(a: &QualityArgs) -> anyhow::Result<ExitCode> {
     let subjects = a.boxes.as_deref().map(Subjects::read).transpose()?;
     // With --op, a reframe plans the clip first (as `run` does), and its
     // plan is the path measured; --reframe-path then writes it (or, if it
-    // exists, replays it).
+    // exists, replays it). With another op, or a result given, the path
+    // file is only read.
     let mut chain = None;
     let mut path = None;
+    let mut read_path = a.reframe_path.as_ref();
     if !a.ops.is_empty() {
         let mut c = seamstream::registry::parse_chain(&a.ops)?;
         c.streaming();
-        let input = seamstream::gst::Input::parse(&a.original)?;
-        let planned = super::plan_reframe(&mut c, &input, a.reframe_path.as_deref(), false)?;
-        path = planned.and_then(|p| p.path);
+        if seamstream::gst::reframe::reframe_of(&mut c).is_some() {
+            let input = seamstream::gst::Input::parse(&a.original)?;
+            let planned = super::plan_reframe(&mut c, &input, a.reframe_path.as_deref(), false)?;
+            path = planned.and_then(|p| p.path);
+            read_path = None;
+        }
         chain = Some(c);
-    } else if let Some(p) = &a.reframe_path {
+    }
+    if let Some(p) = read_path {
         path = Some(PathFile::load(p)?);
     }
     let mut meter = Meter::new(a.every).with_crops(a.crops);
