@@ -37,6 +37,28 @@ thread_local! {
         const { std::cell::RefCell::new(None) };
 }
 
+/// Runs `f` on this thread's detector. The cascade spreads its work over
+/// rayon's threads, and a thread waiting inside it may take up another
+/// frame's detection: the thread's detector is then busy, and that frame
+/// gets one of its own.
+fn with_detector<R>(
+    model: &rustface::Model,
+    f: impl FnOnce(&mut dyn rustface::Detector) -> R,
+) -> R {
+    let make = || {
+        let mut d = rustface::create_detector_with_model(model.clone());
+        d.set_min_face_size(MIN_FACE);
+        d.set_score_thresh(MIN_SCORE);
+        d.set_pyramid_scale_factor(PYRAMID_STEP);
+        d.set_slide_window_step(4, 4);
+        d
+    };
+    DETECTOR.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut slot) => f(slot.get_or_insert_with(make).as_mut()),
+        Err(_) => f(make().as_mut()),
+    })
+}
+
 /// A face detector over gray pictures.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Faces;
@@ -63,17 +85,7 @@ impl Faces {
         };
         let packed = luma.to_packed();
         let image = rustface::ImageData::new(packed.as_slice(), w as u32, h as u32);
-        let faces = DETECTOR.with_borrow_mut(|slot| {
-            let d = slot.get_or_insert_with(|| {
-                let mut d = rustface::create_detector_with_model(model.clone());
-                d.set_min_face_size(MIN_FACE);
-                d.set_score_thresh(MIN_SCORE);
-                d.set_pyramid_scale_factor(PYRAMID_STEP);
-                d.set_slide_window_step(4, 4);
-                d
-            });
-            d.detect(&image)
-        });
+        let faces = with_detector(model, |d| d.detect(&image));
         let mut found: Vec<(Rect, f64)> = faces
             .iter()
             .filter_map(|f| {
@@ -102,5 +114,20 @@ mod tests {
         // Too small for the cascade's window: no panic, no face.
         assert!(faces.detect(&Plane::new(19, 200, 0u8)).is_empty());
         assert!(faces.detect(&Plane::new(0, 0, 0u8)).is_empty());
+    }
+
+    #[test]
+    fn a_detection_inside_another_on_the_same_thread_gets_its_own_detector() {
+        // What rayon's work stealing does on a many-core host: a thread
+        // waiting inside one frame's cascade takes up another frame's. It
+        // panicked on the thread's detector being borrowed already.
+        let model = model().unwrap();
+        let picture = Plane::new(64, 48, 90u8);
+        let image = rustface::ImageData::new(picture.as_slice(), 64, 48);
+        let found = with_detector(model, |outer| {
+            let inner = with_detector(model, |d| d.detect(&image).len());
+            (outer.detect(&image).len(), inner)
+        });
+        assert_eq!(found, (0, 0));
     }
 }
