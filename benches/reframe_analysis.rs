@@ -12,7 +12,8 @@ use seamstream::frame::{Frame, Plane, Rgba};
 use seamstream::ops::reframe::analyze::{Analyzer, FACE_EVERY, Thumbs};
 use seamstream::ops::reframe::faces::Faces;
 use seamstream::ops::reframe::geometry::{Fit, Layout, Rect};
-use seamstream::ops::reframe::render::{Carver, Pad, render};
+use seamstream::ops::reframe::plan::FramePlan;
+use seamstream::ops::reframe::render::{Narrower, Pad, render};
 use seamstream::ops::reframe::text::text_blocks;
 
 /// Frames in the analysis benchmark: a few face frames' worth.
@@ -101,20 +102,34 @@ fn reframe(c: &mut Criterion) {
     };
     let out = (406, 720);
     let window = Rect::new(104, 0, 1043, 720);
-    let lay = Layout::new(window, Fit::Pad, out);
-    let keep = [Rect::new(372, 384, 276, 180)];
-    let mut carver = Carver::default();
-    c.bench_function("reframe render, pad 1043x720 -> 406x720", |b| {
-        b.iter(|| {
-            black_box(render(src, &lay, out, Pad::Blur, &keep, &mut carver).expect("renders"))
-        })
-    });
-    let lay = Layout::new(Rect::new(300, 0, 406, 720), Fit::Crop, out);
-    c.bench_function("reframe render, crop 406x720", |b| {
-        b.iter(|| {
-            black_box(render(src, &lay, out, Pad::Blur, &keep, &mut carver).expect("renders"))
-        })
-    });
+    let keep = vec![Rect::new(372, 384, 276, 180)];
+    let plan = |lay: &Layout| FramePlan {
+        window: lay.window,
+        fit: lay.fit,
+        carve_to: None,
+        shot: 0,
+        keep: keep.clone(),
+    };
+    let mut narrower = Narrower::default();
+    for (name, lay) in [
+        (
+            "pad 1043x720 -> 406x720",
+            Layout::new(window, Fit::Pad, out),
+        ),
+        (
+            "narrow 1043x720 -> 406x720",
+            Layout::carved_to(window, 834, out),
+        ),
+        (
+            "crop 406x720",
+            Layout::new(Rect::new(300, 0, 406, 720), Fit::Crop, out),
+        ),
+    ] {
+        let p = plan(&lay);
+        c.bench_function(&format!("reframe render, {name}"), |b| {
+            b.iter(|| black_box(render(src, &lay, out, Pad::Blur, (&p, &[]), &mut narrower)))
+        });
+    }
 }
 
 criterion_group! {

@@ -9,8 +9,9 @@
 //!
 //! - the window is copied (a crop at full scale) or resampled by the row
 //!   and column passes over [`Taps`] tables uploaded once a size;
-//! - a carve runs fast retargeting's carver ([`MaskedCarver`]) with the
-//!   frame's subjects as its protect mask, uploaded each frame;
+//! - a narrowing resamples the window by the tables that keep the frame's
+//!   subjects at the window's scale and narrow the rest, made on the host
+//!   and uploaded each frame;
 //! - padding is a fill, or the backdrop: the window's centre shrunk, blurred
 //!   twice each way, enlarged and darkened, before the picture is copied
 //!   onto it.
@@ -19,18 +20,18 @@ use std::collections::HashMap;
 
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 
-use super::retarget::MaskedCarver;
 use crate::color::Matrix;
 use crate::cuda::{DevFormat, DevFrame, Gpu, GpuOp, Prepared, blocks, cuda_err};
 use crate::error::{Error, Result};
 use crate::frame::{Plane, Rgba};
 use crate::ops::reframe::analyze::{Thumbs, face_factor, face_frame, thumb_factor};
 use crate::ops::reframe::geometry::{Layout, Rect};
+use crate::ops::reframe::plan::FramePlan;
 use crate::ops::reframe::render::{
-    BLUR_PASSES, BLUR_RADIUS, Carver, Pad, Taps, backdrop_size, backdrop_source, keep_mask, solid,
+    BLUR_PASSES, BLUR_RADIUS, NARROW_RADIUS, Narrower, Pad, Taps, backdrop_size, backdrop_source,
+    solid,
 };
 use crate::ops::reframe::{Director, Reframe, Target};
-use crate::ops::retarget::fast::FastParams;
 
 const FILE: &str = "reframe.cu";
 
@@ -39,7 +40,6 @@ pub struct GpuReframe {
     target: Target,
     pad: Pad,
     director: Director,
-    carve: FastParams,
     record: Option<std::sync::Arc<std::sync::Mutex<Vec<crate::ops::reframe::plan::FramePlan>>>>,
 }
 
@@ -49,7 +49,6 @@ impl GpuReframe {
             target: op.target,
             pad: op.pad,
             director: op.director.clone(),
-            carve: Carver::default().params,
             record: op.record.clone(),
         }
     }
@@ -95,7 +94,6 @@ impl GpuOp for GpuReframe {
         Ok(Box::new(Ready {
             director: self.director.clone(),
             pad: self.pad,
-            carve: self.carve,
             record: self.record.clone(),
             input: (w, h),
             out,
@@ -122,10 +120,8 @@ impl GpuOp for GpuReframe {
             sizes: ((tf, tw, th), (ff, fw, fh)),
             tables: HashMap::new(),
             mid: None,
-            scaled: None,
-            carved: None,
             small: None,
-            carver: None,
+            narrower: Narrower::default(),
         }))
     }
 }
@@ -150,7 +146,6 @@ struct DevTaps {
 struct Ready {
     director: Director,
     pad: Pad,
-    carve: FastParams,
     record: Option<std::sync::Arc<std::sync::Mutex<Vec<crate::ops::reframe::plan::FramePlan>>>>,
     input: (usize, usize),
     out: (usize, usize),
@@ -164,12 +159,9 @@ struct Ready {
     tables: HashMap<(usize, usize), DevTaps>,
     /// The row pass's 16-bit sums, grown as needed.
     mid: Option<CudaSlice<u16>>,
-    /// The scaled window and the carved picture of a carve, by size.
-    scaled: Option<DevFrame>,
-    carved: Option<DevFrame>,
     /// The backdrop at its small size, and its blur's scratch.
     small: Option<[DevFrame; 2]>,
-    carver: Option<MaskedCarver>,
+    narrower: Narrower,
 }
 
 /// 32×8 threads a block, a thread a pixel of a w×h area.
@@ -190,73 +182,51 @@ fn launch(b: &mut cudarc::driver::LaunchArgs, cfg: LaunchConfig, what: &str) -> 
         .map_err(|e| cuda_err(&format!("reframe: launching {what}"), e))
 }
 
-/// A frame of `w`×`h` in `slot`, reused when it has that size.
-fn frame_in(
-    slot: &mut Option<DevFrame>,
-    gpu: &Gpu,
-    w: usize,
-    h: usize,
-    format: DevFormat,
-) -> Result<()> {
-    if slot.as_ref().is_none_or(|f| (f.width, f.height) != (w, h)) {
-        *slot = Some(DevFrame::alloc(gpu, w, h, format)?);
-    }
-    Ok(())
+/// A table on the device.
+fn upload(gpu: &Gpu, t: &Taps) -> Result<DevTaps> {
+    let st = gpu.stream();
+    let up = |e| cuda_err("reframe: uploading a resampling table", e);
+    Ok(DevTaps {
+        taps: t.taps as u32,
+        first: st.clone_htod(&t.first).map_err(up)?,
+        weights: st.clone_htod(&t.weights).map_err(up)?,
+    })
 }
 
-impl Ready {
-    /// The table from `n` to `m` samples, uploaded on first use.
-    fn table(&mut self, gpu: &Gpu, n: usize, m: usize) -> Result<()> {
-        if self.tables.contains_key(&(n, m)) {
-            return Ok(());
-        }
-        let t = Taps::new(n, m);
-        let st = gpu.stream();
-        let up = |e| cuda_err("reframe: uploading a resampling table", e);
-        let first = st.clone_htod(&t.first).map_err(up)?;
-        let weights = st.clone_htod(&t.weights).map_err(up)?;
-        self.tables.insert(
-            (n, m),
-            DevTaps {
-                taps: t.taps as u32,
-                first,
-                weights,
-            },
-        );
-        Ok(())
-    }
+/// The row and column passes of a resampling, with their scratch.
+struct Pass<'a> {
+    k: &'a Kernels,
+    format: DevFormat,
+    /// The row pass's 16-bit sums, grown as needed.
+    mid: &'a mut Option<CudaSlice<u16>>,
+}
 
-    /// `src` (sw wide) in rectangle `r` resampled to `w`×`h`, written at
-    /// `at` of `dst` (dw wide); `darken` for the backdrop.
+impl Pass<'_> {
+    /// `src` (sw wide) in rectangle `r` resampled by the tables `tx` and
+    /// `ty`, written at `at` of `dst` (dw wide); `darken` for the backdrop.
     #[allow(clippy::too_many_arguments)]
-    fn resample(
-        &mut self,
+    fn run(
+        self,
         gpu: &Gpu,
         (src, sw): (&CudaSlice<u8>, usize),
         r: Rect,
-        (w, h): (usize, usize),
-        dst: &mut CudaSlice<u8>,
-        dw: usize,
+        (tx, ty): (&DevTaps, &DevTaps),
+        (dst, dw): (&mut CudaSlice<u8>, usize),
         at: (usize, usize),
         darken: bool,
     ) -> Result<()> {
-        self.table(gpu, r.w, w)?;
-        self.table(gpu, r.h, h)?;
+        let (w, h) = (tx.first.len(), ty.first.len());
         let c = self.format.bytes_per_pixel();
         let need = w * r.h * c;
         if self.mid.as_ref().is_none_or(|m| m.len() < need) {
-            self.mid = Some(
+            *self.mid = Some(
                 gpu.stream()
                     .alloc_zeros::<u16>(need.max(1))
                     .map_err(|e| cuda_err("reframe: allocating the row pass", e))?,
             );
         }
-        let (Some(tx), Some(ty), Some(mid)) = (
-            self.tables.get(&(r.w, w)),
-            self.tables.get(&(r.h, h)),
-            self.mid.as_mut(),
-        ) else {
-            return Err(Error::Unsupported("reframe: a table went missing".into()));
+        let Some(mid) = self.mid.as_mut() else {
+            return Err(Error::Unsupported("reframe: no row pass buffer".into()));
         };
         let st = gpu.stream();
         let (sw32, x0, y0, rows, w32) = (sw as u32, r.x as u32, r.y as u32, r.h as u32, w as u32);
@@ -283,6 +253,45 @@ impl Ready {
             .arg(&ty.taps);
         b.arg(&h32).arg(dst).arg(&dw32).arg(&ox).arg(&oy).arg(&dark);
         launch(&mut b, per_pixel(w, h), "the column pass")
+    }
+}
+
+impl Ready {
+    /// The table from `n` to `m` samples, uploaded on first use.
+    fn table(&mut self, gpu: &Gpu, n: usize, m: usize) -> Result<()> {
+        if self.tables.contains_key(&(n, m)) {
+            return Ok(());
+        }
+        let t = upload(gpu, &Taps::new(n, m))?;
+        self.tables.insert((n, m), t);
+        Ok(())
+    }
+
+    /// `src` (sw wide) in rectangle `r` resampled to `w`×`h`, written at
+    /// `at` of `dst` (dw wide); `darken` for the backdrop.
+    #[allow(clippy::too_many_arguments)]
+    fn resample(
+        &mut self,
+        gpu: &Gpu,
+        (src, sw): (&CudaSlice<u8>, usize),
+        r: Rect,
+        (w, h): (usize, usize),
+        dst: &mut CudaSlice<u8>,
+        dw: usize,
+        at: (usize, usize),
+        darken: bool,
+    ) -> Result<()> {
+        self.table(gpu, r.w, w)?;
+        self.table(gpu, r.h, h)?;
+        let (Some(tx), Some(ty)) = (self.tables.get(&(r.w, w)), self.tables.get(&(r.h, h))) else {
+            return Err(Error::Unsupported("reframe: a table went missing".into()));
+        };
+        let pass = Pass {
+            k: &self.k,
+            format: self.format,
+            mid: &mut self.mid,
+        };
+        pass.run(gpu, (src, sw), r, (tx, ty), (dst, dw), at, darken)
     }
 
     /// A `w`×`h` rectangle from `from` of `src` (sw wide) to `to` of `dst`
@@ -474,90 +483,35 @@ impl Ready {
         )
     }
 
-    /// A carve: the window scaled, then carved with the subjects
-    /// protected, then placed.
-    fn carve(
+    /// A narrowing: the window resampled by the tables that keep the
+    /// subjects at its scale and narrow the rest ([`narrow_tables`], made
+    /// on the host each frame), onto the output.
+    fn narrow(
         &mut self,
         gpu: &Gpu,
         input: &DevFrame,
         lay: &Layout,
-        keep: &[Rect],
+        plan: &FramePlan,
         output: &mut DevFrame,
     ) -> Result<()> {
-        let (sw, sh) = lay.scaled;
-        let (cw, ch) = lay.carved;
-        let win = lay.window;
-        frame_in(&mut self.scaled, gpu, sw, sh, self.format)?;
-        let Some(mut scaled) = self.scaled.take() else {
-            return Err(Error::Unsupported("reframe: no scaled buffer".into()));
+        let around = self.director.around(NARROW_RADIUS);
+        let (tx, ty) = self.narrower.tables(lay, plan, around);
+        let (tx, ty) = (upload(gpu, &tx)?, upload(gpu, &ty)?);
+        let c = lay.content;
+        let pass = Pass {
+            k: &self.k,
+            format: self.format,
+            mid: &mut self.mid,
         };
-        let done = if (win.w, win.h) == (sw, sh) {
-            self.copy(
-                gpu,
-                (&input.data, self.input.0),
-                (win.x, win.y),
-                (sw, sh),
-                (&mut scaled.data, sw),
-                (0, 0),
-            )
-        } else {
-            self.resample(
-                gpu,
-                (&input.data, self.input.0),
-                win,
-                (sw, sh),
-                &mut scaled.data,
-                sw,
-                (0, 0),
-                false,
-            )
-        };
-        let res = done.and_then(|()| {
-            // One carver, for the last size: a new size starts afresh, as
-            // the CPU's state does.
-            if self
-                .carver
-                .as_ref()
-                .is_none_or(|c| c.shape() != ((sw, sh), (cw, ch)))
-            {
-                self.carver = Some(MaskedCarver::new(
-                    gpu,
-                    self.carve,
-                    (sw, sh),
-                    (cw, ch),
-                    self.format,
-                )?);
-            }
-            let mask = keep_mask(lay, keep).unwrap_or_else(|| Plane::new(sw, sh, 0u8));
-            let bytes = mask.into_packed_vec();
-            let Some(carver) = &mut self.carver else {
-                return Err(Error::Unsupported("reframe: no carver".into()));
-            };
-            if (cw, ch) == self.out && lay.content == Rect::new(0, 0, cw, ch) {
-                return carver.carve(gpu, &bytes, &scaled, output);
-            }
-            frame_in(&mut self.carved, gpu, cw, ch, self.format)?;
-            let Some(mut carved) = self.carved.take() else {
-                return Err(Error::Unsupported("reframe: no carved buffer".into()));
-            };
-            let r = carver
-                .carve(gpu, &bytes, &scaled, &mut carved)
-                .and_then(|()| {
-                    let c = lay.content;
-                    self.copy(
-                        gpu,
-                        (&carved.data, cw),
-                        (0, 0),
-                        (cw, ch),
-                        (&mut output.data, self.out.0),
-                        (c.x, c.y),
-                    )
-                });
-            self.carved = Some(carved);
-            r
-        });
-        self.scaled = Some(scaled);
-        res
+        pass.run(
+            gpu,
+            (&input.data, self.input.0),
+            lay.window,
+            (&tx, &ty),
+            (&mut output.data, self.out.0),
+            (c.x, c.y),
+            false,
+        )
     }
 }
 
@@ -575,7 +529,7 @@ impl Prepared for Ready {
             self.padding(gpu, input, lay.window, output)?;
         }
         if lay.carved != lay.scaled {
-            self.carve(gpu, input, &lay, &plan.keep, output)?;
+            self.narrow(gpu, input, &lay, &plan, output)?;
         } else {
             self.place(gpu, input, &lay, output)?;
         }

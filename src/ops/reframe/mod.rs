@@ -37,7 +37,7 @@ use analyze::{Analyzer, Observation, Subject, Thumbs};
 use geometry::{Fit, Rect, even_side};
 use path::Hint;
 use plan::{CameraChoice, FitChoice, FramePlan, LivePlanner, Settings, ShotPlan};
-use render::{Carver, Pad, render};
+use render::{Narrower, Pad, render};
 
 /// Frames a second assumed until the source tells (live planning's speeds
 /// and holds are in seconds).
@@ -77,8 +77,8 @@ pub static SPEC: OpSpec = OpSpec {
         ParamSpec::new(
             "carve",
             Kind::Int { min: 0, max: 75 },
-            "40",
-            "the largest share (%) of a window that carving removes, beside the subjects",
+            "20",
+            "the largest share (%) of a window that carving narrows away, beside the subjects (whole columns, so nothing tears; more keeps the subjects larger and makes what lies between them swim more as they move)",
         ),
         ParamSpec::new(
             "pad",
@@ -234,6 +234,19 @@ impl Director {
         self.frame
     }
 
+    /// The plans made ahead for the frames within `radius` of the last one
+    /// [`Director::next`] gave, itself included; none live.
+    pub fn around(&self, radius: usize) -> &[FramePlan] {
+        let Some((plans, _)) = &self.replay else {
+            return &[];
+        };
+        let i = self
+            .frame
+            .saturating_sub(1)
+            .min(plans.len().saturating_sub(1));
+        &plans[i.saturating_sub(radius)..(i + radius + 1).min(plans.len())]
+    }
+
     /// The hints and the protect mask that hold on frame `i`, as subjects.
     pub fn user_subjects(&self, i: usize) -> Vec<Subject> {
         self.hints
@@ -335,7 +348,7 @@ pub struct Reframe {
     pub hints_file: Option<PathBuf>,
     /// A path file to replay, as given by `path=`.
     pub path_file: Option<PathBuf>,
-    carver: Carver,
+    narrower: Narrower,
     /// Every frame's plan so far, when asked to keep them (shared with
     /// whoever writes them out after a run).
     pub record: Option<Arc<std::sync::Mutex<Vec<FramePlan>>>>,
@@ -422,7 +435,7 @@ pub fn build(p: &Params) -> Result<OpBox> {
         protect,
         hints_file,
         path_file: p.path("path").map(PathBuf::from),
-        carver: Carver::default(),
+        narrower: Narrower::default(),
         record: None,
     };
     if let Some(f) = op.path_file.clone() {
@@ -492,23 +505,24 @@ impl Op for Reframe {
             .then(|| Thumbs::of(frame, self.director.frame()));
         let plan = self.director.next((w, h), out, thumbs.as_ref())?;
         let lay = plan.layout(out);
+        let around = self.director.around(render::NARROW_RADIUS);
         let result = match frame {
             Frame::Rgba(p) => Frame::Rgba(render(
                 p,
                 &lay,
                 out,
                 self.pad,
-                &plan.keep,
-                &mut self.carver,
-            )?),
+                (&plan, around),
+                &mut self.narrower,
+            )),
             Frame::Gray(p) => Frame::Gray(render(
                 p,
                 &lay,
                 out,
                 self.pad,
-                &plan.keep,
-                &mut self.carver,
-            )?),
+                (&plan, around),
+                &mut self.narrower,
+            )),
         };
         if let Some(r) = &self.record
             && let Ok(mut r) = r.lock()

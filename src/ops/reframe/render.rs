@@ -9,18 +9,22 @@
 //!   intermediates, `(Σ wᵢ·pᵢ + 32) >> 6`, then along columns,
 //!   `(Σ wᵢ·mᵢ + 2²¹) >> 22`, with weights of 14 bits that sum to 2¹⁴:
 //!   area averages to shrink, bilinear (pixel centres aligned) to enlarge.
-//! - **Carving** is fast mode's (src/ops/retarget/fast.rs), with the
-//!   subjects as its protect mask, so that seams pass beside them.
+//! - **Narrowing** (the carve fit) is a resampling too, along a map that
+//!   keeps the subjects' columns (rows) at the window's scale and narrows
+//!   the rest alike ([`narrow_map`]): whole columns move, so nothing tears
+//!   and no subject is cut or squeezed. Made ahead, a frame's map is the
+//!   mean of those about it, so the picture between the subjects does not
+//!   swim with every box found a few pixels apart; live, it eases from the
+//!   last frame's. (Fast mode's seams inside the window, tried first, tore
+//!   walls and ground into blocks around the subjects' boxes.)
 //! - **Padding** is a solid colour, or the window's centre at the output's
 //!   shape, shrunk to an eighth, box-blurred twice, enlarged again and
 //!   darkened to three quarters, as a blurred backdrop.
 
 use super::geometry::{Layout, Rect};
-use crate::error::Result;
+use super::plan::FramePlan;
 use crate::frame::Plane;
 use crate::ops::pixel::Pixel;
-use crate::ops::retarget::CarveOptions;
-use crate::ops::retarget::fast::{FastParams, FastState, retarget_fast};
 
 /// Bits of a resampling weight.
 pub const WEIGHT_BITS: u32 = 14;
@@ -75,7 +79,14 @@ impl Taps {
                 }
             }
         }
-        let taps = rows.iter().map(|(_, w)| w.len()).max().unwrap_or(1);
+        Taps::from_rows(n, rows)
+    }
+
+    /// The table of `rows`, one an output: its first input and weights
+    /// (summing to 2¹⁴), over `n` inputs.
+    fn from_rows(n: usize, rows: Vec<(u32, Vec<u32>)>) -> Taps {
+        let m = rows.len();
+        let taps = rows.iter().map(|(_, w)| w.len()).max().unwrap_or(1).min(n);
         let mut first = Vec::with_capacity(m);
         let mut weights = vec![0u16; m * taps];
         for (o, (f, w)) in rows.into_iter().enumerate() {
@@ -94,6 +105,39 @@ impl Taps {
             first,
             weights,
         }
+    }
+
+    /// The table from `n` to `m` samples along a monotonic map whose
+    /// inverse `inv` takes an output coordinate (0..=m) to the input's
+    /// (0..=n): where an output covers a sample or more, the area it covers;
+    /// where less, bilinear at its centre.
+    pub fn by_map(n: usize, m: usize, inv: impl Fn(f64) -> f64) -> Taps {
+        let (n, m) = (n.max(1), m.max(1));
+        let one = 1u32 << WEIGHT_BITS;
+        let rows = (0..m)
+            .map(|o| {
+                let a = inv(o as f64).clamp(0.0, n as f64);
+                let b = inv((o + 1) as f64).clamp(a, n as f64);
+                if b - a >= 1.0 {
+                    let first = (a.floor() as usize).min(n - 1);
+                    let last = (b.ceil() as usize).min(n).max(first + 1);
+                    let w: Vec<f64> = (first..last)
+                        .map(|i| (b.min((i + 1) as f64) - a.max(i as f64)).max(0.0) / (b - a))
+                        .collect();
+                    (first as u32, quantise(&w))
+                } else {
+                    let c = (inv(o as f64 + 0.5) - 0.5).clamp(0.0, (n - 1) as f64);
+                    let i = c.floor() as usize;
+                    let f = c - i as f64;
+                    if i + 1 >= n || f == 0.0 {
+                        (i as u32, vec![one])
+                    } else {
+                        (i as u32, quantise(&[1.0 - f, f]))
+                    }
+                }
+            })
+            .collect();
+        Taps::from_rows(n, rows)
     }
 
     /// Outputs in the table.
@@ -378,63 +422,195 @@ pub fn solid<P: Pixel>(rgb: [u8; 3]) -> P {
     p
 }
 
-/// The mask carving avoids, in the scaled window's pixels: the subjects
-/// (rectangles of the input) that fall in the window, scaled as it is.
-pub fn keep_mask(lay: &Layout, keep: &[Rect]) -> Option<Plane<u8>> {
-    let (sw, sh) = lay.scaled;
-    let w = lay.window;
-    let mut mask: Option<Plane<u8>> = None;
-    for k in keep {
-        let Some(r) = k.intersect(&w) else { continue };
-        // Into the window's pixels, then scaled as the window is.
-        let local = Rect::new(r.x - w.x, r.y - w.y, r.w, r.h);
-        let x0 = local.x * sw / w.w.max(1);
-        let y0 = local.y * sh / w.h.max(1);
-        let x1 = (local.right() * sw).div_ceil(w.w.max(1)).min(sw);
-        let y1 = (local.bottom() * sh).div_ceil(w.h.max(1)).min(sh);
-        let m = mask.get_or_insert_with(|| Plane::new(sw, sh, 0u8));
-        for y in y0..y1 {
-            m.row_mut(y)[x0..x1].fill(1);
+/// Where each output sample's edge 0..=`m` of a window `n` samples long
+/// (along the axis it is cut on), narrowed to `m`, lies in the window: the
+/// subjects' spans (`keep`, in the window's samples) at `scale` (the
+/// window's uniform scale, output ÷ input, as the layout has it),
+/// everything between them narrowed alike to make up the length. Whole
+/// columns (rows) move, so nothing tears; the subjects are neither cut nor
+/// squeezed. Where they leave no room (or there are none), the whole window
+/// is scaled alike.
+pub fn narrow_map(n: usize, m: usize, scale: f64, keep: &[(usize, usize)]) -> Vec<f64> {
+    let (n, m) = (n.max(1), m.max(1));
+    let merged = merge_spans(keep, n);
+    let kept: usize = merged.iter().map(|(a, b)| b - a).sum();
+    let rest = m as f64 - kept as f64 * scale;
+    let uniform = n as f64 / m as f64;
+    if kept == 0 || kept >= n || rest <= 0.0 {
+        return (0..=m).map(|o| o as f64 * uniform).collect();
+    }
+    let squeeze = (rest / (n - kept) as f64).min(scale);
+    // The map's pieces: (input start, output start, slope).
+    let mut pieces: Vec<(f64, f64, f64)> = Vec::with_capacity(2 * merged.len() + 1);
+    let (mut x, mut o) = (0usize, 0.0f64);
+    for &(a, b) in &merged {
+        if a > x {
+            pieces.push((x as f64, o, squeeze));
+            o += (a - x) as f64 * squeeze;
+        }
+        pieces.push((a as f64, o, scale));
+        o += (b - a) as f64 * scale;
+        x = b;
+    }
+    if x < n {
+        pieces.push((x as f64, o, squeeze));
+    }
+    (0..=m)
+        .map(|out| {
+            let out = out as f64;
+            let i = pieces.partition_point(|p| p.1 <= out).saturating_sub(1);
+            let (x0, o0, k) = pieces[i];
+            (x0 + (out - o0) / k).clamp(0.0, n as f64)
+        })
+        .collect()
+}
+
+/// `spans` clipped to 0..`n`, sorted, and those that touch or overlap
+/// merged.
+fn merge_spans(spans: &[(usize, usize)], n: usize) -> Vec<(usize, usize)> {
+    let mut spans: Vec<(usize, usize)> = spans
+        .iter()
+        .map(|&(a, b)| (a.min(n), b.min(n)))
+        .filter(|(a, b)| b > a)
+        .collect();
+    spans.sort_unstable();
+    let mut merged: Vec<(usize, usize)> = Vec::with_capacity(spans.len());
+    for (a, b) in spans {
+        match merged.last_mut() {
+            Some(last) if a <= last.1 => last.1 = last.1.max(b),
+            _ => merged.push((a, b)),
         }
     }
-    mask
+    merged
 }
 
-/// Carving's memory and knobs, kept from frame to frame.
+/// The table of a map sampled at the output's sample edges (as
+/// [`narrow_map`] gives it), linear between them.
+pub fn map_taps(n: usize, map: &[f64]) -> Taps {
+    let m = map.len().saturating_sub(1).max(1);
+    Taps::by_map(n, m, |o| {
+        let i = (o.floor() as usize).min(m - 1);
+        let f = o - i as f64;
+        map[i] + (map[(i + 1).min(m)] - map[i]) * f
+    })
+}
+
+/// How much of a new frame's map the narrowing takes: the rest is the last
+/// frame's, so that boxes found a few pixels apart from frame to frame do
+/// not make the picture between them swim as much.
+pub const NARROW_TAKE: f64 = 0.2;
+
+/// The narrowing's memory from frame to frame, within one shot, window
+/// length and output length: the last map.
 #[derive(Clone, Debug, Default)]
-pub struct Carver {
-    pub params: FastParams,
-    pub state: FastState,
+pub struct Narrower {
+    last: Option<NarrowState>,
 }
 
-/// One output frame of `out` = (width, height) from `src` by `lay`; `keep`
-/// are the subjects carving must pass beside, in the input's pixels.
+#[derive(Clone, Debug)]
+struct NarrowState {
+    key: (usize, usize, usize, bool),
+    map: Vec<f64>,
+}
+
+/// Offline, the narrowing's map is the mean of the maps of this many
+/// frames either side (of the same shot and sizes): centred, so a subject
+/// that moves steadily is kept where it is, and what lies between the
+/// subjects does not swim with every box found a few pixels apart.
+pub const NARROW_RADIUS: usize = 8;
+
+/// The subjects' spans along the axis a layout cuts, in its window's
+/// samples.
+fn spans_in(w: Rect, keep: &[Rect], along_x: bool) -> Vec<(usize, usize)> {
+    keep.iter()
+        .filter_map(|k| k.intersect(&w))
+        .map(|r| {
+            if along_x {
+                (r.x - w.x, r.right() - w.x)
+            } else {
+                (r.y - w.y, r.bottom() - w.y)
+            }
+        })
+        .collect()
+}
+
+impl Narrower {
+    /// The row and column tables of `plan`'s layout `lay`, which narrows
+    /// its window: its subjects at the window's scale, the rest narrowed
+    /// ([`narrow_map`]) along the axis the window is cut on. `around` are
+    /// the plans of the frames about this one when the plan was made ahead
+    /// (the map is then their mean), and empty live (the map is then eased
+    /// from the last frame's).
+    pub fn tables(&mut self, lay: &Layout, plan: &FramePlan, around: &[FramePlan]) -> (Taps, Taps) {
+        let w = lay.window;
+        let (sw, sh) = lay.scaled;
+        let (cw, ch) = lay.carved;
+        let along_x = cw < sw;
+        let (n, m, scale) = if along_x {
+            (w.w, cw, sw as f64 / w.w.max(1) as f64)
+        } else {
+            (w.h, ch, sh as f64 / w.h.max(1) as f64)
+        };
+        let key = (plan.shot, n, m, along_x);
+        let like = |p: &&FramePlan| {
+            p.shot == plan.shot
+                && p.fit == plan.fit
+                && p.carve_to == plan.carve_to
+                && (p.window.w, p.window.h) == (w.w, w.h)
+        };
+        let state = if around.iter().any(|p| like(&p)) {
+            let mut sum = vec![0.0; m + 1];
+            let mut count = 0.0;
+            for p in around.iter().filter(like) {
+                let map = narrow_map(n, m, scale, &spans_in(p.window, &p.keep, along_x));
+                for (s, v) in sum.iter_mut().zip(map) {
+                    *s += v;
+                }
+                count += 1.0;
+            }
+            let map = sum.into_iter().map(|v| v / count).collect();
+            NarrowState { key, map }
+        } else {
+            let mut map = narrow_map(n, m, scale, &spans_in(w, &plan.keep, along_x));
+            if let Some(last) = self.last.take()
+                && last.key == key
+            {
+                for (v, l) in map.iter_mut().zip(&last.map) {
+                    *v = l + (*v - l) * NARROW_TAKE;
+                }
+            }
+            NarrowState { key, map }
+        };
+        let taps = map_taps(n, &state.map);
+        self.last = Some(state);
+        if along_x {
+            (taps, Taps::new(w.h, ch))
+        } else {
+            (Taps::new(w.w, cw), taps)
+        }
+    }
+}
+
+/// One output frame of `out` = (width, height) from `src` by `plan`'s
+/// layout `lay`; `around` are the plans about it, when made ahead
+/// ([`Narrower::tables`]).
 pub fn render<P: Pixel>(
     src: &Plane<P>,
     lay: &Layout,
     out: (usize, usize),
     pad: Pad,
-    keep: &[Rect],
-    carver: &mut Carver,
-) -> Result<Plane<P>> {
-    let (sw, sh) = lay.scaled;
-    let scaled = resample(src, lay.window, sw, sh);
+    (plan, around): (&FramePlan, &[FramePlan]),
+    narrower: &mut Narrower,
+) -> Plane<P> {
     let content = if lay.carved != lay.scaled {
-        // Always a mask, empty when no subject is in the window: the GPU's
-        // carver keeps one to replace each frame.
-        let mask = keep_mask(lay, keep).unwrap_or_else(|| Plane::new(sw, sh, 0u8));
-        let opts = CarveOptions {
-            protect: Some(&mask),
-            ..CarveOptions::default()
-        };
-        let (cw, ch) = lay.carved;
-        retarget_fast(&scaled, cw, ch, &opts, &carver.params, &mut carver.state)?
+        let (tx, ty) = narrower.tables(lay, plan, around);
+        resample_with(src, lay.window, &tx, &ty)
     } else {
-        scaled
+        resample(src, lay.window, lay.scaled.0, lay.scaled.1)
     };
     let c = lay.content;
     if (c.w, c.h) == out {
-        return Ok(content);
+        return content;
     }
     let mut canvas = match pad {
         Pad::Blur => backdrop(src, lay.window, out),
@@ -443,7 +619,7 @@ pub fn render<P: Pixel>(
     for y in 0..c.h {
         canvas.row_mut(c.y + y)[c.x..c.x + c.w].copy_from_slice(content.row(y));
     }
-    Ok(canvas)
+    canvas
 }
 
 #[cfg(test)]
@@ -549,7 +725,14 @@ mod tests {
     fn a_crop_at_full_scale_copies_the_window() {
         let src = Plane::from_fn(40, 10, |x, y| [x as u8, y as u8, 7, 255]);
         let lay = Layout::new(Rect::new(12, 0, 6, 10), Fit::Crop, (6, 10));
-        let out = render(&src, &lay, (6, 10), Pad::Blur, &[], &mut Carver::default()).unwrap();
+        let out = render(
+            &src,
+            &lay,
+            (6, 10),
+            Pad::Blur,
+            (&plan(&lay, &[]), &[]),
+            &mut Narrower::default(),
+        );
         assert_eq!(
             out,
             Plane::from_fn(6, 10, |x, y| [x as u8 + 12, y as u8, 7, 255])
@@ -566,10 +749,9 @@ mod tests {
             &lay,
             out,
             Pad::Color([0, 0, 0]),
-            &[],
-            &mut Carver::default(),
-        )
-        .unwrap();
+            (&plan(&lay, &[]), &[]),
+            &mut Narrower::default(),
+        );
         let c = lay.content;
         assert_eq!((c.w, c.h), (18, 10));
         assert_eq!(black.get(5, 0), [0, 0, 0, 255]);
@@ -577,23 +759,47 @@ mod tests {
         // is there, scaled.
         let mid = c.y + c.h / 2;
         assert!(black.get(0, mid)[0] < 16 && black.get(17, mid)[0] > 230);
-        let blur = render(&src, &lay, out, Pad::Blur, &[], &mut Carver::default()).unwrap();
+        let blur = render(
+            &src,
+            &lay,
+            out,
+            Pad::Blur,
+            (&plan(&lay, &[]), &[]),
+            &mut Narrower::default(),
+        );
         assert_eq!(blur.get(9, mid), black.get(9, mid));
         // The backdrop is the blurred centre of the window, darkened.
         let top = blur.get(9, 0)[0];
         assert!(top > 60 && top < 160, "{top}");
     }
 
+    /// A plan of `lay`'s window and fit, keeping `keep`.
+    fn plan(lay: &Layout, keep: &[Rect]) -> FramePlan {
+        FramePlan {
+            window: lay.window,
+            fit: lay.fit,
+            carve_to: None,
+            shot: 0,
+            keep: keep.to_vec(),
+        }
+    }
+
     #[test]
-    fn carving_passes_beside_the_subjects() {
-        // A textured frame with a subject in the middle; carve 40%.
-        let src = crate::ops::retarget::tests::noise(60, 20, 3);
-        let subject = Rect::new(25, 0, 10, 20);
+    fn narrowing_leaves_the_subject_whole_and_narrows_beside_it() {
+        // Columns numbered; a subject in columns 25..35; narrowed 40%.
         let lay = Layout::new(Rect::new(0, 0, 60, 20), Fit::Carve, (36, 20));
-        let mut carver = Carver::default();
         let marked = Plane::from_fn(60, 20, |x, y| [x as u8, y as u8, 0, 255]);
-        let _ = src;
-        let out = render(&marked, &lay, (36, 20), Pad::Blur, &[subject], &mut carver).unwrap();
+        let subject = Rect::new(25, 0, 10, 20);
+        let p = plan(&lay, &[subject]);
+        let out = render(
+            &marked,
+            &lay,
+            (36, 20),
+            Pad::Blur,
+            (&p, &[]),
+            &mut Narrower::default(),
+        );
+        assert_eq!((out.width(), out.height()), (36, 20));
         for y in 0..20 {
             let xs: Vec<u8> = out.row(y).iter().map(|p| p[0]).collect();
             let at = xs
@@ -605,7 +811,66 @@ mod tests {
                 &(25..35).collect::<Vec<u8>>()[..],
                 "row {y}"
             );
+            // Whole columns move: every row alike, and in order.
+            assert_eq!(xs, out.row(0).iter().map(|p| p[0]).collect::<Vec<_>>());
+            assert!(xs.windows(2).all(|w| w[0] <= w[1]), "{xs:?}");
         }
+        // Beside it, the picture is narrowed: its ends are still there.
+        assert!(out.get(0, 0)[0] <= 1 && out.get(35, 0)[0] >= 58);
+    }
+
+    #[test]
+    fn the_narrowing_map_keeps_the_spans_at_the_scale_and_spans_the_window() {
+        let map = narrow_map(100, 40, 0.5, &[(30, 50), (45, 60)]);
+        assert_eq!(map.len(), 41);
+        assert_eq!((map[0], map[40]), (0.0, 100.0));
+        assert!(map.windows(2).all(|w| w[0] < w[1]));
+        // 30..60 merged: at 0.5, each output inside it covers 2 inputs;
+        // outside, 70 inputs share the other 25 outputs.
+        let inside = map
+            .windows(2)
+            .filter(|w| w[0] >= 30.0 - 1e-9 && w[1] <= 60.0 + 1e-9)
+            .inspect(|w| assert!((w[1] - w[0] - 2.0).abs() < 1e-9, "{w:?}"))
+            .count();
+        assert_eq!(inside, 14, "{map:?}");
+        assert!(
+            map.windows(2)
+                .all(|w| w[1] - w[0] < 2.8 + 1e-9 || w[0] >= 30.0 - 1e-9)
+        );
+        // No room for the spans: the window scaled alike.
+        let map = narrow_map(100, 10, 0.5, &[(0, 90)]);
+        assert!(map.windows(2).all(|w| (w[1] - w[0] - 10.0).abs() < 1e-9));
+    }
+
+    #[test]
+    fn made_ahead_the_map_holds_still_where_the_boxes_jitter() {
+        // A still subject whose box is found a few columns apart from frame
+        // to frame: alone, each frame's map moves with its box; made ahead,
+        // the mean of the maps about each frame moves far less.
+        let lay = Layout::new(Rect::new(0, 0, 120, 20), Fit::Carve, (72, 20));
+        let jitter = [
+            0usize, 3, 1, 4, 0, 2, 4, 1, 3, 0, 2, 4, 1, 3, 0, 2, 4, 1, 3, 0, 2,
+        ];
+        let plans: Vec<FramePlan> = jitter
+            .iter()
+            .map(|&j| plan(&lay, &[Rect::new(48 + j, 0, 20 - j, 20)]))
+            .collect();
+        let moved = |radius: Option<usize>| -> u32 {
+            let around = |i: usize| radius.map_or(&plans[..0], |r| &plans[i - r..=i + r]);
+            let mut n = Narrower::default();
+            let a = n.tables(&lay, &plans[10], around(10)).0;
+            let mut n = Narrower::default();
+            let b = n.tables(&lay, &plans[11], around(11)).0;
+            a.first
+                .iter()
+                .zip(&b.first)
+                .map(|(x, y)| x.abs_diff(*y))
+                .sum()
+        };
+        let alone = moved(None);
+        let ahead = moved(Some(8));
+        assert!(alone > 0, "the boxes differ");
+        assert!(4 * ahead <= alone, "alone {alone}, made ahead {ahead}");
     }
 
     #[test]

@@ -316,54 +316,6 @@ impl Kernels {
 
 /// A prepared mode: exact ([`exact::State`]) or fast
 /// ([`fast::State`]).
-/// Fast mode's carving for another op (`reframe`): a w×h frame to tw×th,
-/// with a protect mask given every frame (`1` protects a pixel), on the
-/// same state and kernels as the `retarget` op's fast mode.
-pub(crate) struct MaskedCarver {
-    state: fast::State,
-}
-
-impl MaskedCarver {
-    pub(crate) fn new(
-        gpu: &Gpu,
-        params: FastParams,
-        (w, h): (usize, usize),
-        (tw, th): (usize, usize),
-        format: DevFormat,
-    ) -> Result<MaskedCarver> {
-        let op = GpuRetarget {
-            width: Some(SizeSpec::Pixels(tw)),
-            height: Some(SizeSpec::Pixels(th)),
-            energy: params.energy,
-            fast: Some(params),
-            // An empty mask, so that the state keeps one to replace.
-            protect: Some(Plane::new(w, h, 0u8)),
-            remove: None,
-        };
-        Ok(MaskedCarver {
-            state: fast::State::new(gpu, &op, params, (w, h), format)?,
-        })
-    }
-
-    /// The sizes it was made for: (w, h) in, (tw, th) out.
-    pub(crate) fn shape(&self) -> ((usize, usize), (usize, usize)) {
-        let ((w, h, _), t) = Carve::shape(&self.state);
-        ((w, h), t)
-    }
-
-    /// One frame, its protect mask (w·h bytes, row-major) uploaded first.
-    pub(crate) fn carve(
-        &mut self,
-        gpu: &Gpu,
-        mask: &[u8],
-        input: &DevFrame,
-        output: &mut DevFrame,
-    ) -> Result<()> {
-        self.state.set_mask(gpu.stream(), mask)?;
-        Carve::carve(&mut self.state, gpu, input, output)
-    }
-}
-
 pub(crate) trait Carve: Send {
     /// What it was prepared for: (w, h, format) in, (tw, th) out.
     fn shape(&self) -> ((usize, usize, DevFormat), (usize, usize));

@@ -405,26 +405,6 @@ impl State {
         })
     }
 
-    /// Replaces the protect mask (w·h bytes, 1 = protect) that the next
-    /// frames are carved with; the state must have been made with a mask.
-    pub(crate) fn set_mask(&mut self, st: &Arc<CudaStream>, mask: &[u8]) -> Result<()> {
-        let Some(src) = &mut self.mask_src else {
-            return Err(Error::Unsupported(
-                "retarget: this carver was made without a mask to replace".into(),
-            ));
-        };
-        if mask.len() != self.width * self.height {
-            return Err(Error::Unsupported(format!(
-                "retarget: a mask of {} bytes for a {}x{} frame",
-                mask.len(),
-                self.width,
-                self.height
-            )));
-        }
-        st.memcpy_htod(mask, src)
-            .map_err(|e| cuda_err("retarget: uploading the mask", e))
-    }
-
     /// One frame: `input` in, `output` (the target size) out.
     fn carve(&mut self, gpu: &Gpu, input: &DevFrame, output: &mut DevFrame) -> Result<()> {
         let st = gpu.stream().clone();
