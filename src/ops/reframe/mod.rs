@@ -1,5 +1,5 @@
 //! `reframe`: video to any shape (9:16, 1:1, 4:5, 4:3, 21:9) that keeps its
-//! subjects whole, by a moving window, carving inside it, or padding
+//! subjects whole, by a moving window, narrowed beside the subjects, or padding
 //! (docs/reframe.md, docs/DESIGN.md §4).
 //!
 //! The parts:
@@ -51,7 +51,7 @@ const TARGET_SIDE: Kind = Kind::Size {
 
 pub static SPEC: OpSpec = OpSpec {
     name: "reframe",
-    summary: "reframe video to another shape (9:16, 1:1, 4:5, 21:9) keeping faces, people, animals and text whole: a moving window, carving inside it, or padding",
+    summary: "reframe video to another shape (9:16, 1:1, 4:5, 21:9) keeping faces, people, animals and text whole: a moving window, narrowed beside the subjects, or padding",
     params: &[
         ParamSpec::optional(
             "aspect",
@@ -72,7 +72,7 @@ pub static SPEC: OpSpec = OpSpec {
             "fit",
             Kind::Choice(&["auto", "crop", "carve", "pad"]),
             "auto",
-            "per shot: auto crops when the subjects fit the window, else carves the space between them, else pads; or always one",
+            "per shot: auto crops when the subjects fit the window, else narrows the picture beside them (whole columns; the subjects keep their shape), else pads; or always one",
         ),
         ParamSpec::new(
             "carve",

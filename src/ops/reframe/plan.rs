@@ -47,7 +47,7 @@ pub const EDGE: f64 = 0.01;
 pub const EDGE_SUBJECT: f64 = 0.15;
 /// A shot whose camera shifts in more than this share of its frames is
 /// handheld (or panning): what moves in it is no subject to hold.
-pub const HANDHELD_SHARE: f64 = 1.1;
+pub const HANDHELD_SHARE: f64 = 0.3;
 /// Acceleration of the live camera: this share of its top speed a frame.
 const LIVE_ACCEL: f64 = 0.15;
 
