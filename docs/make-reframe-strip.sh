@@ -32,7 +32,10 @@ def get(folder, i):
     return Image.open(f"{tmp}/{folder}/{i:05d}.png").convert("RGB")
 res = get("out", first)
 ow, oh = res.size
-rows = []
+H, GAP, LABEL = 240, 6, 18
+def fit(im, h):
+    return im.resize((max(1, im.width * h // im.height), h), Image.BOX)
+groups = []
 for label, make in [
     ("original", lambda im: im),
     ("scaled", lambda im: im.resize((ow, oh), Image.BOX)),
@@ -40,21 +43,28 @@ for label, make in [
                                         (im.width + ow * im.height // oh) // 2, im.height))),
     ("reframe", None),
 ]:
-    tiles = []
-    for i in range(first, first + 4):
-        im = get("out", i) if make is None else make(get("in", i))
-        tiles.append(im.resize((max(1, im.width * H // im.height), H), Image.BOX))
-    rows.append((label, tiles))
-width = max(sum(t.width for t in ts) + 6 * (len(ts) - 1) for _, ts in rows) + 110
-sheet = Image.new("RGB", (width, len(rows) * (H + 6) - 6), "white")
+    h = H * 3 // 4 if make is not None and label == "original" else H
+    tiles = [fit(get("out", i) if make is None else make(get("in", i)), h)
+             for i in range(first, first + 4)]
+    groups.append((label, tiles))
+# The original's four frames on top; below, the three results side by side.
+top_w = sum(t.width for t in groups[0][1]) + GAP * 3
+low = groups[1:]
+low_w = sum(sum(t.width for t in ts) + GAP * 3 for _, ts in low) + 4 * GAP * (len(low) - 1)
+width = max(top_w, low_w)
+top_h = groups[0][1][0].height
+sheet = Image.new("RGB", (width, LABEL + top_h + GAP + LABEL + H), "white")
 d = ImageDraw.Draw(sheet)
-for r, (label, ts) in enumerate(rows):
-    y = r * (H + 6)
-    d.text((6, y + H // 2 - 6), label, fill="black")
-    x = 110
-    for t in ts:
-        sheet.paste(t, (x, y))
-        x += t.width + 6
+def place(x, y, label, tiles):
+    d.text((x, y + 3), f"{label} (frames {first}-{first + 3})", fill="black")
+    for t in tiles:
+        sheet.paste(t, (x, y + LABEL))
+        x += t.width + GAP
+    return x
+place(0, 0, *groups[0])
+x = 0
+for label, ts in low:
+    x = place(x, LABEL + top_h + GAP, label, ts) + 3 * GAP
 sheet.save(out, quality=82)
 print(out, sheet.size)
 PY
