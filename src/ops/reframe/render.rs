@@ -514,9 +514,10 @@ struct NarrowState {
 }
 
 /// Offline, the narrowing's map is the mean of the maps of this many
-/// frames either side (of the same shot and sizes): centred, so a subject
-/// that moves steadily is kept where it is, and what lies between the
-/// subjects does not swim with every box found a few pixels apart.
+/// frames either side (of the same shot and sizes): centred, so it does not
+/// lag, and what lies between the subjects does not swim with every box
+/// found a few pixels apart. A subject that moves fast is narrowed a little
+/// where the maps about it disagree.
 pub const NARROW_RADIUS: usize = 8;
 
 /// The subjects' spans along the axis a layout cuts, in its window's
