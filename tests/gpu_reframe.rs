@@ -10,14 +10,13 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::{assert_close, gpu};
-use seamstream::cuda::{DevFormat, DevFrame, Gpu};
+use common::{compare_frames, gpu};
 use seamstream::frame::{Frame, Plane};
 use seamstream::gst::decode::FrameReader;
 use seamstream::ops::Op;
 use seamstream::ops::reframe::analyze::{Analyzer, Thumbs};
 use seamstream::ops::reframe::{Reframe, plan_video};
-use seamstream::registry::{gpu_half, parse_op};
+use seamstream::registry::parse_op;
 
 /// A scene of soft texture with two figures: one walking right, one
 /// standing; `cut` frames later, another scene.
@@ -48,28 +47,6 @@ fn clip(w: usize, h: usize, n: usize, cut: usize, gray: bool) -> Vec<Frame> {
             }
         })
         .collect()
-}
-
-/// Runs the CPU op and its GPU half over `frames`, asserting every output
-/// equal; each GPU output is poisoned first.
-fn compare(gpu: &Gpu, cpu: &mut Reframe, frames: &[Frame], what: &str) {
-    let g = gpu_half(cpu).unwrap_or_else(|e| panic!("{what}: {e}"));
-    let format = DevFormat::of(&frames[0]);
-    let (w, h) = (frames[0].width(), frames[0].height());
-    let (ow, oh, of) = g.output(w, h, format).unwrap();
-    let mut g = g
-        .prepare(gpu, w, h, format)
-        .unwrap_or_else(|e| panic!("{what}: {e}"));
-    for (i, f) in frames.iter().enumerate() {
-        let want = cpu.apply(f).unwrap();
-        let input = DevFrame::upload(gpu, f).unwrap();
-        let mut out = DevFrame::alloc(gpu, ow, oh, of).unwrap();
-        out.fill(gpu, 0xA5 ^ (i as u8).wrapping_mul(0x3D)).unwrap();
-        g.run(gpu, &input, &mut out)
-            .unwrap_or_else(|e| panic!("{what} frame {i}: {e}"));
-        let got = out.download(gpu).unwrap();
-        assert_close(&got, &want, 0, &format!("{what} frame {i}"));
-    }
 }
 
 fn reframe(text: &str) -> Reframe {
@@ -106,7 +83,7 @@ fn live_planning_equals_the_cpu() {
                 "reframe:aspect=21:9",
             ] {
                 let what = format!("{text} live {w}x{h} gray={gray}");
-                compare(&gpu, &mut reframe(text), &frames, &what);
+                compare_frames(&gpu, &mut reframe(text), &frames, &what);
             }
         }
     }
@@ -126,7 +103,7 @@ fn replayed_plans_equal_the_cpu() {
                 "reframe:aspect=1:1,fit=pad",
             ] {
                 let what = format!("{text} planned {w}x{h} gray={gray}");
-                compare(&gpu, &mut planned(text, &frames), &frames, &what);
+                compare_frames(&gpu, &mut planned(text, &frames), &frames, &what);
             }
         }
     }
@@ -170,7 +147,7 @@ fn a_real_clip_planned_ahead_equals_the_cpu() {
         "reframe:aspect=1:1",
         "reframe:aspect=9:16,fit=carve",
     ] {
-        compare(
+        compare_frames(
             &gpu,
             &mut planned(text, &frames),
             &frames,

@@ -11,11 +11,10 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::{assert_close, bytes, gpu, random_frame};
+use common::{bytes, compare_frames, gpu, random_frame};
 use seamstream::cuda::{DevFormat, DevFrame, Gpu};
 use seamstream::frame::{Frame, Plane, Rgba};
 use seamstream::gst::decode::FrameReader;
-use seamstream::ops::Op;
 use seamstream::ops::params::SizeSpec;
 use seamstream::ops::retarget::fast::{FastParams, FastState};
 use seamstream::ops::retarget::{Energy, Mode, Retarget};
@@ -96,25 +95,9 @@ fn panning(w: usize, h: usize, pan: (i64, i64), n: usize, format: DevFormat) -> 
         .collect()
 }
 
-/// Runs `cpu` and its GPU half over `frames`, asserting every output equal.
+/// [`compare_frames`] for a retarget op given by value.
 fn compare(gpu: &Gpu, mut cpu: Retarget, frames: &[Frame], what: &str) {
-    let g = gpu_half(&cpu).unwrap_or_else(|e| panic!("{what}: {e}"));
-    let format = DevFormat::of(&frames[0]);
-    let (w, h) = (frames[0].width(), frames[0].height());
-    let (ow, oh, of) = g.output(w, h, format).unwrap();
-    let mut g = g
-        .prepare(gpu, w, h, format)
-        .unwrap_or_else(|e| panic!("{what}: {e}"));
-    for (i, f) in frames.iter().enumerate() {
-        let want = cpu.apply(f).unwrap();
-        let input = DevFrame::upload(gpu, f).unwrap();
-        let mut out = DevFrame::alloc(gpu, ow, oh, of).unwrap();
-        out.fill(gpu, 0xA5).unwrap();
-        g.run(gpu, &input, &mut out)
-            .unwrap_or_else(|e| panic!("{what} frame {i}: {e}"));
-        let got = out.download(gpu).unwrap();
-        assert_close(&got, &want, 0, &format!("{what} frame {i}"));
-    }
+    compare_frames(gpu, &mut cpu, frames, what);
 }
 
 #[test]

@@ -164,6 +164,47 @@ pub fn random_frame(w: usize, h: usize, format: DevFormat, seed: u64) -> Frame {
     Noise::new(seed).frame(w, h, format == DevFormat::Gray)
 }
 
+/// Each frame of `frames` through `chain` in order, timed from its start to
+/// its end in milliseconds: on `gpu` (every input uploaded first, the GPU
+/// synchronised around each run) or on the CPU.
+pub fn frame_times(
+    gpu: Option<&Gpu>,
+    chain: &mut seamstream::Chain,
+    frames: &[Frame],
+) -> Result<Vec<f64>> {
+    let Some(first) = frames.first() else {
+        return Ok(Vec::new());
+    };
+    let (w, h) = (first.width(), first.height());
+    let mut times = Vec::with_capacity(frames.len());
+    match gpu {
+        Some(gpu) => {
+            let mut g = GpuChain::new(gpu, chain, w, h, DevFormat::Rgba)?;
+            let uploads = frames
+                .iter()
+                .map(|f| DevFrame::upload(gpu, f))
+                .collect::<Result<Vec<_>>>()?;
+            let mut outs = g.alloc_outputs(gpu)?;
+            for input in &uploads {
+                gpu.sync()?;
+                let start = Instant::now();
+                g.run(gpu, input, &mut outs)?;
+                gpu.sync()?;
+                times.push(start.elapsed().as_secs_f64() * 1e3);
+            }
+        }
+        None => {
+            for f in frames {
+                let input = f.clone();
+                let start = Instant::now();
+                std::hint::black_box(chain.apply(input)?);
+                times.push(start.elapsed().as_secs_f64() * 1e3);
+            }
+        }
+    }
+    Ok(times)
+}
+
 pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return f64::NAN;

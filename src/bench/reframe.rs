@@ -10,10 +10,9 @@
 
 use std::time::Instant;
 
-use super::percentile;
+use super::{frame_times, percentile};
 use rayon::prelude::*;
-use seamstream::cuda::stage::GpuChain;
-use seamstream::cuda::{DevFormat, DevFrame, Gpu};
+use seamstream::cuda::Gpu;
 use seamstream::error::Result;
 use seamstream::frame::{Frame, Plane, Rgba};
 use seamstream::gst::decode::FrameReader;
@@ -21,7 +20,6 @@ use seamstream::gst::reframe::reframe_of;
 use seamstream::ops::Op;
 use seamstream::ops::reframe::analyze::{FACE_EVERY, Thumbs};
 use seamstream::ops::reframe::geometry::{Fit, Rect};
-use seamstream::ops::reframe::plan::FramePlan;
 use seamstream::ops::reframe::plan_video;
 use seamstream::ops::reframe::render::resample;
 
@@ -97,8 +95,8 @@ pub fn time_reframe(gpu: Option<&Gpu>, op: &str, frames: &[Frame]) -> Result<Ref
     for p in &plans {
         fits[Fit::ALL.iter().position(|&f| f == p.fit).unwrap_or(0)] += 1;
     }
-    r.replay(plans.clone(), "the bench's plan".into());
-    let times = render_times(gpu, &mut chain, frames, &plans)?;
+    r.replay(plans, "the bench's plan".into());
+    let times = frame_times(gpu, &mut chain, frames)?;
     let rest = if times.len() > 1 {
         &times[1..]
     } else {
@@ -114,39 +112,4 @@ pub fn time_reframe(gpu: Option<&Gpu>, op: &str, frames: &[Frame]) -> Result<Ref
         render_first: times[0],
         fits,
     })
-}
-
-fn render_times(
-    gpu: Option<&Gpu>,
-    chain: &mut seamstream::Chain,
-    frames: &[Frame],
-    _plans: &[FramePlan],
-) -> Result<Vec<f64>> {
-    let (w, h) = (frames[0].width(), frames[0].height());
-    let mut times = Vec::with_capacity(frames.len());
-    match gpu {
-        Some(gpu) => {
-            let mut g = GpuChain::new(gpu, chain, w, h, DevFormat::Rgba)?;
-            let uploads = frames
-                .iter()
-                .map(|f| DevFrame::upload(gpu, f))
-                .collect::<Result<Vec<_>>>()?;
-            let mut outs = g.alloc_outputs(gpu)?;
-            for input in &uploads {
-                gpu.sync()?;
-                let start = Instant::now();
-                g.run(gpu, input, &mut outs)?;
-                gpu.sync()?;
-                times.push(start.elapsed().as_secs_f64() * 1e3);
-            }
-        }
-        None => {
-            for f in frames {
-                let start = Instant::now();
-                std::hint::black_box(chain.apply(f.clone())?);
-                times.push(start.elapsed().as_secs_f64() * 1e3);
-            }
-        }
-    }
-    Ok(times)
 }

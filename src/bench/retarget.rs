@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use super::{SETS, percentile, random_frame};
+use super::{SETS, frame_times, percentile, random_frame};
 use seamstream::cuda::stage::GpuChain;
 use seamstream::cuda::timing::{time_gpu, time_seam_dp};
 use seamstream::cuda::{DevFormat, DevFrame, Gpu};
@@ -111,31 +111,7 @@ pub fn time_fast(
     let inputs: Vec<Frame> = (0..=frames).map(frame_at).collect();
     let mut chain = seamstream::registry::parse_chain(&[op])?;
     chain.streaming();
-    let mut times = Vec::with_capacity(frames + 1);
-    match gpu {
-        Some(gpu) => {
-            let mut g = GpuChain::new(gpu, &chain, w, h, DevFormat::Rgba)?;
-            let uploads = inputs
-                .iter()
-                .map(|f| DevFrame::upload(gpu, f))
-                .collect::<Result<Vec<_>>>()?;
-            let mut outs = g.alloc_outputs(gpu)?;
-            for input in &uploads {
-                gpu.sync()?;
-                let start = Instant::now();
-                g.run(gpu, input, &mut outs)?;
-                gpu.sync()?;
-                times.push(start.elapsed().as_secs_f64() * 1e3);
-            }
-        }
-        None => {
-            for input in inputs {
-                let start = Instant::now();
-                std::hint::black_box(chain.apply(input)?);
-                times.push(start.elapsed().as_secs_f64() * 1e3);
-            }
-        }
-    }
+    let times = frame_times(gpu, &mut chain, &inputs)?;
     let first = times[0];
     let mut rest = times[1..].to_vec();
     rest.sort_by(f64::total_cmp);

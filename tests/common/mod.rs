@@ -103,3 +103,27 @@ pub fn assert_close(gpu: &Frame, cpu: &Frame, tolerance: u8, what: &str) {
         );
     }
 }
+
+/// Runs `cpu` (an op that keeps state from frame to frame) and its GPU half
+/// over `frames` in order, asserting every output equal; each GPU output
+/// buffer is filled with another byte first, so a pixel left unwritten
+/// shows.
+pub fn compare_frames(gpu: &Gpu, cpu: &mut dyn seamstream::ops::Op, frames: &[Frame], what: &str) {
+    let g = gpu_half(cpu).unwrap_or_else(|e| panic!("{what}: {e}"));
+    let format = DevFormat::of(&frames[0]);
+    let (w, h) = (frames[0].width(), frames[0].height());
+    let (ow, oh, of) = g.output(w, h, format).unwrap();
+    let mut g = g
+        .prepare(gpu, w, h, format)
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    for (i, f) in frames.iter().enumerate() {
+        let want = cpu.apply(f).unwrap();
+        let input = DevFrame::upload(gpu, f).unwrap();
+        let mut out = DevFrame::alloc(gpu, ow, oh, of).unwrap();
+        out.fill(gpu, 0xA5 ^ (i as u8).wrapping_mul(0x3D)).unwrap();
+        g.run(gpu, &input, &mut out)
+            .unwrap_or_else(|e| panic!("{what} frame {i}: {e}"));
+        let got = out.download(gpu).unwrap();
+        assert_close(&got, &want, 0, &format!("{what} frame {i}"));
+    }
+}
