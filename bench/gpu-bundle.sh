@@ -20,7 +20,7 @@ if [ "${1:-}" = quality ]; then
   exit 0
 fi
 tests=()
-for n in segments elements gpu_elements gpu_color gpu_filters gpu_geometry gpu_registry gpu_reframe gpu_retarget gpu_retarget_fast gpu_segment gpu_stage kernel_cache; do
+for n in segments elements gpu_elements gpu_memory gpu_color gpu_filters gpu_geometry gpu_registry gpu_reframe gpu_retarget gpu_retarget_fast gpu_segment gpu_stage kernel_cache; do
   f=$(ls -t target/release/deps/$n-* 2>/dev/null | grep -v '\.d$' | head -1 || true)
   [ -n "$f" ] && tests+=("$f")
 done

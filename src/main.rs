@@ -562,9 +562,9 @@ fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
         input,
         output,
         test,
-        queue: 2,
+        queue: tuning("SEAMSTREAM_QUEUE", 2),
         backend,
-        slots: 3,
+        slots: tuning("SEAMSTREAM_SLOTS", 3),
         encoder,
         audio,
         span,
@@ -583,7 +583,7 @@ fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
             );
         }
         eprintln!(
-            "{} frames in, {} out, {} dropped, {:.1} fps; {}x{} -> {}x{}; ms a frame: copy in {:.2}, chain {:.2}, copy out {:.2}",
+            "{} frames in, {} out, {} dropped, {:.1} fps; {}x{} -> {}x{}; ms a frame: copy in {:.2}, chain {:.2}, copy out {:.2}; memory in {}, out {}",
             s.frames_in,
             s.frames_out,
             s.dropped,
@@ -595,6 +595,8 @@ fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
             s.ms_copy_in,
             s.ms_chain,
             s.ms_copy_out,
+            s.memory_in,
+            s.memory_out,
         );
         for (i, st) in s.streams.iter().enumerate() {
             eprintln!("  stream {i}: {} {}: {}", st.kind, st.what, st.action);
@@ -881,7 +883,7 @@ fn summary_json(
         .to_string()
     });
     format!(
-        "{{\"frames_in\":{},\"frames_out\":{},\"dropped\":{},\"seconds\":{:.3},\"fps\":{:.2},\"ms_copy_in\":{:.3},\"ms_chain\":{:.3},\"ms_copy_out\":{:.3},\"size_in\":[{},{}],\"size_out\":[{},{}],\"interrupted\":{},\"output\":{output},\"partial\":{partial},\"kernel_seconds\":{},\"kernels_compiled\":{},\"streams\":[{}],\"reframe\":{reframe}}}",
+        "{{\"frames_in\":{},\"frames_out\":{},\"dropped\":{},\"seconds\":{:.3},\"fps\":{:.2},\"ms_copy_in\":{:.3},\"ms_chain\":{:.3},\"ms_copy_out\":{:.3},\"memory_in\":\"{}\",\"memory_out\":\"{}\",\"size_in\":[{},{}],\"size_out\":[{},{}],\"interrupted\":{},\"output\":{output},\"partial\":{partial},\"kernel_seconds\":{},\"kernels_compiled\":{},\"streams\":[{}],\"reframe\":{reframe}}}",
         s.frames_in,
         s.frames_out,
         s.dropped,
@@ -890,6 +892,8 @@ fn summary_json(
         s.ms_copy_in,
         s.ms_chain,
         s.ms_copy_out,
+        s.memory_in,
+        s.memory_out,
         s.width_in,
         s.height_in,
         s.width_out,
@@ -917,6 +921,16 @@ fn list_ops() {
     }
     // A closed pipe (`seamstream ops | head`) is not an error worth a message.
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
+}
+
+/// A tuning knob for experiments (`SEAMSTREAM_QUEUE`, `SEAMSTREAM_SLOTS`):
+/// its value from the environment, else `default`.
+fn tuning(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(default)
 }
 
 /// Places the positional file arguments of `run` in the slots that `-i` and

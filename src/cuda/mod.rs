@@ -10,6 +10,7 @@
 pub(crate) mod launch;
 pub mod module;
 pub mod ops;
+pub mod pinned;
 pub mod stage;
 #[doc(hidden)]
 pub mod testing;
@@ -18,7 +19,7 @@ pub mod timing;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, sys};
 
 use crate::error::{Error, Result};
 use crate::frame::{Frame, Plane};
@@ -226,6 +227,22 @@ impl Gpu {
             .stream
             .synchronize()
             .map_err(|e| cuda_err("waiting for the GPU", e))
+    }
+
+    /// Whether `ptr` is device memory of this GPU's context (memory of
+    /// another context, or of none, cannot be copied on its streams).
+    pub fn owns(&self, ptr: u64) -> bool {
+        let mut ctx: sys::CUcontext = std::ptr::null_mut();
+        // SAFETY: the attribute is a CUcontext written into `ctx`; an
+        // unknown pointer is an error, not a fault.
+        let found = unsafe {
+            sys::cuPointerGetAttribute(
+                (&mut ctx as *mut sys::CUcontext).cast(),
+                sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_CONTEXT,
+                ptr,
+            )
+        };
+        found == sys::CUresult::CUDA_SUCCESS && ctx == self.inner.ctx.cu_ctx()
     }
 }
 

@@ -89,13 +89,24 @@ pub enum Source<F> {
     Device([DevicePlane; 3]),
 }
 
-/// Copies a frame's planes between device memory (`planes`, each with its
-/// own pitch) and a packed device buffer (`packed`: rows packed, planes of
-/// `shape` one after another), on `stream`; into the packed buffer when
-/// `inward`, out of it otherwise.
+/// Where a finished frame goes instead of its slot's pinned buffer (planes
+/// in the ring's output layout): device memory (GStreamer's CUDA memory),
+/// copied on the device; or pinned host memory that is handed on as it is
+/// (a buffer for the encoder), which the download writes straight into.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Target {
+    Device([DevicePlane; 3]),
+    Pinned([DevicePlane; 3]),
+}
+
+/// Copies a frame's planes between memory of its own (`planes`, each with
+/// its own pitch: device memory, or pinned host memory when `on_host`) and
+/// a packed device buffer (`packed`: rows packed, planes of `shape` one
+/// after another), on `stream`; into the packed buffer when `inward`, out
+/// of it otherwise.
 fn copy_planes(
     stream: &CudaStream,
-    planes: &[DevicePlane; 3],
+    (planes, on_host): (&[DevicePlane; 3], bool),
     packed: u64,
     shape: [(usize, usize); 3],
     inward: bool,
@@ -117,28 +128,43 @@ fn copy_planes(
             (packed + at, row, plane.ptr, plane.pitch)
         };
         let device = sys::CUmemorytype::CU_MEMORYTYPE_DEVICE;
+        let (src_type, dst_type) = match (on_host, inward) {
+            (false, _) => (device, device),
+            (true, true) => (sys::CUmemorytype::CU_MEMORYTYPE_HOST, device),
+            (true, false) => (device, sys::CUmemorytype::CU_MEMORYTYPE_HOST),
+        };
+        let host = sys::CUmemorytype::CU_MEMORYTYPE_HOST;
         let copy = sys::CUDA_MEMCPY2D {
             srcXInBytes: 0,
             srcY: 0,
-            srcMemoryType: device,
-            srcHost: std::ptr::null(),
+            srcMemoryType: src_type,
+            srcHost: if src_type == host {
+                src as *const std::ffi::c_void
+            } else {
+                std::ptr::null()
+            },
             srcDevice: src,
             srcArray: std::ptr::null_mut(),
             srcPitch: src_pitch,
             dstXInBytes: 0,
             dstY: 0,
-            dstMemoryType: device,
-            dstHost: std::ptr::null_mut(),
+            dstMemoryType: dst_type,
+            dstHost: if dst_type == host {
+                dst as *mut std::ffi::c_void
+            } else {
+                std::ptr::null_mut()
+            },
             dstDevice: dst,
             dstArray: std::ptr::null_mut(),
             dstPitch: dst_pitch,
             WidthInBytes: row,
             Height: rows,
         };
-        // SAFETY: both sides are device memory of at least `rows` rows of
-        // `row` bytes at their pitches: the packed buffer was allocated for
-        // the layout, and the caller's planes come from a mapped buffer of
-        // the negotiated size, kept alive until the copy's event is done.
+        // SAFETY: both sides hold at least `rows` rows of `row` bytes at
+        // their pitches: the packed buffer was allocated for the layout, and
+        // the caller's planes come from a mapped buffer of the negotiated
+        // size (device memory, or pinned host memory the caller allocated
+        // for the layout), kept alive until the copy's event is done.
         unsafe { sys::cuMemcpy2DAsync_v2(&copy, stream.cu_stream()) }
             .result()
             .map_err(|e| cuda_err("copying a frame in device memory", e))?;
@@ -286,7 +312,7 @@ pub struct Stage<T> {
     slots: Vec<Slot>,
     /// Slots in flight, oldest first, with what came with each frame.
     in_flight: VecDeque<(usize, T, bool)>,
-    /// (Each with whether its result stays in device memory.)
+    /// (Each with whether its result went to the caller's memory.)
     next: usize,
     /// Frames started so far, and the count at which to fail as if the GPU
     /// had (`SEAMSTREAM_INJECT_GPU_FAULT_AFTER`, for tests of what a run
@@ -456,16 +482,15 @@ impl<T> Stage<T> {
     }
 
     /// [`Stage::push`] from either side of PCIe: the frame comes from `src`,
-    /// and the result goes to device memory `dst` (planes in the output
-    /// layout) when given, without crossing PCIe, else to the slot's pinned
-    /// buffer. The caller keeps the memory of both alive until the frame
-    /// comes out.
+    /// and the result goes to `dst` (planes in the output layout) when
+    /// given, else to the slot's pinned buffer. The caller keeps the memory
+    /// of both alive until the frame comes out.
     pub fn push_from(
         &mut self,
         (width, height, format): (usize, usize, PixelFormat),
         tag: T,
         src: Source<impl FnOnce(&mut [u8]) -> Result<()>>,
-        dst: Option<[DevicePlane; 3]>,
+        dst: Option<Target>,
         out: &mut impl FnMut(Finished<'_>, T) -> Result<()>,
     ) -> Result<()> {
         if self.in_flight.len() == self.slots.len() {
@@ -523,7 +548,7 @@ impl<T> Stage<T> {
         s: usize,
         (width, height, format): (usize, usize, PixelFormat),
         src: Source<impl FnOnce(&mut [u8]) -> Result<()>>,
-        dst: Option<[DevicePlane; 3]>,
+        dst: Option<Target>,
     ) -> Result<()> {
         if self.fault_after == Some(self.started) {
             return Err(Error::Device(format!(
@@ -568,7 +593,8 @@ impl<T> Stage<T> {
                     Some(d) => d.device_ptr(&self.up).0,
                     None => slot.dev_in.data.device_ptr(&self.up).0,
                 };
-                copy_planes(&self.up, &planes, packed, self.input.planes(w, h), true)?;
+                let planes = (&planes, false);
+                copy_planes(&self.up, planes, packed, self.input.planes(w, h), true)?;
             }
         }
         slot.uploaded
@@ -598,9 +624,11 @@ impl<T> Stage<T> {
             None => result.data.slice(..n),
         };
         match dst {
-            Some(planes) => {
+            Some(Target::Device(planes) | Target::Pinned(planes)) => {
+                let on_host = matches!(dst, Some(Target::Pinned(_)));
                 let at = packed.device_ptr(&self.down).0;
-                copy_planes(&self.down, &planes, at, self.output.planes(ow, oh), false)?;
+                let shape = self.output.planes(ow, oh);
+                copy_planes(&self.down, (&planes, on_host), at, shape, false)?;
             }
             None if n > 0 => self
                 .down
@@ -623,7 +651,7 @@ impl<T> Stage<T> {
 
     /// Waits for the oldest frame's download; returns its slot and tag.
     fn wait_oldest(&mut self) -> Result<(usize, T, bool)> {
-        let (s, tag, on_device) = self
+        let (s, tag, elsewhere) = self
             .in_flight
             .pop_front()
             .ok_or_else(|| Error::Device("the GPU stage has no frame in flight".into()))?;
@@ -631,19 +659,19 @@ impl<T> Stage<T> {
             .downloaded
             .synchronize()
             .map_err(|e| cuda_err("waiting for a frame", e))?;
-        Ok((s, tag, on_device))
+        Ok((s, tag, elsewhere))
     }
 
     /// Waits for the oldest frame's download and gives it to `out` in its
     /// slot's pinned buffer.
     fn take_oldest(&mut self, out: &mut impl FnMut(Finished<'_>, T) -> Result<()>) -> Result<()> {
-        let (s, tag, on_device) = self.wait_oldest()?;
+        let (s, tag, elsewhere) = self.wait_oldest()?;
         let (width, height, layout) = self.output();
         let bytes = self.slots[s]
             .host_out
             .as_slice()
             .map_err(|e| cuda_err("reading a downloaded frame", e))?;
-        let n = if on_device {
+        let n = if elsewhere {
             0
         } else {
             layout.bytes(width, height)?

@@ -8,6 +8,7 @@
 //! colorimetry. See [`run`].
 
 pub mod audio;
+pub mod cuda;
 pub mod decode;
 pub mod encode;
 pub mod join;
@@ -199,13 +200,15 @@ impl Input {
     /// appsink. The sample's appsrc gets its caps and frames from
     /// [`sample::feed`] once the pipeline is built.
     pub fn launch(&self, test: &TestSettings) -> String {
-        self.launch_as(test, "RGBA")
+        self.launch_as(test, "video/x-raw,format=RGBA")
     }
 
-    /// [`Input::launch`] with the appsink taking any of `formats` (caps
-    /// syntax, e.g. `{ I420, NV12, RGBA }`): the GPU backend takes 4:2:0 YUV
-    /// as decoders give it and converts on the device.
-    pub fn launch_as(&self, test: &TestSettings, formats: &str) -> String {
+    /// [`Input::launch`] with the appsink taking `caps` (e.g.
+    /// `video/x-raw,format={ I420, NV12, RGBA }`): the GPU backend takes
+    /// 4:2:0 YUV as decoders give it, in CUDA memory where NVIDIA's do, and
+    /// converts on the device. (`videoconvert` passes CUDA memory through
+    /// untouched, and converts only system memory.)
+    pub fn launch_as(&self, test: &TestSettings, caps: &str) -> String {
         let src = match self {
             Input::Sample => format!("appsrc name={} format=time", sample::APPSRC_NAME),
             Input::Test { pattern } => {
@@ -226,7 +229,7 @@ impl Input {
             ),
             Input::Fragment(f) => f.clone(),
         };
-        format!("{src} ! videoconvert ! video/x-raw,format={formats} ! appsink name=seamstream_in")
+        format!("{src} ! videoconvert ! {caps} ! appsink name=seamstream_in")
     }
 }
 

@@ -7,7 +7,6 @@
 //! [`register_static`]. One folder an element (`mod.rs` registers,
 //! `imp.rs` implements), both on the base transform of `transform.rs`.
 
-mod cuda;
 mod seamcarve;
 mod seamstream;
 mod transform;

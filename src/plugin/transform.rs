@@ -18,9 +18,9 @@ use gstreamer_base as gst_base;
 use gstreamer_base::prelude::*;
 use gstreamer_video as gst_video;
 
-use super::cuda;
 use crate::cuda::{DevFormat, Gpu};
 use crate::frame::PixelFormat;
+use crate::gst::cuda;
 use crate::gst::run::engine::{DeviceIn, DeviceOut, Pixels, Timed, Work};
 use crate::gst::run::{self, Backend};
 use crate::ops::Chain;
@@ -621,7 +621,7 @@ macro_rules! chain_transform {
 
         use gstreamer_base::subclass::base_transform::GenerateOutputSuccess;
         use gstreamer_video as gst_video;
-        use $crate::plugin::cuda;
+        use $crate::gst::cuda;
         use $crate::plugin::transform::{CAT, Engine, lock, ordinal, pad_templates};
 
         impl ElementImpl for $ty {

@@ -6,6 +6,7 @@
 
 use std::time::{Duration, Instant};
 
+use gst::prelude::*;
 use gstreamer as gst;
 use gstreamer_video as gst_video;
 
@@ -14,9 +15,11 @@ use super::output::{OutBuffers, output_info};
 use super::{Backend, gst_err};
 use crate::color::Colorimetry;
 use crate::cuda::DevFormat;
-use crate::cuda::stage::{DevicePlane, Finished, Layout, Source, Stage};
+use crate::cuda::pinned::PinnedPool;
+use crate::cuda::stage::{DevicePlane, Finished, Layout, Source, Stage, Target};
 use crate::error::{Error, Result};
 use crate::frame::{Frame, Picture, PixelFormat};
+use crate::gst::cuda::PipelineContext;
 use crate::ops::Chain;
 use crate::ops::yuv::{rgba_to_yuv420, yuv420_to_rgba};
 use crate::planes::{pack_planes, plane_shapes};
@@ -113,6 +116,101 @@ pub(crate) fn out_picture(
     })
 }
 
+/// Where the GPU stage writes finished frames that no caller's buffer
+/// awaits.
+#[derive(Clone, Debug, Default)]
+pub(crate) enum OutMemory {
+    /// Into the slot's pinned buffer, then copied into a buffer of the
+    /// output's pool.
+    #[default]
+    Slot,
+    /// Straight into pinned host memory that goes on as the buffer (to an
+    /// encoder, a file, a fragment): one download, no host copy.
+    Pinned,
+    /// Into GStreamer's CUDA memory on the run's context, for an output that
+    /// takes it: no download at all.
+    Cuda(PipelineContext),
+}
+
+/// Buffers the GPU stage writes finished frames into, as [`OutMemory`]
+/// says, laid out as the output's caps (`info`).
+enum Sink {
+    Slot,
+    Pinned(PinnedPool, gst_video::VideoInfo),
+    Cuda(gst::BufferPool, PipelineContext, gst_video::VideoInfo),
+}
+
+impl Sink {
+    fn new(memory: &OutMemory, gpu: &crate::cuda::Gpu, info: &gst_video::VideoInfo) -> Sink {
+        let pinned = || Sink::Pinned(PinnedPool::new(gpu, info.size()), info.clone());
+        match memory {
+            OutMemory::Slot => Sink::Slot,
+            OutMemory::Pinned => pinned(),
+            // Where GStreamer cannot make the pool: pinned memory instead.
+            OutMemory::Cuda(ctx) => Self::cuda(ctx, info).unwrap_or_else(pinned),
+        }
+    }
+
+    /// Buffers from a pool of CUDA memory on the run's context.
+    fn cuda(ctx: &PipelineContext, info: &gst_video::VideoInfo) -> Option<Sink> {
+        let mut caps = info.to_caps().ok()?;
+        caps.get_mut()?.set_features(
+            0,
+            Some(gst::CapsFeatures::new([crate::gst::cuda::CAPS_FEATURE])),
+        );
+        let pool = ctx.pool(&caps, u32::try_from(info.size()).ok()?)?;
+        pool.set_active(true).ok()?;
+        Some(Sink::Cuda(pool, ctx.clone(), info.clone()))
+    }
+
+    /// Where the frames go, as the summary says it.
+    fn memory(&self) -> &'static str {
+        match self {
+            Sink::Slot => "system",
+            Sink::Pinned(..) => "pinned",
+            Sink::Cuda(..) => "cuda",
+        }
+    }
+
+    /// A buffer stamped `pts` and `duration` for the next finished frame,
+    /// with where its planes are; `None` for the slot's own buffer.
+    fn next(
+        &self,
+        pts: Option<gst::ClockTime>,
+        duration: Option<gst::ClockTime>,
+    ) -> Result<Option<(gst::Buffer, gst_video::VideoInfo, Target)>> {
+        let (mut buffer, info, target) = match self {
+            Sink::Slot => return Ok(None),
+            Sink::Pinned(pool, info) => {
+                let block = pool.take()?;
+                let base = block.addr();
+                let mut planes = [DevicePlane::default(); 3];
+                for (i, p) in planes.iter_mut().enumerate().take(info.n_planes() as usize) {
+                    *p = DevicePlane {
+                        ptr: base + info.offset()[i] as u64,
+                        pitch: info.stride()[i] as usize,
+                    };
+                }
+                let buffer = gst::Buffer::from_mut_slice(block);
+                (buffer, info, Target::Pinned(planes))
+            }
+            Sink::Cuda(pool, ctx, info) => {
+                let buffer = pool
+                    .acquire_buffer(None)
+                    .map_err(|e| gst_err("cannot get a buffer of CUDA memory", e))?;
+                let planes = ctx.planes(buffer.as_ref(), info, true).ok_or_else(|| {
+                    Error::Pipeline("a buffer of the CUDA pool is not in the run's context".into())
+                })?;
+                (buffer, info, Target::Device(planes))
+            }
+        };
+        let b = buffer.make_mut();
+        b.set_pts(pts);
+        b.set_duration(duration);
+        Ok(Some((buffer, info.clone(), target)))
+    }
+}
+
 /// The chain on its backend, as `run`'s worker thread and the elements
 /// drive it: frames in, finished frames out in order (the GPU stage may
 /// hold a few).
@@ -120,6 +218,8 @@ pub(crate) struct Work {
     chain: Chain,
     backend: Backend,
     slots: usize,
+    /// Where finished frames go when the caller gives no buffer.
+    memory: OutMemory,
     /// The 4:2:0 layout the output takes (an encoder's I420, or the
     /// element's negotiated format), so the GPU converts before the
     /// download; only at even sizes when `even_only` (encoders).
@@ -136,6 +236,8 @@ pub(crate) struct Work {
 struct Taken {
     /// Buffers for the GPU's finished frames.
     out: OutBuffers,
+    /// Buffers the stage writes them into itself.
+    sink: Sink,
     /// Frames the GPU stage has given back and the worker not yet sent on.
     done: Vec<Timed>,
     /// Time spent copying frames out of pinned memory since last counted.
@@ -154,11 +256,17 @@ impl Work {
             chain,
             backend,
             slots,
+            memory: OutMemory::Slot,
             yuv_out,
             even_only,
             ring: None,
             copied_in: Duration::ZERO,
         }
+    }
+
+    /// Finished frames go into `memory` when the caller gives no buffer.
+    pub fn with_memory(self, memory: OutMemory) -> Self {
+        Work { memory, ..self }
     }
 
     pub fn busy(&self) -> bool {
@@ -217,8 +325,15 @@ impl Work {
                 Layout::Yuv(f, _) => Some(f),
                 Layout::Frame(_) => None,
             };
+            let out_info = output_info(&t.info, ow, oh, yuv)?;
+            // A gray result leaves as a picture (made RGBA on the host).
+            let memory = match layout {
+                Layout::Frame(DevFormat::Gray) => &OutMemory::Slot,
+                _ => &self.memory,
+            };
             let taken = Taken {
-                out: OutBuffers::new(output_info(&t.info, ow, oh, yuv)?)?,
+                sink: Sink::new(memory, gpu, &out_info),
+                out: OutBuffers::new(out_info)?,
                 done: Vec::new(),
                 copy_out: Duration::ZERO,
             };
@@ -227,7 +342,6 @@ impl Work {
         let Some((stage, taken)) = &mut self.ring else {
             return Ok(Vec::new());
         };
-        let mut take = |f: Finished<'_>, m: Meta| taken.take(f, m);
         match t.frame {
             Pixels::Device(d) => {
                 let DeviceIn {
@@ -236,16 +350,21 @@ impl Work {
                     out,
                     ..
                 } = *d;
-                let dst = out.as_ref().map(|o| o.planes);
+                let out = match out {
+                    Some(o) => Some((o.buffer, o.info, Target::Device(o.planes))),
+                    None => taken.sink.next(t.pts, t.duration)?,
+                };
+                let dst = out.as_ref().map(|o| o.2);
                 let meta = Meta {
                     pts: t.pts,
                     duration: t.duration,
                     info: t.info,
                     warmup: t.warmup,
                     _input: Some(buffer),
-                    out: out.map(|o| (o.buffer, o.info)),
+                    out: out.map(|o| (o.0, o.1)),
                 };
                 let src = Source::Device::<fn(&mut [u8]) -> Result<()>>(planes);
+                let mut take = |f: Finished<'_>, m: Meta| taken.take(f, m);
                 stage.push_from((w, h, format), meta, src, dst, &mut take)?;
             }
             Pixels::Buffer(buffer, _) => {
@@ -254,15 +373,18 @@ impl Work {
                 let mapped = planes(&vf)?;
                 // Copied from the mapped planes straight into pinned memory.
                 let fill = |host: &mut [u8]| pack_planes(&mapped, plane_shapes(format, w, h), host);
+                let out = taken.sink.next(t.pts, t.duration)?;
+                let dst = out.as_ref().map(|o| o.2);
                 let meta = Meta {
                     pts: t.pts,
                     duration: t.duration,
                     info: t.info,
                     warmup: t.warmup,
                     _input: None,
-                    out: None,
+                    out: out.map(|o| (o.0, o.1)),
                 };
-                stage.push((w, h, format), meta, fill, &mut take)?;
+                let mut take = |f: Finished<'_>, m: Meta| taken.take(f, m);
+                stage.push_from((w, h, format), meta, Source::Host(fill), dst, &mut take)?;
             }
             Pixels::Picture(_) => {}
         }
@@ -316,6 +438,13 @@ impl Work {
         Ok(std::mem::take(&mut taken.done))
     }
 
+    /// Where the GPU stage's finished frames go (`system`, `pinned` or
+    /// `cuda`, as [`OutMemory`]); `None` before the first frame and on the
+    /// CPU.
+    pub fn memory_out(&self) -> Option<&'static str> {
+        self.ring.as_ref().map(|(_, t)| t.sink.memory())
+    }
+
     /// Host copy time since the last call: into pinned memory, and out of it.
     pub fn copy_times(&mut self) -> (Duration, Duration) {
         let Some((stage, taken)) = &mut self.ring else {
@@ -342,7 +471,8 @@ impl Taken {
             ..
         } = meta;
         if let Some((buffer, out_info)) = out {
-            // Written in device memory: nothing to copy.
+            // Written where it goes (device memory, or pinned memory handed
+            // on as it is): nothing to copy.
             self.done.push(Timed {
                 frame: Pixels::Buffer(buffer, out_info),
                 pts,

@@ -14,11 +14,13 @@ use gstreamer as gst;
 use gstreamer_app as gst_app;
 use gstreamer_video as gst_video;
 
+use super::engine::DeviceIn;
 use super::{Backend, Msg, Pixels, RunOptions, Shared, Timed, gst_err, poll_bus};
 use crate::color::{Colorimetry, Matrix, Range};
 use crate::error::{Error, GstCause, Result};
 use crate::frame::{Frame, Picture, PixelFormat, Plane, Yuv420};
 use crate::gst::audio::Bridge;
+use crate::gst::cuda::PipelineContext;
 use crate::gst::parts::{Place, Span, seek_paused};
 use crate::gst::{Input, running_time};
 
@@ -48,12 +50,13 @@ impl<'a> Intake<'a> {
     /// receiver drops the oldest frame of a live input).
     pub fn open(
         opts: &'a RunOptions,
+        cuda: Option<&PipelineContext>,
         bridge: &Bridge,
         frames: (&Sender<Msg>, &Receiver<Msg>),
         shared: Arc<Shared>,
     ) -> Result<Self> {
         let live = opts.input.is_live(&opts.test);
-        let pipe = launch_input(opts)?;
+        let pipe = launch_input(opts, cuda)?;
         let all_streams_known = Arc::new(AtomicBool::new(false));
         if let Some(decoder) = pipe.by_name(crate::gst::DECODER) {
             bridge.attach(&pipe, &decoder);
@@ -68,11 +71,16 @@ impl<'a> Intake<'a> {
         appsink.set_property("sync", live);
         appsink.set_max_buffers(1);
         // The CPU chain takes frames copied out; the GPU stage copies from
-        // GStreamer's buffer itself, straight into pinned memory.
-        let copy_frames = matches!(opts.backend, Backend::Cpu);
+        // GStreamer's buffer itself, straight into pinned memory, or on the
+        // device from CUDA memory in the run's context.
+        let take = match (&opts.backend, cuda) {
+            (Backend::Cpu, _) => Take::Copy,
+            (_, Some(c)) => Take::Device(c.clone()),
+            (_, None) => Take::Buffer,
+        };
         connect(
             &appsink,
-            (live, copy_frames),
+            (live, take),
             opts.span.clone(),
             frames,
             shared.clone(),
@@ -147,11 +155,11 @@ impl<'a> Intake<'a> {
 }
 
 /// Sets the appsink's callbacks: each sample goes to `tx` as a [`Timed`]
-/// frame (copied out into a picture when `copy_frames`), then the end of the
+/// frame (taken as `take` says), then the end of the
 /// stream as [`Msg::Eos`].
 fn connect(
     appsink: &gst_app::AppSink,
-    (live, copy_frames): (bool, bool),
+    (live, take): (bool, Take),
     span: Option<Span>,
     (tx, rx_oldest): (&Sender<Msg>, &Receiver<Msg>),
     shared: Arc<Shared>,
@@ -188,7 +196,7 @@ fn connect(
                     _ => {}
                 }
                 let start = Instant::now();
-                let msg = take_sample(&sample, copy_frames).map(|mut t| {
+                let msg = take_sample(&sample, &take).map(|mut t| {
                     match place {
                         Some(Some(Place::Warmup)) => t.warmup = true,
                         Some(Some(Place::Part { pts, duration })) => {
@@ -201,6 +209,13 @@ fn connect(
                 });
                 Shared::add(&shared.copy_in_ns, start.elapsed());
                 shared.frames_in.fetch_add(1, Ordering::Relaxed);
+                if let Ok(Timed {
+                    frame: Pixels::Device(_),
+                    ..
+                }) = &msg
+                {
+                    shared.frames_in_cuda.fetch_add(1, Ordering::Relaxed);
+                }
                 let msg = match msg {
                     Ok(t) => Msg::Frame(Box::new(t)),
                     Err(e) => Msg::Failed(e),
@@ -227,9 +242,21 @@ fn connect(
     );
 }
 
-/// A sample as a frame for the worker: copied into a picture when
-/// `copy_frames`, else its buffer itself.
-fn take_sample(sample: &gst::Sample, copy_frames: bool) -> Result<Timed> {
+/// How the appsink callback takes a sample's frame.
+#[derive(Clone)]
+enum Take {
+    /// Copied out into a picture (the CPU backend).
+    Copy,
+    /// The buffer itself, which the GPU stage copies from.
+    Buffer,
+    /// The buffer itself, and where it is CUDA memory in the run's
+    /// context, its device planes, which the GPU stage copies from on the
+    /// device.
+    Device(PipelineContext),
+}
+
+/// A sample as a frame for the worker, taken as `take` says.
+fn take_sample(sample: &gst::Sample, take: &Take) -> Result<Timed> {
     let caps = sample
         .caps()
         .ok_or_else(|| Error::Pipeline("an input sample has no caps".into()))?;
@@ -238,13 +265,25 @@ fn take_sample(sample: &gst::Sample, copy_frames: bool) -> Result<Timed> {
     let buffer = sample
         .buffer()
         .ok_or_else(|| Error::Pipeline("an input sample has no buffer".into()))?;
-    let frame = if copy_frames {
-        Pixels::Picture(picture_from_buffer(buffer, &info)?)
-    } else {
-        let owned = sample
+    let owned = || {
+        sample
             .buffer_owned()
-            .ok_or_else(|| Error::Pipeline("an input sample has no buffer".into()))?;
-        Pixels::Buffer(owned, info.clone())
+            .ok_or_else(|| Error::Pipeline("an input sample has no buffer".into()))
+    };
+    let frame = match take {
+        Take::Copy => Pixels::Picture(picture_from_buffer(buffer, &info)?),
+        Take::Device(c) => match c.planes(buffer, &info, false) {
+            Some(planes) => Pixels::Device(Box::new(DeviceIn {
+                buffer: owned()?,
+                planes,
+                info: info.clone(),
+                out: None,
+            })),
+            // System memory, or CUDA memory of another context (mapped for
+            // reading, GStreamer downloads it).
+            None => Pixels::Buffer(owned()?, info.clone()),
+        },
+        Take::Buffer => Pixels::Buffer(owned()?, info.clone()),
     };
     Ok(Timed {
         frame,
@@ -299,13 +338,26 @@ fn hand_over_waiting(
     }
 }
 
+/// What the appsink takes in system memory.
+const SYSTEM_CAPS: &str = "video/x-raw,format={ I420, NV12, RGBA }";
+
 /// Builds the input pipeline, explaining a source that cannot link to video
-/// conversion, and sets up the sample clip's appsrc.
-fn launch_input(opts: &RunOptions) -> Result<gst::Pipeline> {
+/// conversion, and sets up the sample clip's appsrc. With `cuda`, the
+/// appsink also takes CUDA memory, and the pipeline's elements (NVIDIA's
+/// decoder) work in that context.
+fn launch_input(opts: &RunOptions, cuda: Option<&PipelineContext>) -> Result<gst::Pipeline> {
     // Both backends take the decoder's 4:2:0 as it is and convert it with
     // the same arithmetic (the `yuv` op's), so a file gives the same frames
     // on either device.
-    let description = opts.input.launch_as(&opts.test, "{ I420, NV12, RGBA }");
+    let caps = match cuda {
+        // NVIDIA's decoders give NV12 (8-bit) in CUDA memory.
+        Some(_) => format!(
+            "video/x-raw({}),format={{ NV12, I420 }};{SYSTEM_CAPS}",
+            crate::gst::cuda::CAPS_FEATURE
+        ),
+        None => SYSTEM_CAPS.to_string(),
+    };
+    let description = opts.input.launch_as(&opts.test, &caps);
     let pipe = gst::parse::launch(&description).map_err(|e| {
         let message = e.to_string();
         match &opts.input {
@@ -321,6 +373,10 @@ fn launch_input(opts: &RunOptions) -> Result<gst::Pipeline> {
         .map_err(|_| Error::Pipeline(format!("`{description}` is not a pipeline")))?;
     if opts.input == Input::Sample {
         crate::gst::sample::feed(&pipe, &opts.test)?;
+    }
+    if let Some(c) = cuda {
+        // Kept by the pipeline, and set on each element as it is added.
+        pipe.set_context(c.context());
     }
     Ok(pipe)
 }

@@ -44,7 +44,9 @@ use super::outfile::{Ending, Kept};
 use super::{Input, Output, TestSettings};
 use crate::cuda::Gpu;
 use crate::error::{Error, GstCause, Result};
+use crate::gst::cuda::PipelineContext;
 use crate::ops::Chain;
+use engine::OutMemory;
 use intake::Intake;
 use output::Outlet;
 use progress::{Progress, expected_frames};
@@ -92,6 +94,11 @@ pub struct Summary {
     pub ms_copy_in: f64,
     pub ms_chain: f64,
     pub ms_copy_out: f64,
+    /// Where the frames came from and went: `system` memory (copied on the
+    /// host), `cuda` memory (copied on the device), `pinned` (downloaded
+    /// straight into the buffers handed on), or `mixed`.
+    pub memory_in: &'static str,
+    pub memory_out: &'static str,
     pub width_in: usize,
     pub height_in: usize,
     pub width_out: usize,
@@ -126,6 +133,11 @@ enum Msg {
 struct Shared {
     /// Frames the appsink callback handed on (or failed to).
     frames_in: AtomicU64,
+    /// Of those, frames in CUDA memory, for the GPU stage to copy on the
+    /// device.
+    frames_in_cuda: AtomicU64,
+    /// Where the GPU stage writes finished frames (as the worker found it).
+    memory_out: std::sync::Mutex<&'static str>,
     /// Frames a live intake dropped to make room.
     dropped: AtomicU64,
     /// Frames the worker took; with the dropped ones, the frames that came
@@ -164,6 +176,15 @@ impl Shared {
         summary.ms_copy_in = per(load(&self.copy_in_ns), load(&self.frames_in));
         summary.ms_chain = per(load(&self.chain_ns), load(&self.taken));
         summary.ms_copy_out = per(load(&self.copy_out_ns), pushed);
+        summary.memory_in = match (load(&self.frames_in_cuda), load(&self.frames_in)) {
+            (0, _) => "system",
+            (cuda, all) if cuda == all => "cuda",
+            _ => "mixed",
+        };
+        summary.memory_out = match self.memory_out.lock().map(|m| *m) {
+            Ok(m) if !m.is_empty() => m,
+            _ => "system",
+        };
     }
 }
 
@@ -231,8 +252,27 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
     let shared = Arc::new(Shared::default());
     let (frames_tx, frames_rx) = bounded(opts.queue.max(1));
     let (done_tx, done_rx) = bounded(opts.queue.max(1));
-    let mut intake = Intake::open(opts, &bridge, (&frames_tx, &frames_rx), shared.clone())?;
-    let worker = worker::spawn(opts, chain, frames_rx, done_tx, shared.clone())?;
+    // On the GPU, GStreamer's CUDA elements share the GPU's context, so that
+    // NVIDIA's decoder hands its frames over in device memory.
+    // `SEAMSTREAM_HOST_COPIES=1` takes the old path, through system memory
+    // both ways, for comparison.
+    let host_copies = std::env::var_os("SEAMSTREAM_HOST_COPIES").is_some_and(|v| v == "1");
+    let cuda = match &opts.backend {
+        Backend::Cuda(gpu) if !host_copies => PipelineContext::wrap(gpu).ok(),
+        _ => None,
+    };
+    let memory = match host_copies {
+        true => OutMemory::Slot,
+        false => out_memory(opts, cuda.as_ref()),
+    };
+    let mut intake = Intake::open(
+        opts,
+        cuda.as_ref(),
+        &bridge,
+        (&frames_tx, &frames_rx),
+        shared.clone(),
+    )?;
+    let worker = worker::spawn(opts, chain, memory, frames_rx, done_tx, shared.clone())?;
     intake.play()?;
 
     let mut summary = Summary::default();
@@ -285,6 +325,17 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
     });
     summary.streams.extend(bridge.reports());
     Ok(summary)
+}
+
+/// Where the GPU stage writes finished frames: GStreamer's CUDA memory for
+/// an output that takes it (null), else pinned memory handed on as the
+/// buffer; the CPU backend makes its frames on the host.
+fn out_memory(opts: &RunOptions, cuda: Option<&PipelineContext>) -> OutMemory {
+    match (&opts.backend, cuda, &opts.output) {
+        (Backend::Cpu, ..) => OutMemory::Slot,
+        (_, Some(c), Output::Null) => OutMemory::Cuda(c.clone()),
+        _ => OutMemory::Pinned,
+    }
 }
 
 /// A part of a split job that ended without being stopped must hold every

@@ -414,9 +414,19 @@ fn open_output(
         .by_name("seamstream_out")
         .and_then(|e| e.downcast::<gst_app::AppSrc>().ok())
         .ok_or_else(|| Error::Pipeline("the output pipeline has no appsrc".into()))?;
-    let caps = out_info
+    let mut caps = out_info
         .to_caps()
         .map_err(|e| gst_err("cannot make the output caps", e))?;
+    // Frames left in CUDA memory go out as such (to an output that takes it).
+    if let Pixels::Buffer(b, _) = &first.frame
+        && crate::gst::cuda::is_cuda(b)
+        && let Some(c) = caps.get_mut()
+    {
+        c.set_features(
+            0,
+            Some(gst::CapsFeatures::new([crate::gst::cuda::CAPS_FEATURE])),
+        );
+    }
     src.set_caps(Some(&caps));
     src.set_format(gst::Format::Time);
     // Not `block`: a blocked push would wait forever on an output that has

@@ -10,16 +10,18 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
 
-use super::engine::{Timed, Work};
+use super::engine::{OutMemory, Timed, Work};
 use super::{Msg, RunOptions, Shared};
 use crate::error::{Error, Result};
 use crate::gst::Output;
 use crate::ops::Chain;
 
-/// Starts the chain's thread: frames from `rx`, results to `tx`.
+/// Starts the chain's thread: frames from `rx`, results to `tx` (the GPU's
+/// written into `memory`).
 pub(super) fn spawn(
     opts: &RunOptions,
     chain: Chain,
+    memory: OutMemory,
     rx: Receiver<Msg>,
     tx: Sender<Msg>,
     shared: Arc<Shared>,
@@ -34,7 +36,7 @@ pub(super) fn spawn(
         .name("seamstream-chain".into())
         .spawn(move || {
             serve(
-                Work::new(chain, backend, slots, yuv_out, true),
+                Work::new(chain, backend, slots, yuv_out, true).with_memory(memory),
                 &rx,
                 &tx,
                 &shared,
@@ -74,6 +76,11 @@ fn serve(mut work: Work, rx: &Receiver<Msg>, tx: &Sender<Msg>, shared: &Shared) 
             Some(other) => (work.finish(), Some(other)),
             None => (work.poll(), None),
         };
+        if let Some(m) = work.memory_out()
+            && let Ok(mut out) = shared.memory_out.lock()
+        {
+            *out = m;
+        }
         // The host copies in and out of pinned memory count as
         // copies, not as the chain.
         let (copied_in, copied_out) = work.copy_times();

@@ -1,14 +1,16 @@
 //! The few calls of GStreamer's CUDA library (`libgstcuda-1.0`, GStreamer
-//! 1.22's nvcodec) the elements need for `video/x-raw(memory:CUDAMemory)`:
-//! sharing one CUDA context with the neighbours (NVIDIA's decoder,
-//! `cudadownload`), reading and writing CUDA memory in place, and a pool of
-//! it for the output. Debian ships the library without a Rust binding, so
+//! 1.22's nvcodec) that `video/x-raw(memory:CUDAMemory)` needs, for the
+//! elements and for `run`: sharing one CUDA context with the neighbours
+//! (NVIDIA's decoder, `cudadownload`), reading and writing CUDA memory in
+//! place, and a pool of it for the output. Debian ships the library without a Rust binding, so
 //! the symbols are looked up when first needed: the plugin still loads, and
 //! works in system memory, where the library is missing.
 //!
 //! One context for both: the elements take GStreamer's `GstCudaContext`
 //! (found in the pipeline, or made and announced by
-//! `gst_cuda_ensure_element_context`) and run cudarc on its `CUcontext`.
+//! `gst_cuda_ensure_element_context`) and run cudarc on its `CUcontext`;
+//! `run`, which has its GPU before its pipelines, wraps the GPU's context in
+//! a `GstCudaContext` and sets it on them ([`PipelineContext`]).
 
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicPtr, Ordering};
@@ -55,6 +57,8 @@ struct Api {
     context_get_handle: unsafe extern "C" fn(*mut c_void) -> *mut c_void,
     buffer_pool_new: unsafe extern "C" fn(*mut c_void) -> *mut gst::ffi::GstBufferPool,
     is_cuda_memory: unsafe extern "C" fn(*mut gst::ffi::GstMemory) -> GBool,
+    context_new_wrapped: unsafe extern "C" fn(*mut c_void, c_int) -> *mut c_void,
+    context_new_cuda_context: unsafe extern "C" fn(*mut c_void) -> *mut gst::ffi::GstContext,
 }
 
 /// The library, loaded once; `None` (with why) where it is missing or has
@@ -83,6 +87,8 @@ fn api() -> Result<&'static Api, &'static str> {
             context_get_handle: sym!("gst_cuda_context_get_handle"),
             buffer_pool_new: sym!("gst_cuda_buffer_pool_new"),
             is_cuda_memory: sym!("gst_is_cuda_memory"),
+            context_new_wrapped: sym!("gst_cuda_context_new_wrapped"),
+            context_new_cuda_context: sym!("gst_context_new_cuda_context"),
             _lib: lib,
         };
         // SAFETY: no arguments; loads libcuda's entry points into the
@@ -201,23 +207,12 @@ impl ContextSlot {
 
     /// A pool of CUDA memory on the context, for output buffers of `caps`.
     pub fn pool(&self, caps: &gst::CapsRef, size: u32) -> Option<gst::BufferPool> {
-        let api = api().ok()?;
         let raw = self.raw.load(Ordering::Acquire);
         if raw.is_null() {
             return None;
         }
-        // SAFETY: a live GstCudaContext; the pool comes with a full reference.
-        let pool = unsafe { (api.buffer_pool_new)(raw) };
-        if pool.is_null() {
-            return None;
-        }
-        // SAFETY: a new pool, reference transferred to us.
-        let pool = unsafe { gst::BufferPool::from_glib_full(pool) };
-        let mut config = pool.config();
-        config.set_params(Some(&caps.to_owned()), size, 2, 0);
-        config.add_option(gst_video::BUFFER_POOL_OPTION_VIDEO_META.as_ref());
-        pool.set_config(config).ok()?;
-        Some(pool)
+        // SAFETY: a live GstCudaContext the slot holds a reference to.
+        pool_on(raw, caps, size)
     }
 
     /// Lets the context go (back in NULL).
@@ -234,6 +229,110 @@ impl ContextSlot {
 impl Drop for ContextSlot {
     fn drop(&mut self) {
         self.clear();
+    }
+}
+
+/// A pool of CUDA memory on the `GstCudaContext` `raw` (live), for buffers
+/// of `caps`, at least two of them.
+fn pool_on(raw: *mut c_void, caps: &gst::CapsRef, size: u32) -> Option<gst::BufferPool> {
+    let api = api().ok()?;
+    // SAFETY: a live GstCudaContext (the caller's); the pool comes with a
+    // full reference.
+    let pool = unsafe { (api.buffer_pool_new)(raw) };
+    if pool.is_null() {
+        return None;
+    }
+    // SAFETY: a new pool, reference transferred to us.
+    let pool = unsafe { gst::BufferPool::from_glib_full(pool) };
+    let caps = caps.to_owned();
+    let mut config = pool.config();
+    config.set_params(Some(&caps), size, 2, 0);
+    config.add_option(gst_video::BUFFER_POOL_OPTION_VIDEO_META.as_ref());
+    if pool.set_config(config).is_err() {
+        // The pool changed the configuration (CUDA memory pads its rows, so
+        // the size grows; the video meta gives the strides): take its own,
+        // if it still holds frames of `caps`.
+        let config = pool.config();
+        config.validate_params(Some(&caps), size, 2, 0).ok()?;
+        pool.set_config(config).ok()?;
+    }
+    Some(pool)
+}
+
+/// GStreamer's CUDA context on a GPU of ours: a `GstCudaContext` wrapping
+/// the GPU's own CUDA context, which `run` sets on its pipelines, so that
+/// NVIDIA's decoder works in it and hands its frames over in device memory
+/// the ring copies from on the device, and on which `run`'s pool of CUDA
+/// memory is made.
+#[derive(Clone, Debug)]
+pub struct PipelineContext {
+    /// The `GstCudaContext`, kept for the process (see [`GPUS`]: a wrapped
+    /// context never destroys the CUDA context, which the GPU owns).
+    object: gst::Object,
+    context: gst::Context,
+    gpu: Gpu,
+}
+
+impl PipelineContext {
+    /// GStreamer's context on `gpu`; an error says why there is none
+    /// (GStreamer's CUDA library or the driver missing).
+    pub fn wrap(gpu: &Gpu) -> Result<PipelineContext, String> {
+        let api = api()?;
+        let ctx = gpu.ctx();
+        // SAFETY: a live CUDA context and its device; the wrapper does not
+        // own the context (it never destroys it), and the GPU, which does,
+        // is kept beside it.
+        let raw =
+            unsafe { (api.context_new_wrapped)(ctx.cu_ctx() as *mut c_void, ctx.cu_device()) };
+        if raw.is_null() {
+            return Err("GStreamer could not wrap the GPU's CUDA context".into());
+        }
+        // SAFETY: a new GstCudaContext; taking it with a reference of our own
+        // (sinking it if floating) keeps it for the process.
+        let object = unsafe { gst::Object::from_glib_none(raw as *mut gst::ffi::GstObject) };
+        // SAFETY: a live GstCudaContext; the GstContext comes with a full
+        // reference and holds one of the CUDA context.
+        let context = unsafe { (api.context_new_cuda_context)(raw) };
+        if context.is_null() {
+            return Err("GStreamer could not make a pipeline context of the GPU's".into());
+        }
+        // SAFETY: as above: a new GstContext, reference transferred to us.
+        let context = unsafe { gst::Context::from_glib_full(context) };
+        GPUS.lock().unwrap_or_else(|e| e.into_inner()).push((
+            object.as_ptr() as usize,
+            object.clone(),
+            gpu.clone(),
+        ));
+        Ok(PipelineContext {
+            object,
+            context,
+            gpu: gpu.clone(),
+        })
+    }
+
+    /// The context to set on a pipeline (`gst_element_set_context`): its
+    /// elements, and those added later (decodebin's decoder), take it.
+    pub fn context(&self) -> &gst::Context {
+        &self.context
+    }
+
+    /// A pool of CUDA memory on the context, for buffers of `caps`.
+    pub fn pool(&self, caps: &gst::CapsRef, size: u32) -> Option<gst::BufferPool> {
+        pool_on(self.object.as_ptr() as *mut c_void, caps, size)
+    }
+
+    /// The device planes of `buffer` (see [`device_planes`]) when it is CUDA
+    /// memory in this context; `None` for other memory, or CUDA memory of
+    /// another context (a decoder that made its own), which the caller
+    /// reads through a mapping instead.
+    pub fn planes(
+        &self,
+        buffer: &gst::BufferRef,
+        info: &gst_video::VideoInfo,
+        write: bool,
+    ) -> Option<[DevicePlane; 3]> {
+        let planes = device_planes(buffer, info, write)?;
+        self.gpu.owns(planes[0].ptr).then_some(planes)
     }
 }
 
