@@ -16,6 +16,9 @@ typedef unsigned short u16;
 #define REMOVE_BONUS (1LL << 34)
 // OUT in src/ops/retarget/temporal.rs: i64::MAX / 4.
 #define BAND_OUT (0x7FFFFFFFFFFFFFFFLL / 4)
+// Rows of the band DP whose costs are fetched before their steps (a
+// divisor of 32).
+#define BAND_AHEAD 8
 
 // Motion's constants (src/ops/retarget/motion.rs).
 #define FLAT 8
@@ -337,96 +340,140 @@ extern "C" __global__ void gradient_sums(const u8* __restrict__ luma, u32 pitch,
     if (threadIdx.x == 0) o[w] = w ? o[w - 1] : 0;
 }
 
-// Every seam's band DP (band_dp in temporal.rs), one warp a seam: lane j
-// holds column c(y) − B + j of row y, c(y) the last frame's seam moved by
-// (sx, sy). back gets, a row a seam, the lanes that stepped left and
-// right; `centres` each row's c(y); then the warp walks the steps down
-// and writes the path into paths[y·k + i].
-extern "C" __global__ void band_dp(const u32* __restrict__ seams, u32 k, int sx, int sy,
-                                   const u8* __restrict__ luma, const u32* __restrict__ energy,
-                                   const u16* __restrict__ motion, const u8* __restrict__ mask,
-                                   u32 pitch, const u32* __restrict__ grad, u32 gpitch, u32 w,
-                                   u32 h, int band, int forward, i64 per_level, i64 per_level_div,
-                                   i64 motion_num, i64 motion_den, const i64* __restrict__ share,
-                                   u64* __restrict__ back,
-                                   u32* __restrict__ centres, u32* __restrict__ paths) {
+// The costs of every seam's band DP (band_dp in temporal.rs), one warp a
+// seam and row: lane j holds column c(y) − B + j of row y, c(y) the last
+// frame's seam moved by (sx, sy). `own` gets each cell's cost, `fwd` its
+// forward terms (the straight, left and right step's, 10 bits each) and in
+// bit 31 whether the cell is in the frame; `centres` each row's c(y). Apart
+// from the DP's chain of rows, these are all of its reads, made here in
+// parallel over every row, so that the chain reads one coalesced line a row.
+extern "C" __global__ void band_costs(const u32* __restrict__ seams, u32 k, int sx, int sy,
+                                      const u8* __restrict__ luma,
+                                      const u32* __restrict__ energy,
+                                      const u16* __restrict__ motion, const u8* __restrict__ mask,
+                                      u32 pitch, const u32* __restrict__ grad, u32 gpitch, u32 w,
+                                      u32 h, int band, int forward, i64 per_level,
+                                      i64 per_level_div, i64 motion_num, i64 motion_den,
+                                      const i64* __restrict__ share, i64* __restrict__ own,
+                                      u32* __restrict__ fwd, u32* __restrict__ centres) {
+    const u32 lane = threadIdx.x & 31;
+    const size_t g = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    if (g >= (size_t)k * h) return;
+    const u32 i = (u32)(g / h);
+    const int y = (int)(g % h);
+    const int bw = 2 * band + 1;
+    const int j = (int)lane;
+    if (motion) {
+        motion_num *= share[0];
+        motion_den *= share[1];
+    }
+    int from = min(max(y - sy, 0), (int)h - 1);
+    int cy = min(max((int)seams[(size_t)from * k + i] + sx, 0), (int)w - 1);
+    int x = cy - band + j;
+    bool valid = j < bw && x >= 0 && x < (int)w;
+    i64 o = 0;
+    u32 sc = 0, sl = 0, sr = 0;
+    if (valid) {
+        const u32* gr = grad + (size_t)y * gpitch;
+        size_t at = (size_t)y * pitch + x;
+        if (energy) o += energy[at];
+        if (motion) o += (i64)motion[at] * motion_num / motion_den;
+        if (mask) o += mask_cost(mask[at]);
+        i64 dg = (i64)gr[x] - (i64)gr[cy];
+        o += per_level * (dg < 0 ? -dg : dg) / per_level_div + abs(x - cy);
+        if (forward) {
+            const u8* row = luma + (size_t)y * pitch;
+            int l = row[max(x - 1, 0)], r = row[min(x + 1, (int)w - 1)];
+            u32 up = (u32)(l > r ? l - r : r - l);
+            sc = sl = sr = up;
+            if (y + 1 < (int)h) {
+                int d = luma[(size_t)(y + 1) * pitch + x];
+                sl += (u32)(d > l ? d - l : l - d);
+                sr += (u32)(d > r ? d - r : r - d);
+            }
+        }
+    }
+    own[g * 32 + lane] = o;
+    fwd[g * 32 + lane] = sc | (sl << 10) | (sr << 20) | ((u32)valid << 31);
+    if (lane == 0) centres[g] = (u32)cy;
+}
+
+// Every seam's band DP over the costs of band_costs, one warp a seam: back
+// gets, a row a seam, the lanes that stepped left and right; then the warp
+// walks the steps down and writes the path into paths[y·k + i]. The costs
+// of BAND_AHEAD rows are read before their steps, so that those loads are
+// in flight together.
+extern "C" __global__ void band_dp(u32 k, u32 w, u32 h, int band,
+                                   const i64* __restrict__ own, const u32* __restrict__ fwd,
+                                   u64* __restrict__ back, const u32* __restrict__ centres,
+                                   u32* __restrict__ paths) {
     const u32 lane = threadIdx.x & 31;
     const u32 i = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     if (i >= k) return;
     const int bw = 2 * band + 1;
     const int j = (int)lane;
-    // The motion weight, times the share of it that applies.
-    if (motion) {
-        motion_num *= share[0];
-        motion_den *= share[1];
-    }
     i64 next = BAND_OUT;
     int cn = 0;
     u64* myback = back + (size_t)i * h;
-    u32* mycentres = centres + (size_t)i * h;
-    for (int y = (int)h - 1; y >= 0; --y) {
-        int from = min(max(y - sy, 0), (int)h - 1);
-        int cy = min(max((int)seams[(size_t)from * k + i] + sx, 0), (int)w - 1);
-        int x = cy - band + j;
-        bool valid = j < bw && x >= 0 && x < (int)w;
-        i64 own = 0, sc = 0, sl = 0, sr = 0;
-        const u32* g = grad + (size_t)y * gpitch;
-        if (valid) {
-            size_t at = (size_t)y * pitch + x;
-            if (energy) own += energy[at];
-            if (motion) own += (i64)motion[at] * motion_num / motion_den;
-            if (mask) own += mask_cost(mask[at]);
-            i64 dg = (i64)g[x] - (i64)g[cy];
-            own += per_level * (dg < 0 ? -dg : dg) / per_level_div + abs(x - cy);
-            if (forward) {
-                const u8* row = luma + (size_t)y * pitch;
-                i64 l = row[max(x - 1, 0)], r = row[min(x + 1, (int)w - 1)];
-                i64 up = l > r ? l - r : r - l;
-                sc = sl = sr = up;
-                if (y + 1 < (int)h) {
-                    i64 d = luma[(size_t)(y + 1) * pitch + x];
-                    sl += d > l ? d - l : l - d;
-                    sr += d > r ? d - r : r - d;
-                }
-            }
-        }
-        i64 cum;
-        int step = 0;
-        if (y == (int)h - 1) {
-            cum = valid ? own + sc : BAND_OUT;
-        } else {
-            // The row below's value at x + d, from the lane that holds it.
-            i64 v[3];
+    const u32* mycentres = centres + (size_t)i * h;
+    const i64* myown = own + (size_t)i * h * 32;
+    const u32* myfwd = fwd + (size_t)i * h * 32;
+    for (int y0 = (int)h - 1; y0 >= 0; y0 -= 32) {
+        int yl = y0 - j;
+        int cl = yl >= 0 ? (int)mycentres[yl] : 0;
+        for (int t0 = 0; t0 < 32 && y0 - t0 >= 0; t0 += BAND_AHEAD) {
+            i64 os[BAND_AHEAD];
+            u32 fs[BAND_AHEAD];
 #pragma unroll
-            for (int d = -1; d <= 1; ++d) {
-                int jn = x + d - cn + band;
-                int src = min(max(jn, 0), 31);
-                i64 got = __shfl_sync(0xFFFFFFFFu, next, src);
-                bool ok = jn >= 0 && jn < bw && x + d >= 0 && x + d < (int)w;
-                v[d + 1] = ok ? got : BAND_OUT;
+            for (int u = 0; u < BAND_AHEAD; ++u) {
+                int y = y0 - t0 - u;
+                os[u] = y >= 0 ? myown[(size_t)y * 32 + j] : 0;
+                fs[u] = y >= 0 ? myfwd[(size_t)y * 32 + j] : 0;
             }
-            i64 best = v[1] + sc;
-            i64 left = v[0] + sl;
-            if (left < best) {
-                best = left;
-                step = -1;
+#pragma unroll
+            for (int u = 0; u < BAND_AHEAD; ++u) {
+                int y = y0 - t0 - u;
+                if (y < 0) break;
+                int cy = __shfl_sync(0xFFFFFFFFu, cl, (t0 + u) & 31);
+                int x = cy - band + j;
+                bool valid = (fs[u] >> 31) != 0;
+                i64 sc = fs[u] & 1023, sl = (fs[u] >> 10) & 1023, sr = (fs[u] >> 20) & 1023;
+                i64 cum;
+                int step = 0;
+                if (y == (int)h - 1) {
+                    cum = valid ? os[u] + sc : BAND_OUT;
+                } else {
+                    // The row below's value at x + d, from the lane that holds it.
+                    i64 v[3];
+#pragma unroll
+                    for (int d = -1; d <= 1; ++d) {
+                        int jn = x + d - cn + band;
+                        int src = min(max(jn, 0), 31);
+                        i64 got = __shfl_sync(0xFFFFFFFFu, next, src);
+                        bool ok = jn >= 0 && jn < bw && x + d >= 0 && x + d < (int)w;
+                        v[d + 1] = ok ? got : BAND_OUT;
+                    }
+                    i64 best = v[1] + sc;
+                    i64 left = v[0] + sl;
+                    if (left < best) {
+                        best = left;
+                        step = -1;
+                    }
+                    i64 right = v[2] + sr;
+                    if (right < best) {
+                        best = right;
+                        step = 1;
+                    }
+                    cum = (!valid || best >= BAND_OUT) ? BAND_OUT : best + os[u];
+                    if (!valid) step = 0;
+                }
+                u32 lefts = __ballot_sync(0xFFFFFFFFu, step < 0);
+                u32 rights = __ballot_sync(0xFFFFFFFFu, step > 0);
+                if (lane == 0) myback[y] = (u64)lefts | ((u64)rights << 32);
+                next = cum;
+                cn = cy;
             }
-            i64 right = v[2] + sr;
-            if (right < best) {
-                best = right;
-                step = 1;
-            }
-            cum = (!valid || best >= BAND_OUT) ? BAND_OUT : best + own;
-            if (!valid) step = 0;
         }
-        u32 lefts = __ballot_sync(0xFFFFFFFFu, step < 0);
-        u32 rights = __ballot_sync(0xFFFFFFFFu, step > 0);
-        if (lane == 0) {
-            myback[y] = (u64)lefts | ((u64)rights << 32);
-            mycentres[y] = cy;
-        }
-        next = cum;
-        cn = cy;
     }
     // The top row's least, ties to the smaller lane.
     i64 bv = (j < bw) ? next : BAND_OUT;

@@ -50,6 +50,7 @@ struct FastKernels {
     motion_pixels: CudaFunction,
     motion_share: CudaFunction,
     gradient_sums: CudaFunction,
+    band_costs: CudaFunction,
     band_dp: CudaFunction,
     sort_rows: CudaFunction,
     place: CudaFunction,
@@ -80,6 +81,7 @@ impl FastKernels {
             motion_pixels: f("motion_pixels")?,
             motion_share: f("motion_share")?,
             gradient_sums: f("gradient_sums")?,
+            band_costs: f("band_costs")?,
             band_dp: f("band_dp")?,
             sort_rows: f("sort_rows")?,
             place: f("place_seams")?,
@@ -234,6 +236,10 @@ pub(crate) struct State {
     /// and paths, and the paths sorted.
     grad: CudaSlice<u32>,
     back: CudaSlice<u64>,
+    /// The band DP's costs (32 a seam and row): each cell's own, and its
+    /// forward terms with whether it is in the frame (band_costs).
+    band_own: CudaSlice<i64>,
+    band_fwd: CudaSlice<u32>,
     centres: CudaSlice<u32>,
     paths: CudaSlice<u32>,
     sorted: CudaSlice<u32>,
@@ -377,6 +383,8 @@ impl State {
             share: alloc(st, 2, "the motion's share")?,
             grad: alloc(st, (side + 1) * side, "the gradient sums")?,
             back: alloc(st, most, "the band DP's steps")?,
+            band_own: alloc(st, 32 * most, "the band DP's costs")?,
+            band_fwd: alloc(st, 32 * most, "the band DP's costs")?,
             centres: alloc(st, most, "the band DP's centres")?,
             paths: alloc(st, most, "the paths")?,
             sorted: alloc(st, most, "the sorted paths")?,

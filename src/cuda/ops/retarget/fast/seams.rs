@@ -145,7 +145,7 @@ impl State {
         let hundred = 100i64;
         let mask = self.mask.as_ref().map(|m| &m[c]);
         let motion = self.motion.as_ref().map(|m| &m[c]);
-        let mut b = st.launch_builder(&fk.band_dp);
+        let mut b = st.launch_builder(&fk.band_costs);
         b.arg(&self.slots[slot].seams).arg(&k32).arg(&sx).arg(&sy);
         b.arg(&self.luma[c])
             .opt(self.energy.as_ref())
@@ -154,22 +154,36 @@ impl State {
         b.arg(&p32).arg(&self.grad).arg(&g32).arg(&w32).arg(&h32);
         b.arg(&band).arg(&forward).arg(&per_level).arg(&hundred);
         b.arg(&motion_num).arg(&hundred).arg(&self.share);
+        b.arg(&mut self.band_own)
+            .arg(&mut self.band_fwd)
+            .arg(&mut self.centres);
+        let cfg = LaunchConfig {
+            grid_dim: (blocks(k * h, 8), 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: band_costs takes (seams, k, sx, sy, luma, energy?,
+        // motion?, mask?, pitch, grad, gpitch, w, h, band, forward,
+        // per_level, per_level_div, motion_num, motion_den, share, own, fwd,
+        // centres), one warp a seam and row; share holds 2 (written with the
+        // motion map, or (0, 1) at a cut); the planes hold h rows of
+        // `pitch`, grad h rows of gpitch, seams and centres k·h, own and fwd
+        // 32·k·h (prepare sized them for the largest shrink); 2·band + 1 ≤ 31.
+        unsafe { launch(&mut b, cfg, "the band DP's costs") }?;
+        let mut b = st.launch_builder(&fk.band_dp);
+        b.arg(&k32).arg(&w32).arg(&h32).arg(&band);
+        b.arg(&self.band_own).arg(&self.band_fwd);
         b.arg(&mut self.back)
-            .arg(&mut self.centres)
+            .arg(&self.centres)
             .arg(&mut self.paths);
         let cfg = LaunchConfig {
             grid_dim: (blocks(k, 4), 1, 1),
             block_dim: (128, 1, 1),
             shared_mem_bytes: 0,
         };
-        // SAFETY: band_dp takes (seams, k, sx, sy, luma, energy?, motion?,
-        // mask?, pitch, grad, gpitch, w, h, band, forward, per_level,
-        // per_level_div, motion_num, motion_den, share, back, centres,
-        // paths); share holds 2 (written with the motion map, or (0, 1)
-        // at a cut); one
-        // warp a seam; the planes hold h rows of `pitch`, grad h rows of
-        // gpitch, seams, back, centres and paths k·h each (prepare sized
-        // them for the largest shrink); 2·band + 1 ≤ 31.
+        // SAFETY: band_dp takes (k, w, h, band, own, fwd, back, centres,
+        // paths), one warp a seam; own and fwd hold 32·k·h (band_costs
+        // wrote them), back, centres and paths k·h.
         unsafe { launch(&mut b, cfg, "the band DP") }?;
         self.sort_rows(st, h, k)?;
         self.place_seams(st, h, k, w, pitch, true)?;
