@@ -296,8 +296,8 @@ pub fn run(job: Job) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let parts: Vec<PathBuf> = pool.iter().map(|w| w.part.clone()).collect();
-    let audio = job.audio.then_some(job.input.as_path());
-    let joined = seamstream::gst::join::join(&job.output, &parts, audio)?;
+    // The source places the parts, whether or not its audio goes along.
+    let joined = seamstream::gst::join::join(&job.output, &parts, Some(&job.input), job.audio)?;
     let total = started.elapsed().as_secs_f64();
     eprintln!(
         "{} frames in {workers} segments on {place}: {seconds:.2} s ({:.1} fps), joined in {:.2} s; {total:.2} s in all",

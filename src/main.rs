@@ -201,8 +201,9 @@ Examples:
         /// The parts, in order
         #[arg(required = true, value_name = "PART")]
         parts: Vec<PathBuf>,
-        /// The source the parts were cut from: its audio is muxed in, and
-        /// the parts must hold all its frames
+        /// The source the parts were cut from: its audio is muxed in, the
+        /// parts must hold all its frames, and each goes where the job
+        /// placed it on the source's timeline
         #[arg(long, value_name = "IN")]
         audio_from: Option<PathBuf>,
     },
@@ -638,7 +639,7 @@ fn run_join(
         parts.len(),
         output.display()
     ));
-    let result = seamstream::gst::join::join(output, parts, audio_from);
+    let result = seamstream::gst::join::join(output, parts, audio_from, true);
     bar.finish_and_clear();
     let s = result?;
     let counts: Vec<String> = s.part_frames.iter().map(u64::to_string).collect();

@@ -1,14 +1,11 @@
 //! GPU `reframe` against the CPU's, frame for frame (tolerance 0): live
 //! planning (the thumbnails made on the device and read back), plans made
 //! ahead and replayed (crop, carve, carve then pad, pad with a backdrop or a
-//! colour), gray and RGBA, odd sizes, and, where the shared clips are
-//! found (`SEAMSTREAM_CLIPS`, else ../shared/data/video beside the test
-//! binary's checkout), the first frames of a real clip planned as `run`
-//! plans a file. These skip without a GPU.
+//! colour), gray and RGBA, odd sizes, and the first frames of a shared
+//! real clip ([`common::data::CLIPS`]) planned as `run` plans a file. These
+//! skip without a GPU.
 
 mod common;
-
-use std::path::PathBuf;
 
 use common::{compare_frames, gpu};
 use seamstream::frame::{Frame, Plane};
@@ -109,32 +106,12 @@ fn replayed_plans_equal_the_cpu() {
     }
 }
 
-/// The shared clips: `SEAMSTREAM_CLIPS`, else `../shared/data/video`
-/// beside the checkout the binary was built in, or beside the directory it
-/// runs from.
-fn clips() -> Option<PathBuf> {
-    if let Some(d) = std::env::var_os("SEAMSTREAM_CLIPS") {
-        return Some(PathBuf::from(d));
-    }
-    let exe = std::env::current_exe().ok()?;
-    exe.ancestors()
-        .map(|a| a.join("shared/data/video"))
-        .chain(std::iter::once(PathBuf::from("../shared/data/video")))
-        .find(|d| d.is_dir())
-}
-
 #[test]
 fn a_real_clip_planned_ahead_equals_the_cpu() {
     let Some(gpu) = gpu() else { return };
-    let Some(dir) = clips() else {
-        eprintln!("skipped: the shared clips were not found (set SEAMSTREAM_CLIPS)");
-        return;
-    };
-    let file = dir.join("dog-walk-720p.mp4");
-    let Ok(mut reader) = FrameReader::open(file.to_str().unwrap_or_default()) else {
-        eprintln!("skipped: {} does not open", file.display());
-        return;
-    };
+    let file = common::data::CLIPS.file("dog-walk-720p.mp4");
+    let mut reader = FrameReader::open(file.to_str().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
     let mut frames = Vec::new();
     while frames.len() < 40 {
         match reader.next_frame() {

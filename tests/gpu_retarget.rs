@@ -8,7 +8,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use common::*;
 use seamstream::cuda::{DevFormat, Gpu};
@@ -55,9 +55,7 @@ fn blocky_frame(w: usize, h: usize, fmt: DevFormat) -> Frame {
 }
 
 fn photo(name: &str) -> Frame {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("examples/data")
-        .join(name);
+    let path = common::data::EXAMPLES.file(name);
     seamstream::io::load_image(&path).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 

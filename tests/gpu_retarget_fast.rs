@@ -3,13 +3,10 @@
 //! map, each shrink's seams, cuts). Every comparison is exact (tolerance
 //! 0): both sides do the same integer steps. The clips: random frames with
 //! noise and a cut; a photograph panning under a moving block (the global
-//! shift and the motion map at work); and, where the shared clips are
-//! found (`SEAMSTREAM_CLIPS`, else ../shared/data/video beside the
-//! checkout), the first frames of real footage. These skip without a GPU.
+//! shift and the motion map at work); and the first frames of the shared
+//! real footage ([`common::data::CLIPS`]). These skip without a GPU.
 
 mod common;
-
-use std::path::PathBuf;
 
 use common::{bytes, compare_frames, gpu, random_frame};
 use seamstream::cuda::{DevFormat, DevFrame, Gpu};
@@ -279,33 +276,19 @@ fn a_still_clip_gives_its_first_frame_every_time() {
     );
 }
 
-/// Where the shared real clips are, if anywhere.
-fn clips_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("SEAMSTREAM_CLIPS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/video"));
-    dir.is_dir().then_some(dir)
-}
-
 #[test]
 fn real_footage_equals_the_cpu_frame_for_frame() {
     let Some(gpu) = gpu() else { return };
-    let Some(dir) = clips_dir() else {
-        eprintln!("SKIP: no shared clips (set SEAMSTREAM_CLIPS)");
-        return;
-    };
     // A walkway with people (fixed camera), a handheld close-up (the
     // global shift every frame), and titles with cuts.
-    for (name, frames) in [
+    let clips = [
         ("dog-walk-720p.mp4", 30),
         ("cockatoo-handheld-720p.mp4", 30),
         ("promo-cuts-titles-720p.mp4", 90),
-    ] {
+    ];
+    let dir = common::data::CLIPS.dir_with(&clips.map(|(name, _)| name));
+    for (name, frames) in clips {
         let path = dir.join(name);
-        if !path.is_file() {
-            eprintln!("SKIP: {} is missing", path.display());
-            continue;
-        }
         let mut reader = FrameReader::open(&path.to_string_lossy()).unwrap();
         let mut clip = Vec::new();
         while clip.len() < frames {

@@ -127,21 +127,9 @@ fn segment_is_identical_to_the_cpu_on_random_frames() {
 #[test]
 fn segment_is_identical_to_the_cpu_on_the_photographs() {
     let Some(gpu) = gpu() else { return };
-    // The photographs in the repository (the GPU host has the working tree,
-    // not necessarily at the path this was built in).
-    let built = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/data");
-    let dir = if built.exists() {
-        built
-    } else {
-        std::path::PathBuf::from("examples/data")
-    };
-    let photos: Vec<_> = ["chelsea.png", "coffee.png"]
-        .iter()
-        .map(|n| dir.join(n))
-        .filter(|p| p.exists())
-        .collect();
-    assert!(!photos.is_empty(), "no photographs in {}", dir.display());
-    for path in photos {
+    let names = ["chelsea.png", "coffee.png"];
+    let dir = common::data::EXAMPLES.dir_with(&names);
+    for path in names.map(|n| dir.join(n)) {
         let rgba = seamstream::io::load_image(&path).unwrap();
         let gray = Frame::Gray(rgba.luma());
         for p in ["", "threshold=0.4,", "threshold=0.6,alpha=2,", "min=1,"] {

@@ -389,16 +389,7 @@ fn a_gpu_failure_mid_file_fails_clearly_and_keeps_the_frames_written() {
 #[test]
 fn a_real_clip_gives_the_same_bytes_on_either_device() {
     let Some(_) = gpu() else { return };
-    let dir = std::env::var_os("SEAMSTREAM_CLIPS")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| {
-            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/video")
-        });
-    let clip = dir.join("dog-walk-720p.mp4");
-    if !clip.is_file() {
-        seamstream::cuda::testing::skip("the two-device run", "no shared clip dog-walk-720p.mp4");
-        return;
-    }
+    let clip = data::CLIPS.file("dog-walk-720p.mp4");
     let out = std::env::temp_dir().join(format!("seamstream-devices-{}", std::process::id()));
     std::fs::create_dir_all(&out).unwrap();
     for ops in [

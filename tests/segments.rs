@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use gstreamer as gst;
 use gstreamer::prelude::*;
-use seamstream::gst::probe::video_frames;
+use seamstream::gst::probe::{video_frames, video_stream};
 
 use common::video::{
     clip_with_audio, decode_rgba, pipeline_with_sink, play_to_eos, run, stderr, tempdir,
@@ -59,6 +59,33 @@ fn clip(path: &Path, frames: u32, gop: u32, cut_at: Option<u32>) {
             frames - c
         ),
     };
+    play_to_eos(&gst::parse::launch(&desc).unwrap(), "making the clip");
+}
+
+/// The same 21 frames (96x64 at 25 fps) twice through `concat` into one
+/// file, the second copy starting `jump_ms` late, as a file looped or
+/// concatenated with `ffmpeg -c copy` jumps where a copy starts. With
+/// `variable` its caps say 0/1 (written as .mkv, which keeps that).
+fn looped_clip(path: &Path, jump_ms: u64, variable: bool) {
+    gst::init().unwrap();
+    let caps = "video/x-raw,format=I420,width=96,height=64,framerate=25/1";
+    let (rate, mux) = if variable {
+        (
+            "capssetter caps=\"video/x-raw,framerate=(fraction)0/1\" !",
+            "matroskamux",
+        )
+    } else {
+        ("", "mp4mux")
+    };
+    let copy = |offset: u64| {
+        format!("videotestsrc pattern=ball num-buffers=21 timestamp-offset={offset} ! {caps} ! c.")
+    };
+    let desc = format!(
+        "concat name=c ! {rate} x264enc bframes=0 key-int-max=10 ! h264parse ! {mux} ! filesink location=\"{}\" {} {}",
+        path.display(),
+        copy(0),
+        copy(jump_ms * 1_000_000)
+    );
     play_to_eos(&gst::parse::launch(&desc).unwrap(), "making the clip");
 }
 
@@ -272,6 +299,77 @@ fn a_boundary_near_a_scene_cut_moves_to_it() {
     );
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(times(&joined), times(&input));
+}
+
+/// A file whose times jump where a copy starts (42 frames, 130 ms late
+/// from frame 21): the middle part of three holds the jump. Stamped by
+/// their own times, its 14 frames lasted 50 ms on average, which qtdemux
+/// reads back as 20/1 fps beside the others' 25/1, and the join refused it
+/// ("it does not fit the first part (frame rate 20/1 against 25/1)"). On
+/// the caps' clock every part is 25/1, and the job has every frame.
+#[test]
+fn a_looped_file_whose_times_jump_splits_and_joins_at_its_caps_rate() {
+    let dir = tempdir("seg-looped");
+    let input = dir.join("looped.mp4");
+    looped_clip(&input, 130, false);
+    let source = video_stream(&input).unwrap();
+    assert_eq!(source.frames.len(), 42);
+    let jump = source.frames[21].pts - source.frames[20].pts;
+    assert_eq!(jump, gst::ClockTime::from_mseconds(170), "the clip's jump");
+    assert_eq!(source.frame_rate, Some(gst::Fraction::new(25, 1)));
+    let single = dir.join("single.mp4");
+    ok(&["run", s(&input), s(&single), "--op", "sobel"]);
+    let out = dir.join("out.mp4");
+    let mut args = vec!["run", s(&input), s(&out), "--workers", "3", "--op", "sobel"];
+    if device() == "cuda" {
+        args.extend(["--gpus", "1"]);
+    }
+    let said = ok(&args);
+    assert!(said.contains("42 frames in 3 segments"), "{said}");
+    // Every frame once, in order: the frames are the single run's.
+    let (joined, one) = (decode_rgba(&out), decode_rgba(&single));
+    assert_eq!(joined.len(), 42);
+    assert!(joined == one, "the split's frames differ from one run's");
+    // The single run's rate, and its frames on that rate's clock.
+    let rate = |p: &Path| video_stream(p).unwrap().frame_rate;
+    assert_eq!(rate(&out), rate(&single));
+    assert_eq!(rate(&out), Some(gst::Fraction::new(25, 1)));
+    let clock: Vec<u64> = (0..42).map(|i| common::video::frame_ns(i, 25)).collect();
+    assert_eq!(times(&out), clock);
+}
+
+/// A file whose caps say 0/1 (a variable rate) has no clock to stamp its
+/// parts on: each frame keeps its own time, the jump included, as in one
+/// run, and the parts' caps say 0/1 as the source's do.
+#[test]
+fn a_variable_rate_file_split_and_joined_keeps_its_own_times() {
+    let dir = tempdir("seg-variable");
+    let input = dir.join("variable.mkv");
+    looped_clip(&input, 130, true);
+    assert_eq!(video_stream(&input).unwrap().frame_rate, None);
+    let single = dir.join("single.mkv");
+    ok(&["run", s(&input), s(&single), "--op", "sobel"]);
+    let out = dir.join("out.mkv");
+    let mut args = vec!["run", s(&input), s(&out), "--workers", "3", "--op", "sobel"];
+    if device() == "cuda" {
+        args.extend(["--gpus", "1"]);
+    }
+    ok(&args);
+    assert_eq!(times(&out).len(), 42);
+    assert_eq!(times(&out), times(&single));
+    assert_eq!(times(&out), times(&input));
+    assert_eq!(video_stream(&out).unwrap().frame_rate, None);
+    assert!(decode_rgba(&out) == decode_rgba(&single));
+    // Joined without the source, Matroska parts keep no duration for their
+    // last frame: each part follows the one before by its mean interval,
+    // never on top of its last frame.
+    let parts = parts_with(&input, &dir, 3, ("part", "mkv"), &["--op", "sobel"], ok);
+    let alone = dir.join("alone.mkv");
+    let joined = join(&alone, &parts, None);
+    assert!(joined.status.success(), "{}", stderr(&joined));
+    let t = times(&alone);
+    assert_eq!(t.len(), 42);
+    assert!(t.windows(2).all(|w| w[0] < w[1]), "{t:?}");
 }
 
 #[test]

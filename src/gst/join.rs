@@ -6,12 +6,16 @@
 //! Before anything is written, every part is counted ([`super::probe`]):
 //! with the source given, the parts must hold exactly its frames. Then each
 //! part's coded frames are read in turn (`filesrc ! parsebin`) and pushed
-//! into one muxer, each part's timestamps moved to follow the one before
-//! (a part starts at 0 and its last frame lasts until the next part's
-//! first, so the source's timeline comes back). A part whose video differs
-//! from the first's (codec, size, rate, encoder settings) is refused by
-//! name. The audio goes through the same [`Bridge`] as `run`'s: copied when
-//! the container takes it, else re-encoded once.
+//! into one muxer, each part's timestamps moved to where it starts. With
+//! the source, that is where the job placed the part's first frame
+//! ([`parts::frame_time`]: on the source's caps rate, or at the frame's own
+//! time); without it, where the part before ends (its last frame lasts
+//! until the next part's first, where the container keeps durations:
+//! Matroska without a frame rate does not, and a part's mean frame interval
+//! stands in). A part whose video differs from the first's (codec, size,
+//! rate, encoder settings) is refused by name. The audio goes through the
+//! same [`Bridge`] as `run`'s: copied when the container takes it, else
+//! re-encoded once.
 //!
 //! The output is written beside the target and replaces it only when the
 //! join is complete ([`OutFile`]); the parts are never touched.
@@ -27,7 +31,7 @@ use gstreamer_app as gst_app;
 
 use super::audio::{Bridge, ENCODED_AUDIO, StreamReport};
 use super::outfile::{Ending, Kept, OutFile};
-use super::{Container, DECODER, Output, probe};
+use super::{Container, DECODER, Output, parts, probe};
 use crate::error::{Error, Result};
 
 /// How long a part's reader may stay silent before the join is called stuck.
@@ -57,9 +61,16 @@ impl JoinSummary {
     }
 }
 
-/// Joins `parts` into `out`, with the audio of `audio_from` (the source the
-/// parts were cut from), whose frame count they must then add up to.
-pub fn join(out: &Path, parts: &[PathBuf], audio_from: Option<&Path>) -> Result<JoinSummary> {
+/// Joins `parts` into `out`. With `source` (the file the parts were cut
+/// from) the parts must add up to its frames and go where the job placed
+/// them, and with `audio` its audio is muxed in.
+pub fn join(
+    out: &Path,
+    parts: &[PathBuf],
+    source: Option<&Path>,
+    audio: bool,
+) -> Result<JoinSummary> {
+    let audio_from = source.filter(|_| audio);
     gst::init().map_err(|e| Error::Pipeline(format!("GStreamer did not start: {e}")))?;
     let container = match Output::parse(&out.to_string_lossy())? {
         Output::File { container, .. } if container != Container::Y4m => container,
@@ -99,8 +110,10 @@ pub fn join(out: &Path, parts: &[PathBuf], audio_from: Option<&Path>) -> Result<
         part_frames.push(probe::video_frames(p)?.len() as u64);
     }
     let mut base = gst::ClockTime::ZERO;
-    if let Some(src) = audio_from {
-        let source = probe::video_frames(src)?;
+    let mut starts = None;
+    if let Some(src) = source {
+        let stream = probe::video_stream(src)?;
+        let source = &stream.frames;
         let total: u64 = part_frames.iter().sum();
         if total != source.len() as u64 {
             let counts: Vec<String> = parts
@@ -121,12 +134,16 @@ pub fn join(out: &Path, parts: &[PathBuf], audio_from: Option<&Path>) -> Result<
         if let Some(first) = source.first() {
             base = running_start(src, first.pts)?;
         }
+        // Each part's first frame's place on the job's timeline.
+        let mut first = 0;
+        let mut at = Vec::with_capacity(parts.len());
+        for n in &part_frames {
+            at.push(parts::frame_time(&stream, first));
+            first += n;
+        }
+        starts = Some(at);
     }
-    let inputs: Vec<&Path> = parts
-        .iter()
-        .map(|p| p.as_path())
-        .chain(audio_from)
-        .collect();
+    let inputs: Vec<&Path> = parts.iter().map(|p| p.as_path()).chain(source).collect();
     let file = OutFile::open(out, container, None)?;
     if let Some(p) = inputs.iter().find(|p| super::outfile::same_file(p, out)) {
         let _ = file.close(Ending::Empty);
@@ -138,8 +155,13 @@ pub fn join(out: &Path, parts: &[PathBuf], audio_from: Option<&Path>) -> Result<
             ),
         });
     }
-    let bridge = Bridge::new(audio_from.is_none().then(|| "no --audio-from".to_string()));
-    let result = write(&file, container, parts, audio_from, base, &bridge);
+    let bridge = Bridge::new(match (source, audio) {
+        (None, _) => Some("no --audio-from".to_string()),
+        (Some(_), false) => Some("--no-audio".to_string()),
+        (Some(_), true) => None,
+    });
+    let placed = Placed { base, starts };
+    let result = write(&file, container, parts, audio_from, &placed, &bridge);
     // A failed join leaves nothing: every frame is still in the parts.
     let ending = match &result {
         Ok(_) => Ending::Complete,
@@ -156,13 +178,34 @@ pub fn join(out: &Path, parts: &[PathBuf], audio_from: Option<&Path>) -> Result<
     })
 }
 
+/// Where the parts go: the first from `base`, and, known from the source,
+/// each one's start after `base`.
+struct Placed {
+    base: gst::ClockTime,
+    starts: Option<Vec<Option<gst::ClockTime>>>,
+}
+
+impl Placed {
+    /// Where part `k` starts, given where the part before it ended.
+    fn start(&self, k: usize, after: gst::ClockTime) -> gst::ClockTime {
+        match self
+            .starts
+            .as_ref()
+            .and_then(|s| s.get(k).copied().flatten())
+        {
+            Some(t) => self.base + t,
+            None => after,
+        }
+    }
+}
+
 /// Writes the joined file at `file`'s location; returns the video's length.
 fn write(
     file: &OutFile,
     container: Container,
     parts: &[PathBuf],
     audio_from: Option<&Path>,
-    base: gst::ClockTime,
+    placed: &Placed,
     bridge: &Bridge,
 ) -> Result<gst::ClockTime> {
     let location = file.location().to_string_lossy().replace('"', "\\\"");
@@ -217,10 +260,10 @@ fn write(
         bridge.connect_output(&pipe, container)?;
         pipe.set_state(gst::State::Playing)
             .map_err(|_| Error::Pipeline("the join's muxer would not start".into()))?;
-        let end = feed(&src, parts, base, &pipe)?;
+        let end = feed(&src, parts, placed, &pipe)?;
         let _ = src.end_of_stream();
         wait_eos(&pipe, audio.as_ref().map(|(a, _)| a))?;
-        Ok(end - base)
+        Ok(end.saturating_sub(placed.base))
     })();
     if result.is_err() {
         bridge.close();
@@ -233,20 +276,24 @@ fn write(
 }
 
 /// Pushes every part's coded frames into `src`, each part's times moved to
-/// follow the one before from `base`; returns where the last part ends.
+/// where `placed` puts it; returns where the last part ends.
 fn feed(
     src: &gst_app::AppSrc,
     parts: &[PathBuf],
-    base: gst::ClockTime,
+    placed: &Placed,
     pipe: &gst::Pipeline,
 ) -> Result<gst::ClockTime> {
-    let mut offset = base;
+    let mut end = placed.base;
     // The first part's caps, which every other part must match.
     let mut caps: Option<gst::Caps> = None;
-    for part in parts {
+    for (k, part) in parts.iter().enumerate() {
         let reader = read_part(part)?;
+        let offset = placed.start(k, end);
         let mut first_pts: Option<gst::ClockTime> = None;
-        let mut end = offset;
+        // The part's first and last frames (time, duration) and its frame
+        // count, for where it ends.
+        let (mut earliest, mut latest) = (None, None);
+        let mut frames = 0u64;
         let mut checked = false;
         while let Some(sample) = reader.next(part, || bus_error(pipe))? {
             if !checked {
@@ -285,7 +332,16 @@ fn feed(
                 b.set_offset(u64::MAX);
                 b.set_offset_end(u64::MAX);
             }
-            end = end.max(pts + buffer.duration().unwrap_or(gst::ClockTime::ZERO));
+            // A duration of under a microsecond is none: h264parse stamps
+            // 1 ns where x264 was given no frame rate.
+            let duration = buffer
+                .duration()
+                .filter(|d| *d >= gst::ClockTime::from_useconds(1));
+            earliest = Some(earliest.map_or(pts, |e: gst::ClockTime| e.min(pts)));
+            if latest.is_none_or(|(l, _)| pts > l) {
+                latest = Some((pts, duration));
+            }
+            frames += 1;
             src.push_buffer(b).map_err(|e| {
                 Error::Pipeline(format!(
                     "the muxer stopped taking frames ({e:?}) during `{}`",
@@ -293,9 +349,13 @@ fn feed(
                 ))
             })?;
         }
-        offset = end;
+        // A last frame without a duration lasts the part's mean interval.
+        if let (Some(first), Some((last, duration))) = (earliest, latest) {
+            let mean = (last - first) / frames.saturating_sub(1).max(1);
+            end = last + duration.unwrap_or(mean);
+        }
     }
-    Ok(offset)
+    Ok(end)
 }
 
 /// The first frame of `path`'s video, as parsebin gives it (`None`: it has

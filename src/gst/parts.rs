@@ -10,11 +10,21 @@
 //! measure as fast retargeting's shot detection; the snap is at most a
 //! quarter of a part, so no other boundary can move these two.
 //!
-//! A part's frames are stamped from 0, and its last frame lasts until the
-//! next part's first: parts laid end to end ([`super::join`]) give the
-//! input's timeline back. An operation that remembers earlier frames (fast
-//! retargeting) first runs on `warmup` frames before the part, whose output
-//! is dropped.
+//! A part's frames are stamped from 0 on one clock that every part of the
+//! job shares, [`FrameClock`]: frame `i` of the file at `i` frames of the
+//! rate its caps give (the rate the encoder is told, and the one a single
+//! run's caps carry), not at its own timestamp. A part stamped by its own
+//! timestamps takes their gaps along (a file looped or concatenated with
+//! `-c copy` jumps where a copy starts, a variable rate wanders), and a
+//! demuxer reading the part back guesses its rate from its frames'
+//! durations (qtdemux does): one part would read as 53/2 fps beside the
+//! others' 30/1, and `join` refuses it. Where the caps say 0/1 (a variable
+//! rate: no clock to put frames on) each frame keeps its own time from the
+//! part's first, and the parts' caps say 0/1 as the source's do. Either
+//! way each part's last frame lasts until the next part's first, so parts
+//! laid end to end ([`super::join`]) make one timeline. An operation that
+//! remembers earlier frames (fast retargeting) first runs on `warmup`
+//! frames before the part, whose output is dropped.
 
 use std::ops::Range;
 use std::path::Path;
@@ -24,7 +34,7 @@ use gstreamer as gst;
 use gstreamer_app as gst_app;
 use gstreamer_video::prelude::*;
 
-use super::probe;
+use super::probe::{self, VideoStream};
 use crate::error::{Error, Result};
 use crate::frame::Plane;
 use crate::ops::retarget::fast::{DEFAULT_CUT, is_cut};
@@ -65,9 +75,48 @@ pub struct Span {
     /// for cuts near the part's boundaries.
     pub counting: Duration,
     pub cut_search: Duration,
+    /// The clock the part's frames are stamped on: the caps' rate (`None`
+    /// where they say 0/1: each frame keeps its own time).
+    pub clock: Option<FrameClock>,
     /// Presentation times from the first warm-up frame on: the warm-up
     /// frames, the part's, then the next part's first frame if there is one.
     pts: Vec<gst::ClockTime>,
+}
+
+/// The times a split job's frames are stamped at: `frames` frames every
+/// `ns` nanoseconds, frame `i` of the file (in presentation order) at
+/// `i · ns / frames`, rounded. Every part of a job derives the same clock
+/// from the file alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FrameClock {
+    frames: u64,
+    ns: u64,
+}
+
+impl FrameClock {
+    /// A fixed frame rate (`None` for 0/1 or a negative one).
+    pub fn from_rate(rate: gst::Fraction) -> Option<FrameClock> {
+        let (n, d) = (
+            u64::try_from(rate.numer()).ok()?,
+            u64::try_from(rate.denom()).ok()?,
+        );
+        (n > 0 && d > 0).then(|| FrameClock {
+            frames: n,
+            ns: d * 1_000_000_000,
+        })
+    }
+
+    /// When frame `i` is presented.
+    pub fn at(self, i: u64) -> gst::ClockTime {
+        let t = (u128::from(i) * u128::from(self.ns) + u128::from(self.frames / 2))
+            / u128::from(self.frames);
+        gst::ClockTime::from_nseconds(t.min(u128::from(u64::MAX)) as u64)
+    }
+
+    /// Whole frames in a second (at least 1).
+    pub fn per_second(self) -> u64 {
+        (u128::from(self.frames) * 1_000_000_000 / u128::from(self.ns)).max(1) as u64
+    }
 }
 
 /// Where a decoded frame falls, by its presentation time.
@@ -77,8 +126,10 @@ pub enum Place {
     Before,
     /// A warm-up frame: through the chain, not into the output.
     Warmup,
-    /// One of the part's frames, stamped from the part's start, lasting
-    /// until the next frame (`None` for the file's last frame: its own).
+    /// One of the part's frames, stamped from the part's start on the job's
+    /// clock, lasting one frame of it; without a clock, at its own time
+    /// less the part's first, lasting until the next frame (`None` for the
+    /// file's last frame: its own).
     Part {
         pts: gst::ClockTime,
         duration: Option<gst::ClockTime>,
@@ -98,9 +149,9 @@ impl Span {
         remembers: bool,
     ) -> Result<Span> {
         let started = Instant::now();
-        let coded = probe::video_frames(path)?;
+        let stream = probe::video_stream(path)?;
         let counting = started.elapsed();
-        let pts: Vec<gst::ClockTime> = coded.iter().map(|f| f.pts).collect();
+        let pts: Vec<gst::ClockTime> = stream.frames.iter().map(|f| f.pts).collect();
         if let Some(w) = pts.windows(2).find(|w| w[0] == w[1]) {
             return Err(Error::Read {
                 path: path.into(),
@@ -114,7 +165,10 @@ impl Span {
         let count = u64::from(segment.count);
         // Fails with a clear message when there are more parts than frames.
         plan(total, segment.count, &[], 0)?;
-        let per_second = frames_a_second(&pts);
+        let clock = stream.frame_rate.and_then(FrameClock::from_rate);
+        // A second of frames, for the snap and the warm-up: at the caps'
+        // rate, else from the median interval (which a gap does not move).
+        let per_second = clock.map_or_else(|| frames_a_second(&pts), FrameClock::per_second);
         let snap = (SNAP_SECONDS * per_second).min(total / count / 4);
         let warmup = warmup.unwrap_or(DEFAULT_WARMUP_SECONDS * per_second);
         let ideal = |i: u64| (i * total + count / 2) / count;
@@ -141,6 +195,7 @@ impl Span {
             range,
             total,
             warmup,
+            clock,
             pts: pts[from..to].to_vec(),
         })
     }
@@ -170,9 +225,32 @@ impl Span {
             return Place::Warmup;
         }
         let next = self.pts.partition_point(|&p| p <= pts);
+        let Some(clock) = self.clock else {
+            return Place::Part {
+                pts: pts - start,
+                duration: self.pts.get(next).map(|&n| n - pts),
+            };
+        };
+        // The frame's number in the file: that of the last frame presented
+        // at or before `pts` (the decoder gives the parser's times back).
+        let i = self.range.start - self.warmup + next as u64 - 1;
         Place::Part {
-            pts: pts - start,
-            duration: self.pts.get(next).map(|&n| n - pts),
+            pts: clock.at(i) - clock.at(self.range.start),
+            duration: Some(clock.at(i + 1) - clock.at(i)),
+        }
+    }
+}
+
+/// When frame `i` (in presentation order) of a file split in time is
+/// presented, counted from its first frame, as the parts are stamped: at
+/// `i` frames of its caps' rate, or without one at the frame's own time
+/// (`None` past its last frame).
+pub fn frame_time(stream: &VideoStream, i: u64) -> Option<gst::ClockTime> {
+    match stream.frame_rate.and_then(FrameClock::from_rate) {
+        Some(clock) => Some(clock.at(i)),
+        None => {
+            let first = stream.frames.first()?.pts;
+            Some(stream.frames.get(usize::try_from(i).ok()?)?.pts - first)
         }
     }
 }
@@ -374,6 +452,8 @@ pub(crate) fn seek_paused(pipe: &gst::Pipeline, to: gst::ClockTime) -> Result<()
 mod tests {
     use super::*;
 
+    /// A part of frames 10.. after `warmup` warm-up frames, presented at
+    /// `times` (ms), without a clock (a variable rate).
     fn span(times: &[u64], warmup: u64, frames: u64) -> Span {
         Span {
             segment: Segment { index: 1, count: 3 },
@@ -383,6 +463,7 @@ mod tests {
             at_cut: false,
             counting: Duration::ZERO,
             cut_search: Duration::ZERO,
+            clock: None,
             pts: times
                 .iter()
                 .map(|&t| gst::ClockTime::from_mseconds(t))
@@ -436,6 +517,62 @@ mod tests {
                 duration: None
             }
         );
+    }
+
+    #[test]
+    fn on_a_clock_frames_are_stamped_by_their_number_not_their_time() {
+        let ms = gst::ClockTime::from_mseconds;
+        // A warm-up frame, then three frames of the part with a jump of
+        // 1.9 s between the second and third (where a looped copy starts),
+        // then the next part's first.
+        let mut s = span(&[360, 400, 440, 2380, 2420], 1, 3);
+        s.clock = FrameClock::from_rate(gst::Fraction::new(25, 1));
+        assert_eq!(s.place(ms(360)), Place::Warmup);
+        let stamps: Vec<Place> = [400, 440, 2380].map(|t| s.place(ms(t))).to_vec();
+        let want: Vec<Place> = [0, 40, 80]
+            .map(|t| Place::Part {
+                pts: ms(t),
+                duration: Some(ms(40)),
+            })
+            .to_vec();
+        assert_eq!(stamps, want);
+        assert_eq!(s.place(ms(2420)), Place::After);
+        // The file's last part: its last frame lasts one frame too.
+        let mut last = span(&[0, 40, 100], 0, 3);
+        last.clock = s.clock;
+        assert_eq!(
+            last.place(ms(100)),
+            Place::Part {
+                pts: ms(80),
+                duration: Some(ms(40))
+            }
+        );
+    }
+
+    #[test]
+    fn a_clock_counts_from_the_files_first_frame_without_drifting() {
+        let ntsc = FrameClock::from_rate(gst::Fraction::new(30000, 1001)).unwrap();
+        let ns = gst::ClockTime::from_nseconds;
+        assert_eq!(ntsc.at(0), ns(0));
+        assert_eq!(ntsc.at(1), ns(33_366_667));
+        assert_eq!(ntsc.at(3), ns(100_100_000));
+        // No drift: 30 000 frames are exactly 1001 s.
+        assert_eq!(ntsc.at(30_000), gst::ClockTime::from_seconds(1001));
+        assert_eq!(ntsc.per_second(), 29);
+        // Stamps within a part are differences on the file's clock, so parts
+        // laid end to end give every frame its place.
+        let mut s = span(&[0, 1, 2, 3], 0, 3);
+        s.clock = Some(ntsc);
+        assert_eq!(
+            s.place(gst::ClockTime::from_mseconds(2)),
+            Place::Part {
+                pts: ntsc.at(12) - ntsc.at(10),
+                duration: Some(ntsc.at(13) - ntsc.at(12))
+            }
+        );
+        for variable in [gst::Fraction::new(0, 1), gst::Fraction::new(-25, 1)] {
+            assert_eq!(FrameClock::from_rate(variable), None);
+        }
     }
 
     #[test]

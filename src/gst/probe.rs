@@ -1,8 +1,9 @@
 //! What a file's video holds before it is decoded: its coded frames in
 //! presentation order, with their timestamps and which of them are
-//! keyframes, read by demuxing and parsing alone (`filesrc ! parsebin`), so
-//! that a long file is counted in a fraction of its decoding time. For
-//! planning the parts of a job split in time (issue 15, [`crate::split`]).
+//! keyframes, and the frame rate its caps give, read by demuxing and
+//! parsing alone (`filesrc ! parsebin`), so that a long file is counted in
+//! a fraction of its decoding time. For planning the parts of a job split
+//! in time (issue 15, [`crate::split`]).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -24,12 +25,28 @@ pub struct CodedFrame {
     pub keyframe: bool,
 }
 
+/// The first video stream of a file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VideoStream {
+    /// Its coded frames, in presentation order.
+    pub frames: Vec<CodedFrame>,
+    /// The frame rate of its caps, as the decoder will pass it on; `None`
+    /// where the caps give none or a variable rate (0/1).
+    pub frame_rate: Option<gst::Fraction>,
+}
+
 /// How long the parser may stay silent before the file counts as stuck.
 const STALL: Duration = Duration::from_secs(30);
 
 /// The coded frames of the first video stream of the file at `path`, in
 /// presentation order.
 pub fn video_frames(path: &Path) -> Result<Vec<CodedFrame>> {
+    Ok(video_stream(path)?.frames)
+}
+
+/// The first video stream of the file at `path`: its coded frames and its
+/// caps' frame rate.
+pub fn video_stream(path: &Path) -> Result<VideoStream> {
     let read_error = |reason: String| Error::Read {
         path: path.into(),
         reason,
@@ -109,8 +126,12 @@ pub fn video_frames(path: &Path) -> Result<Vec<CodedFrame>> {
         .map_err(|_| read_error("GStreamer could not start reading it".into()))?;
     let bus = pipe.bus().expect("a pipeline has a bus");
     let mut frames = Vec::new();
+    let mut frame_rate = None;
     let outcome = loop {
         if let Some(sample) = sink.try_pull_sample(gst::ClockTime::from_mseconds(100)) {
+            if frames.is_empty() {
+                frame_rate = sample.caps().and_then(caps_frame_rate);
+            }
             if let Some(buffer) = sample.buffer() {
                 let Some(pts) = buffer.pts() else {
                     break Err(read_error(format!(
@@ -152,7 +173,13 @@ pub fn video_frames(path: &Path) -> Result<Vec<CodedFrame>> {
         return Err(read_error("it has no video stream".into()));
     }
     frames.sort_by_key(|f| f.pts);
-    Ok(frames)
+    Ok(VideoStream { frames, frame_rate })
+}
+
+/// The frame rate `caps` give, if they give a fixed one (not 0/1).
+fn caps_frame_rate(caps: &gst::CapsRef) -> Option<gst::Fraction> {
+    let rate = caps.structure(0)?.get::<gst::Fraction>("framerate").ok()?;
+    (rate.numer() > 0 && rate.denom() > 0).then_some(rate)
 }
 
 /// Whether the pipeline has been playing for longer than `limit` (its

@@ -1,8 +1,9 @@
 //! Shared by the tests: for the GPU ones, the GPU (or a visible skip),
 //! random frames, running one op on both backends, and comparisons; for the
-//! end-to-end ones, [`video`].
+//! end-to-end ones, [`video`]; where the data files are, [`data`].
 #![allow(dead_code)]
 
+pub mod data;
 pub mod video;
 
 use seamstream::cuda::{DevFormat, DevFrame, Gpu};

@@ -93,9 +93,10 @@ pub fn run_in(dir: &Path, args: &[&str], deadline: Duration) -> Output {
     finish(child, &format!("{args:?} in {}", dir.display()), deadline)
 }
 
-/// Runs the program from the repository's root.
+/// Runs the program from the repository's root (on the GPU host, away from
+/// it, from the current folder).
 pub fn run(args: &[&str]) -> Output {
-    run_in(Path::new(env!("CARGO_MANIFEST_DIR")), args, DEADLINE)
+    run_in(&super::data::checkout_or_here(), args, DEADLINE)
 }
 
 pub fn stderr(o: &Output) -> String {
