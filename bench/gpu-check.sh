@@ -39,6 +39,16 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
     grep -E "^test .*(FAILED|ok)$|panicked|SKIP" "$out/test-$n.log" | grep -v " ok$" | head -5
     grep -E "test result" "$out/test-$n.log"
   done
+  # The looped and variable-rate files split over GPU workers (the other
+  # split tests compare lossless frames, which NVIDIA's decoder, the only
+  # H.264 decoder in the bundle, cannot read).
+  for t in .gpu/b/bin/segments-*; do
+    [ -x "$t" ] || continue
+    step test-segments-cuda env SEAMSTREAM_TEST_DEVICE=cuda "$t" --test-threads=4 \
+      a_looped_file_whose_times_jump a_variable_rate_file
+    grep -E "^test .*(FAILED|ok)$|panicked" "$out/test-segments-cuda.log" | grep -v " ok$" | head -5
+    grep -E "test result" "$out/test-segments-cuda.log"
+  done
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
   step bench seamstream bench --runs 200 --op gaussian:sigma=2.5

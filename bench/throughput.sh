@@ -3,7 +3,7 @@
 # nvcodec pipeline, in one call on the GPU host (issue 27):
 #   here:  cargo build --release && bench/gpu-bundle.sh
 #   there: bench/throughput.sh [1080p|4k ...]
-# Makes its clips there if absent (.gpu/tp/*.mp4: the shared dog-walk clip
+# Makes its clips there if absent ($tp/*.mp4: the shared dog-walk clip
 # scaled up and looped, x264 --preset fast), then for each prints fps for
 #   decoder alone (system memory out, and CUDA memory out),
 #   GStreamer's nvcodec pipeline (decode, cudascale, cudadownload; 1.22's
@@ -19,10 +19,10 @@ out=${OUT:-tp-out}; mkdir -p "$out"; out=$(cd "$out" && pwd)
 . .gpu/b/env.sh
 export SEAMSTREAM_CACHE=${SEAMSTREAM_CACHE:-/tmp/seamstream-cache}
 sizes=${*:-1080p 4k}
-mkdir -p .gpu/tp
+tp=${TP:-/tmp/tp}; mkdir -p "$tp"
 src=.gpu/clips/dog-walk-720p.mp4
 make_clip() { # name width height loops
-  local f=.gpu/tp/$1.mp4
+  local f=$tp/$1.mp4
   [ -f "$f" ] && return
   local parts=""
   for i in $(seq 1 "$4"); do
@@ -70,7 +70,7 @@ for size in $sizes; do
     4k) make_clip 4k 3840 2160 2; w=2880; h=2160 ;;
     *) echo "unknown size $size"; continue ;;
   esac
-  clip=.gpu/tp/$size.mp4
+  clip=$tp/$size.mp4
   [ -f "$clip" ] || continue
   # The frame count (and the kernel cache filled) by one run of ours.
   frames=$(seamstream run "$clip" null --device cuda --op gaussian:sigma=2 --json 2>/dev/null \
