@@ -749,18 +749,22 @@ fn plan_segment(
         0 => String::new(),
         n => format!(", after {n} warm-up frames"),
     };
-    let cut = if span.at_cut && span.range.start > 0 {
-        ", from a scene cut"
-    } else {
-        ""
+    let start = match (span.range.start, span.at_cut, span.at_keyframe) {
+        (0, _, _) => "",
+        (_, true, _) => ", from a scene cut",
+        (_, false, true) => ", from a keyframe",
+        _ => "",
+    };
+    let cuts = match span.cut_search {
+        Some(t) => format!("cuts looked for in {:.2} s", t.as_secs_f64()),
+        None => "no cut search: the chain has no memory".into(),
     };
     eprintln!(
-        "segment {text}: frames {}..{} of {}{cut}{warm} (frames counted in {:.2} s, cuts looked for in {:.2} s)",
+        "segment {text}: frames {}..{} of {}{start}{warm} (frames counted in {:.2} s, {cuts})",
         span.range.start,
         span.range.end,
         span.total,
         span.counting.as_secs_f64(),
-        span.cut_search.as_secs_f64()
     );
     Ok(span)
 }

@@ -4,7 +4,9 @@
 mod common;
 
 use gstreamer as gst;
-use seamstream::gst::probe::video_frames;
+use seamstream::gst::probe::{
+    indexed_video_frames, parsed_video_stream, video_frames, video_stream,
+};
 
 use common::video::{clip_with_audio, play_to_eos, tempdir};
 
@@ -81,4 +83,75 @@ fn a_missing_file_or_one_without_video_is_an_error_naming_it() {
         e.contains("junk.mp4") && e.contains("playable video"),
         "{e}"
     );
+}
+
+/// Frames read from a plain MP4's index are the frames parsing gives:
+/// times, order and keyframes, with B-frames (composition offsets and an
+/// edit), audio beside, clips laid end to end by `concat`, the index
+/// before the frames. A file the index does not read (one cut short,
+/// Matroska, a fragmented MP4) is parsed.
+#[test]
+fn an_mp4s_index_gives_the_frames_parsing_gives() {
+    let dir = tempdir("probe-index");
+    let bframes = dir.join("bframes.mp4");
+    clip(&bframes);
+    let audio = dir.join("audio.mp4");
+    clip_with_audio(&audio, 2);
+    let twice = dir.join("twice.mp4");
+    let copy = format!(
+        "filesrc location=\"{}\" ! qtdemux ! h264parse ! c.",
+        bframes.display()
+    );
+    let desc = format!(
+        "concat name=c ! h264parse ! mp4mux ! filesink location=\"{}\" {copy} {copy}",
+        twice.display()
+    );
+    play_to_eos(&gst::parse::launch(&desc).unwrap(), "making the clip");
+    for path in [&bframes, &audio, &twice] {
+        let parsed = parsed_video_stream(path).unwrap();
+        let indexed = indexed_video_frames(path)
+            .unwrap_or_else(|| panic!("{}: the index was not read", path.display()));
+        assert_eq!(indexed, parsed.frames, "{}", path.display());
+        assert_eq!(video_stream(path).unwrap(), parsed, "{}", path.display());
+    }
+    assert_eq!(indexed_video_frames(&twice).unwrap().len(), 100);
+    // The index first (faststart), then the file cut short: the index
+    // still lists every frame, but not every frame is there.
+    let fast = dir.join("faststart.mp4");
+    let desc = format!(
+        "filesrc location=\"{}\" ! qtdemux ! h264parse ! mp4mux faststart=true ! filesink location=\"{}\"",
+        bframes.display(),
+        fast.display()
+    );
+    play_to_eos(&gst::parse::launch(&desc).unwrap(), "remuxing the clip");
+    assert_eq!(
+        indexed_video_frames(&fast),
+        Some(parsed_video_stream(&fast).unwrap().frames)
+    );
+    let mut bytes = std::fs::read(&fast).unwrap();
+    bytes.truncate(bytes.len() * 2 / 3);
+    // Its `mdat` said to run to the end of the file (size 0), as a file
+    // written without finishing its last box does.
+    let mdat = bytes.windows(4).position(|w| w == b"mdat").unwrap();
+    bytes[mdat - 4..mdat].fill(0);
+    let cut = dir.join("cut.mp4");
+    std::fs::write(&cut, &bytes).unwrap();
+    assert_eq!(indexed_video_frames(&cut), None);
+    assert!(parsed_video_stream(&cut).map_or(true, |s| s.frames.len() < 50));
+    for (name, mux) in [
+        ("clip.mkv", "matroskamux"),
+        ("fragments.mp4", "mp4mux fragment-duration=400"),
+    ] {
+        let path = dir.join(name);
+        let desc = format!(
+            "filesrc location=\"{}\" ! qtdemux ! h264parse ! {mux} ! filesink location=\"{}\"",
+            bframes.display(),
+            path.display()
+        );
+        play_to_eos(&gst::parse::launch(&desc).unwrap(), "remuxing the clip");
+        assert_eq!(indexed_video_frames(&path), None, "{name}");
+        let parsed = parsed_video_stream(&path).unwrap();
+        assert!(!parsed.frames.is_empty(), "{name}");
+        assert_eq!(video_stream(&path).unwrap(), parsed, "{name}");
+    }
 }

@@ -268,35 +268,26 @@ fn a_split_job_into_null_processes_every_frame_and_writes_nothing() {
     assert!(!out.status.success() && stderr(&out).contains("not to null"));
 }
 
+/// A chain that remembers (fast retargeting) has its parts start at a
+/// scene cut near the even split, where its memory resets.
 #[test]
 fn a_boundary_near_a_scene_cut_moves_to_it() {
     let dir = tempdir("seg-cut");
     let input = dir.join("cut.mp4");
     // A cut at frame 46 of 100; the even split would be at 50 (the snap is
-    // a quarter of a part here: 12 frames).
+    // a quarter of a part here: 12 frames), a keyframe (every 25th).
     clip(&input, 100, 25, Some(46));
-    let said = ok(&[
-        "run",
-        s(&input),
-        s(&dir.join("b.mp4")),
-        "--segment",
-        "1/2",
-        "--op",
-        "sobel",
-    ]);
+    let fast = ["--op", "retarget:width=75%", "--warmup", "0"];
+    let (a_part, b_part) = (dir.join("a.mp4"), dir.join("b.mp4"));
+    let b = ["run", s(&input), s(&b_part), "--segment", "1/2"];
+    let said = ok(&[&b[..], &fast[..]].concat());
     assert!(
         said.contains("frames 46..100 of 100, from a scene cut"),
         "{said}"
     );
-    let said = ok(&[
-        "run",
-        s(&input),
-        s(&dir.join("a.mp4")),
-        "--segment",
-        "0/2",
-        "--op",
-        "sobel",
-    ]);
+    assert!(said.contains("cuts looked for in"), "{said}");
+    let a = ["run", s(&input), s(&a_part), "--segment", "0/2"];
+    let said = ok(&[&a[..], &fast[..]].concat());
     assert!(said.contains("frames 0..46 of 100"), "{said}");
     let joined = dir.join("j.mp4");
     let out = join(
@@ -381,6 +372,65 @@ fn a_variable_rate_file_split_and_joined_keeps_its_own_times() {
     let t = times(&alone);
     assert_eq!(t.len(), 42);
     assert!(t.windows(2).all(|w| w[0] < w[1]), "{t:?}");
+}
+
+/// A chain without memory gives the same frames wherever a part starts:
+/// its boundaries move to keyframes near the even split (the part then
+/// decodes nothing before its first frame), the scene cut is not looked
+/// for, and the parts join into the single run.
+#[test]
+fn a_stateless_chains_boundaries_move_to_keyframes_without_a_cut_search() {
+    let dir = tempdir("seg-keyframes");
+    let input = dir.join("in.mp4");
+    // Keyframes every 30 frames (0, 30, 60, 90) and a cut at 46 that is not
+    // one; the even split of 100 in two is at 50, the snap 12 frames.
+    clip(&input, 100, 30, Some(46));
+    let keys: Vec<usize> = video_frames(&input)
+        .unwrap()
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| f.keyframe.then_some(i))
+        .collect();
+    assert_eq!(keys, vec![0, 30, 60, 90]);
+    let parts = parts_with(
+        &input,
+        &dir,
+        2,
+        ("part", "mp4"),
+        &["--op", "sobel"],
+        |args| {
+            let said = ok(args);
+            assert!(
+                said.contains("no cut search: the chain has no memory"),
+                "{said}"
+            );
+            said
+        },
+    );
+    assert_eq!(times(&parts[0]).len(), 60);
+    assert_eq!(times(&parts[1]).len(), 40);
+    let alone = run(&[
+        "run",
+        s(&input),
+        "null",
+        "--segment",
+        "1/2",
+        "--op",
+        "sobel",
+    ]);
+    let said = stderr(&alone);
+    assert!(alone.status.success(), "{said}");
+    assert!(
+        said.contains("frames 60..100 of 100, from a keyframe"),
+        "{said}"
+    );
+    let single = dir.join("single.mp4");
+    ok(&["run", s(&input), s(&single), "--op", "sobel"]);
+    let joined = dir.join("joined.mp4");
+    let out = join(&joined, &parts, Some(&input));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(times(&joined), times(&single));
+    assert!(decode_rgba(&joined) == decode_rgba(&single));
 }
 
 #[test]

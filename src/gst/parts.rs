@@ -3,12 +3,17 @@
 //! frame is lost or doubled at a boundary, and how its output is stamped.
 //!
 //! Every task plans on its own, from the file alone, and all reach the same
-//! plan: the coded frames are counted by [`probe`](super::probe), the N
-//! ranges are equal ([`crate::split::plan`]), and a boundary moves to a
-//! scene cut within a second of it. Cuts are looked for only around the two
-//! boundaries of the part (a few seconds decoded small), with the same
-//! measure as fast retargeting's shot detection; the snap is at most a
-//! quarter of a part, so no other boundary can move these two.
+//! plan: the coded frames are counted by [`probe`](super::probe) (a plain
+//! MP4 from its index), the N ranges are equal ([`crate::split::plan`]),
+//! and a boundary moves. For a chain that remembers earlier frames it moves
+//! to a scene cut within a second of it, where the chain's memory resets:
+//! cuts are looked for only around the two boundaries of the part (a few
+//! seconds decoded small), with the same measure as fast retargeting's
+//! shot detection. For a chain without memory, where a part starts changes
+//! nothing in its frames: it moves to a keyframe within five seconds, so
+//! that the part's decoding starts right at its first frame, and nothing is
+//! decoded to plan it. Either snap is at most a quarter of a part, so no
+//! other boundary can move these two.
 //!
 //! A part's frames are stamped from 0 on one clock that every part of the
 //! job shares, [`FrameClock`]: frame `i` of the file at `i` frames of the
@@ -52,6 +57,11 @@ pub const DEFAULT_WARMUP_SECONDS: u64 = 10;
 /// How far a boundary may move to a scene cut, in seconds of video.
 const SNAP_SECONDS: u64 = 1;
 
+/// How far a boundary of a chain without memory may move to a keyframe, in
+/// seconds of video: half of the longest usual keyframe interval (x264's
+/// default is 250 frames, 10 s at 25 fps).
+const KEYFRAME_SNAP_SECONDS: u64 = 5;
+
 /// The largest width the cut search compares at: the decoded luma is
 /// subsampled to it (the measure is a mean over a grid anyway).
 const CUT_WIDTH: usize = 320;
@@ -71,10 +81,13 @@ pub struct Span {
     pub warmup: u64,
     /// Whether the part starts at a detected scene cut (or the file's start).
     pub at_cut: bool,
+    /// Whether the part starts at a keyframe, where its decoding starts.
+    pub at_keyframe: bool,
     /// How long the planning took: counting the file's frames, and looking
-    /// for cuts near the part's boundaries.
+    /// for cuts near the part's boundaries (`None`: not looked for, the
+    /// chain has no memory).
     pub counting: Duration,
-    pub cut_search: Duration,
+    pub cut_search: Option<Duration>,
     /// The clock the part's frames are stamped on: the caps' rate (`None`
     /// where they say 0/1: each frame keeps its own time).
     pub clock: Option<FrameClock>,
@@ -169,17 +182,27 @@ impl Span {
         // A second of frames, for the snap and the warm-up: at the caps'
         // rate, else from the median interval (which a gap does not move).
         let per_second = clock.map_or_else(|| frames_a_second(&pts), FrameClock::per_second);
-        let snap = (SNAP_SECONDS * per_second).min(total / count / 4);
         let warmup = warmup.unwrap_or(DEFAULT_WARMUP_SECONDS * per_second);
         let ideal = |i: u64| (i * total + count / 2) / count;
+        let keyframes: Vec<u64> = (0..total)
+            .filter(|&i| stream.frames[i as usize].keyframe)
+            .collect();
         let mut cuts = Vec::new();
-        for i in [segment.index as u64, segment.index as u64 + 1] {
-            if i > 0 && i < count && snap > 0 {
-                cuts.extend(find_cuts(path, &pts, ideal(i), snap)?);
-            }
-        }
-        let cut_search = started.elapsed() - counting;
-        let range = segment.frames(&plan(total, segment.count, &cuts, snap)?);
+        let (snap, cut_search) = if remembers {
+            let snap = (SNAP_SECONDS * per_second).min(total / count / 4);
+            let bounds: Vec<u64> = [segment.index as u64, segment.index as u64 + 1]
+                .into_iter()
+                .filter(|&i| i > 0 && i < count && snap > 0)
+                .map(ideal)
+                .collect();
+            cuts = find_cuts(path, &pts, &bounds, snap)?;
+            (snap, Some(started.elapsed() - counting))
+        } else {
+            let snap = (KEYFRAME_SNAP_SECONDS * per_second).min(total / count / 4);
+            (snap, None)
+        };
+        let candidates = if remembers { &cuts } else { &keyframes };
+        let range = segment.frames(&plan(total, segment.count, candidates, snap)?);
         let warmup = if remembers {
             warmup.min(range.start)
         } else {
@@ -190,6 +213,7 @@ impl Span {
         Ok(Span {
             segment,
             at_cut: range.start == 0 || cuts.contains(&range.start),
+            at_keyframe: keyframes.binary_search(&range.start).is_ok(),
             counting,
             cut_search,
             range,
@@ -267,41 +291,53 @@ fn frames_a_second(pts: &[gst::ClockTime]) -> u64 {
     1_000_000_000u64.checked_div(step).unwrap_or(0)
 }
 
-/// The scene cuts within `snap` frames of frame `at`: frames whose luma
-/// differs from the frame before by more than fast retargeting's cut level,
-/// the global shift taken out.
-fn find_cuts(path: &Path, pts: &[gst::ClockTime], at: u64, snap: u64) -> Result<Vec<u64>> {
-    let first = at.saturating_sub(snap + 1) as usize;
-    let last = ((at + snap) as usize).min(pts.len() - 1);
-    let lumas = decode_luma(path, pts[first], pts[last])?;
+/// The scene cuts within `snap` frames of each frame of `bounds` (in
+/// order, further apart than twice `snap`): frames whose luma differs from
+/// the frame before by more than fast retargeting's cut level, the global
+/// shift taken out.
+fn find_cuts(path: &Path, pts: &[gst::ClockTime], bounds: &[u64], snap: u64) -> Result<Vec<u64>> {
+    let windows: Vec<(usize, usize)> = bounds
+        .iter()
+        .map(|&at| {
+            let first = at.saturating_sub(snap + 1) as usize;
+            (first, ((at + snap) as usize).min(pts.len() - 1))
+        })
+        .collect();
+    if windows.is_empty() {
+        return Ok(Vec::new());
+    }
+    let times: Vec<_> = windows.iter().map(|&(a, b)| (pts[a], pts[b])).collect();
     let index = |p: gst::ClockTime| pts.binary_search(&p).ok().map(|i| i as u64);
     let mut cuts = Vec::new();
-    for w in lumas.windows(2) {
-        let (Some(a), Some(b)) = (index(w[0].0), index(w[1].0)) else {
-            continue;
-        };
-        if b == a + 1
-            && b > first as u64
-            && is_cut(
-                &w[0].1,
-                &w[1].1,
-                global_shift(&w[0].1, &w[1].1),
-                DEFAULT_CUT,
-            )
-        {
-            cuts.push(b);
+    for ((first, _), lumas) in windows.iter().zip(decode_luma(path, &times)?) {
+        for w in lumas.windows(2) {
+            let (Some(a), Some(b)) = (index(w[0].0), index(w[1].0)) else {
+                continue;
+            };
+            if b == a + 1
+                && b > *first as u64
+                && is_cut(
+                    &w[0].1,
+                    &w[1].1,
+                    global_shift(&w[0].1, &w[1].1),
+                    DEFAULT_CUT,
+                )
+            {
+                cuts.push(b);
+            }
         }
     }
     Ok(cuts)
 }
 
-/// The frames stamped `from` to `to` (inclusive) of the file's video, as
-/// small luma planes with their times.
-fn decode_luma(
-    path: &Path,
-    from: gst::ClockTime,
-    to: gst::ClockTime,
-) -> Result<Vec<(gst::ClockTime, Plane<u8>)>> {
+/// Decoded frames' small luma planes, with their times.
+type Lumas = Vec<(gst::ClockTime, Plane<u8>)>;
+
+/// For each window of `windows` (in order), the frames stamped from its
+/// start to its end (inclusive) of the file's video, as small luma planes
+/// with their times: one decoder, seeking from window to window (a
+/// decoder's start costs more than its seek, NVDEC's most).
+fn decode_luma(path: &Path, windows: &[(gst::ClockTime, gst::ClockTime)]) -> Result<Vec<Lumas>> {
     let read_error = |reason: String| Error::Read {
         path: path.into(),
         reason,
@@ -348,13 +384,21 @@ fn decode_luma(
         .static_pad("sink")
         .expect("videoconvert has a sink pad");
     super::route_first_video(&pipe, &decode, video_in);
-    let outcome = seek_paused(&pipe, from)
-        .and_then(|()| {
+    let window = |i: usize, (from, to): (gst::ClockTime, gst::ClockTime)| {
+        if i == 0 {
+            seek_paused(&pipe, from)?;
             pipe.set_state(gst::State::Playing)
-                .map(|_| ())
-                .map_err(|_| read_error("GStreamer could not start decoding it".into()))
-        })
-        .and_then(|()| {
+                .map_err(|_| read_error("GStreamer could not start decoding it".into()))?;
+        } else {
+            // Playing: a flushing seek drops what is queued from the
+            // window before (and anything stale is earlier than `from`).
+            pipe.seek_simple(
+                gst::SeekFlags::FLUSH | gst::SeekFlags::KEY_UNIT | gst::SeekFlags::SNAP_BEFORE,
+                from,
+            )
+            .map_err(|_| read_error(format!("it cannot seek to {from}")))?;
+        }
+        {
             let mut frames = Vec::new();
             let mut quiet = Instant::now();
             loop {
@@ -387,7 +431,13 @@ fn decode_luma(
                     )));
                 }
             }
-        });
+        }
+    };
+    let outcome = windows
+        .iter()
+        .enumerate()
+        .map(|(i, &w)| window(i, w))
+        .collect();
     let _ = pipe.set_state(gst::State::Null);
     outcome
 }
@@ -461,8 +511,9 @@ mod tests {
             total: 100,
             warmup,
             at_cut: false,
+            at_keyframe: false,
             counting: Duration::ZERO,
-            cut_search: Duration::ZERO,
+            cut_search: None,
             clock: None,
             pts: times
                 .iter()

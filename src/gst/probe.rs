@@ -2,8 +2,10 @@
 //! presentation order, with their timestamps and which of them are
 //! keyframes, and the frame rate its caps give, read by demuxing and
 //! parsing alone (`filesrc ! parsebin`), so that a long file is counted in
-//! a fraction of its decoding time. For planning the parts of a job split
-//! in time (issue 15, [`crate::split`]).
+//! a fraction of its decoding time. A plain MP4's frames come from its
+//! index instead ([`mp4`]), in milliseconds, and only its first
+//! frame is parsed, for the caps. For planning the parts of a job split in
+//! time (issue 15, [`crate::split`]).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -16,12 +18,17 @@ use gstreamer_app as gst_app;
 
 use crate::error::{Error, Result};
 
+mod mp4;
+
 /// One coded frame of the video.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CodedFrame {
     /// Presentation time.
     pub pts: gst::ClockTime,
-    /// Decodable on its own (no `DELTA_UNIT` flag).
+    /// Decodable on its own, where decoding can start: the parser's
+    /// keyframes (no `DELTA_UNIT` flag), or from an MP4's index its sync
+    /// samples (`stss`), where qtdemux's seeks land (the parser may call
+    /// another intra frame a keyframe too).
     pub keyframe: bool,
 }
 
@@ -47,6 +54,33 @@ pub fn video_frames(path: &Path) -> Result<Vec<CodedFrame>> {
 /// The first video stream of the file at `path`: its coded frames and its
 /// caps' frame rate.
 pub fn video_stream(path: &Path) -> Result<VideoStream> {
+    if path.is_file()
+        && let Some(frames) = mp4::video_frames(path)
+    {
+        let first = parse(path, Some(1))?;
+        return Ok(VideoStream {
+            frames,
+            frame_rate: first.frame_rate,
+        });
+    }
+    parse(path, None)
+}
+
+/// The first video stream of the file at `path` as parsing every frame
+/// gives it (the reference for the index).
+pub fn parsed_video_stream(path: &Path) -> Result<VideoStream> {
+    parse(path, None)
+}
+
+/// The video frames of the file at `path` read from its MP4 index, if it
+/// is a plain MP4 ([`mp4`]); `None`: it must be parsed.
+pub fn indexed_video_frames(path: &Path) -> Option<Vec<CodedFrame>> {
+    mp4::video_frames(path)
+}
+
+/// Parses the first video stream of the file at `path`, up to `limit`
+/// frames.
+fn parse(path: &Path, limit: Option<usize>) -> Result<VideoStream> {
     let read_error = |reason: String| Error::Read {
         path: path.into(),
         reason,
@@ -143,6 +177,9 @@ pub fn video_stream(path: &Path) -> Result<VideoStream> {
                     pts,
                     keyframe: !buffer.flags().contains(gst::BufferFlags::DELTA_UNIT),
                 });
+            }
+            if limit.is_some_and(|n| frames.len() >= n) {
+                break Ok(());
             }
             continue;
         }
