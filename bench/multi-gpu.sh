@@ -8,8 +8,9 @@
 # then times, by wall clock, into null: one plain run, and --gpus 1, 2, …
 # up to the host's GPUs, for fast retargeting to 75% width and for
 # gaussian sigma=2; then the whole split job into an mp4 (x264 veryfast,
-# joined) on every GPU. Each worker's start (frames counted, cuts looked
-# for) is taken from its log. Logs go to $OUT.
+# joined) on one GPU and on every GPU. Each worker's start (frames counted,
+# cuts looked for) is taken from its log. OPS="retarget:width=75%" and
+# X264_GPUS="2" narrow the runs (device time is short). Logs go to $OUT.
 set -u
 out=${OUT:-mg-out}; mkdir -p "$out"; out=$(cd "$out" && pwd)
 . .gpu/b/env.sh
@@ -51,7 +52,7 @@ row() { # name frames-source-log cmd...
 echo
 printf '%-40s %7s %8s %9s\n' "run (into null unless said)" frames "wall ms" "fps"
 row "one-run-retarget" seamstream run "$clip" null --device cuda --op retarget:width=75% --json
-for op in retarget:width=75% gaussian:sigma=2; do
+for op in ${OPS:-retarget:width=75% gaussian:sigma=2}; do
   n=${op%%:*}
   g=1
   while [ "$g" -le "$gpus" ]; do
@@ -67,7 +68,7 @@ done
 # Into x264: the encoders' share of the host's CPUs (from /proc/stat over
 # the run) says how near the job is to the encoder's limit.
 cpu() { awk '/^cpu / { print $2 + $3 + $4 + $5 + $6 + $7 + $8, $5 + $6 }' /proc/stat; }
-for g in 1 "$gpus"; do
+for g in ${X264_GPUS:-1 $gpus}; do
   read -r t0 i0 < <(cpu)
   row "gpus-$g-retarget-x264-mp4" seamstream run "$clip" "$out/long-out.mp4" --gpus "$g" \
     --op retarget:width=75% --preset veryfast

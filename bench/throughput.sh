@@ -13,7 +13,8 @@
 #   ours into x264 --preset veryfast, and the nvcodec decoder with
 #     videoscale into the same x264,
 # with ours' ms a frame in each stage (copy in, chain, copy out) and where
-# its frames were (memory in/out). Logs and JSON go to $OUT.
+# its frames were (memory in/out). QUICK=1 keeps the decoder and fast
+# retargeting into null only. Logs and JSON go to $OUT.
 set -u
 out=${OUT:-tp-out}; mkdir -p "$out"; out=$(cd "$out" && pwd)
 . .gpu/b/env.sh
@@ -79,6 +80,14 @@ for size in $sizes; do
   echo "== $size ($clip, $frames frames) =="
   printf '%-44s %7s %9s\n' "pipeline" "frames" "fps"
   D="filesrc location=$clip ! qtdemux ! h264parse ! nvh264dec"
+  if [ -n "${QUICK:-}" ]; then
+    # QUICK=1: the decoder and fast retargeting into null only.
+    for round in 1 2; do
+      timed "decoder-cuda-$size-$round" "$frames" gst-launch-1.0 -q $D ! "video/x-raw(memory:CUDAMemory)" ! fakesink sync=false
+      ours "ours-retarget-null-$size-$round" seamstream run "$clip" null --device cuda --op retarget:width=75%
+    done
+    continue
+  fi
   for round in 1 2; do
     timed "decoder-system-$size-$round" "$frames" gst-launch-1.0 -q $D ! "video/x-raw" ! fakesink sync=false
     timed "decoder-cuda-$size-$round" "$frames" gst-launch-1.0 -q $D ! "video/x-raw(memory:CUDAMemory)" ! fakesink sync=false
