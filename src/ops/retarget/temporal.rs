@@ -37,8 +37,7 @@ use crate::frame::Plane;
 pub const STACKED_PASSES: usize = 4;
 
 /// The most follows that settle a new shot's seams on its first frame
-/// ([`Track::settle`]); the GPU stops where the CPU does, looking every few
-/// follows.
+/// ([`Track::settle`]). The GPU does exactly this many, without looking.
 pub const SETTLE_FOLLOWS: usize = 512;
 
 /// The integers of the band DP's sums: i64, or i32 for a frame whose every
