@@ -437,6 +437,29 @@ fn a_stateless_chains_boundaries_move_to_keyframes_without_a_cut_search() {
     assert!(decode_rgba(&joined) == decode_rgba(&single));
 }
 
+/// A variable-rate file (caps 0/1) encoded into MP4 in one run keeps every
+/// frame at its own time: x264 told 0/1 timed each frame 1 ns long, and
+/// the MP4 reader dropped the last one (41 of 42 frames came back).
+#[test]
+fn a_variable_rate_file_into_mp4_keeps_every_frame_at_its_time() {
+    let dir = tempdir("seg-variable-mp4");
+    let input = dir.join("variable.mkv");
+    looped_clip(&input, 130, true);
+    let out = dir.join("out.mp4");
+    let said = run(&[
+        "run",
+        s(&input),
+        s(&out),
+        "--op",
+        "sobel",
+        "--device",
+        device(),
+    ]);
+    assert!(said.status.success(), "{}", stderr(&said));
+    assert_eq!(times(&out).len(), 42);
+    assert_eq!(times(&out), times(&input));
+}
+
 #[test]
 fn one_frame_parts_and_more_parts_than_keyframes_lose_nothing() {
     let dir = tempdir("seg-small");

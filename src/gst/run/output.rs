@@ -427,6 +427,19 @@ fn open_output(
             Some(gst::CapsFeatures::new([crate::gst::cuda::CAPS_FEATURE])),
         );
     }
+    // A variable rate (0/1) encoded into MP4: x264 then times each frame
+    // 1 ns long, and MP4 readers drop the last frame, which would be lost.
+    // A nominal rate keeps every frame, each at its own time.
+    if let Output::File {
+        container: Container::Mp4,
+        ..
+    } = &opts.output
+        && encoder.is_some()
+        && out_info.fps().numer() == 0
+        && let Some(c) = caps.get_mut()
+    {
+        c.set("framerate", NOMINAL_RATE);
+    }
     src.set_caps(Some(&caps));
     src.set_format(gst::Format::Time);
     // Not `block`: a blocked push would wait forever on an output that has
@@ -478,6 +491,10 @@ fn count_accepted(pipe: &gst::Pipeline) -> Result<Arc<AtomicU64>> {
     }
     Ok(count)
 }
+
+/// The frame rate an encoder into MP4 is told where the input's is variable
+/// (0/1); the frames keep their own times.
+const NOMINAL_RATE: gst::Fraction = gst::Fraction::from_integer(30);
 
 /// Frames the output's appsrc may hold before `push` waits.
 const OUTPUT_QUEUE_FRAMES: u64 = 2;
