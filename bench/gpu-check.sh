@@ -13,6 +13,7 @@ out=${OUT:-gpu-out}; mkdir -p "$out"; out=$(cd "$out" && pwd)
 . .gpu/b/env.sh
 export SEAMSTREAM_CACHE="$out/cache"
 export SEAMSTREAM_CLIPS="$PWD/.gpu/clips"
+export SEAMSTREAM_DATA="$PWD/examples/data"
 # Here a GPU test that cannot open the GPU fails instead of skipping.
 export SEAMSTREAM_REQUIRE_GPU=1
 summary=()
