@@ -24,15 +24,8 @@ src=.gpu/clips/dog-walk-720p.mp4
 if [ ! -f "$clip" ]; then
   # dog-walk is 289 frames at 29.97 fps: 9.64 s.
   loops=$(( minutes * 60 * 100 / 964 + 1 ))
-  parts=""
-  for i in $(seq 1 "$loops"); do
-    parts="$parts filesrc location=$src ! qtdemux ! h264parse ! nvh264dec ! c."
-  done
   t0=$(date +%s)
-  # shellcheck disable=SC2086
-  gst-launch-1.0 -q concat name=c ! videoconvert ! videoscale \
-    ! "video/x-raw,format=I420,width=1920,height=1080" ! x264enc speed-preset=veryfast \
-    bframes=0 ! h264parse ! mp4mux ! filesink location="$clip" $parts > "$out/make.log" 2>&1 \
+  bench/loop-clip.sh "$clip" "$src" 1920 1080 "$loops" veryfast > "$out/make.log" 2>&1 \
     || { echo "could not make $clip"; cat "$out/make.log"; exit 1; }
   echo "made $clip ($loops loops) in $(( $(date +%s) - t0 )) s"
 fi

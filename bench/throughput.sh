@@ -25,15 +25,8 @@ src=.gpu/clips/dog-walk-720p.mp4
 make_clip() { # name width height loops
   local f=$tp/$1.mp4
   [ -f "$f" ] && return
-  local parts=""
-  for i in $(seq 1 "$4"); do
-    parts="$parts filesrc location=$src ! qtdemux ! h264parse ! nvh264dec ! c."
-  done
-  # shellcheck disable=SC2086
-  gst-launch-1.0 -q concat name=c ! videoconvert ! videoscale ! \
-    "video/x-raw,format=I420,width=$2,height=$3" ! x264enc speed-preset=fast \
-    bframes=0 ! h264parse ! mp4mux ! filesink location="$f" $parts \
-    > "$out/make-$1.log" 2>&1 || echo "could not make $f (see make-$1.log)"
+  bench/loop-clip.sh "$f" "$src" "$2" "$3" "$4" fast > "$out/make-$1.log" 2>&1 \
+    || echo "could not make $f (see make-$1.log)"
 }
 ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 # gst-launch timed by wall clock; its start is in the figure (as ours is).

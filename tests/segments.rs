@@ -205,19 +205,27 @@ fn three_segments_joined_are_one_run_with_the_sources_audio() {
     assert_eq!(audio_packets(&single), source);
 }
 
+/// `input` run once into `dir/single.EXT` and split over 3 workers (GPU
+/// workers on the GPU host) into `dir/out.EXT`, both with `sobel`; the two
+/// files and what the split said.
+fn single_and_split(input: &Path, dir: &Path, ext: &str) -> (PathBuf, PathBuf, String) {
+    let single = dir.join(format!("single.{ext}"));
+    ok(&["run", s(input), s(&single), "--op", "sobel"]);
+    let out = dir.join(format!("out.{ext}"));
+    let mut args = vec!["run", s(input), s(&out), "--workers", "3", "--op", "sobel"];
+    if device() == "cuda" {
+        args.extend(["--gpus", "1"]);
+    }
+    let said = ok(&args);
+    (single, out, said)
+}
+
 #[test]
 fn workers_run_the_job_in_segments_and_join_it() {
     let dir = tempdir("seg-workers");
     let input = dir.join("in.mp4");
     clip_with_audio(&input, 3);
-    let single = dir.join("single.mp4");
-    ok(&["run", s(&input), s(&single), "--op", "sobel"]);
-    let out = dir.join("out.mp4");
-    let mut args = vec!["run", s(&input), s(&out), "--workers", "3", "--op", "sobel"];
-    if device() == "cuda" {
-        args.extend(["--gpus", "1"]);
-    }
-    let said = ok(&args);
+    let (single, out, said) = single_and_split(&input, &dir, "mp4");
     assert!(said.contains("in 3 segments"), "{said}");
     assert_eq!(times(&out), times(&single));
     assert!(decode_rgba(&out) == decode_rgba(&single));
@@ -315,14 +323,7 @@ fn a_looped_file_whose_times_jump_splits_and_joins_at_its_caps_rate() {
     let jump = source.frames[21].pts - source.frames[20].pts;
     assert_eq!(jump, gst::ClockTime::from_mseconds(170), "the clip's jump");
     assert_eq!(source.frame_rate, Some(gst::Fraction::new(25, 1)));
-    let single = dir.join("single.mp4");
-    ok(&["run", s(&input), s(&single), "--op", "sobel"]);
-    let out = dir.join("out.mp4");
-    let mut args = vec!["run", s(&input), s(&out), "--workers", "3", "--op", "sobel"];
-    if device() == "cuda" {
-        args.extend(["--gpus", "1"]);
-    }
-    let said = ok(&args);
+    let (single, out, said) = single_and_split(&input, &dir, "mp4");
     assert!(said.contains("42 frames in 3 segments"), "{said}");
     // Every frame once, in order: the frames are the single run's (lossy
     // on the GPU host, so there only counted).
@@ -349,14 +350,7 @@ fn a_variable_rate_file_split_and_joined_keeps_its_own_times() {
     let input = dir.join("variable.mkv");
     looped_clip(&input, 130, true);
     assert_eq!(video_stream(&input).unwrap().frame_rate, None);
-    let single = dir.join("single.mkv");
-    ok(&["run", s(&input), s(&single), "--op", "sobel"]);
-    let out = dir.join("out.mkv");
-    let mut args = vec!["run", s(&input), s(&out), "--workers", "3", "--op", "sobel"];
-    if device() == "cuda" {
-        args.extend(["--gpus", "1"]);
-    }
-    ok(&args);
+    let (single, out, _) = single_and_split(&input, &dir, "mkv");
     assert_eq!(times(&out).len(), 42);
     assert_eq!(times(&out), times(&single));
     assert_eq!(times(&out), times(&input));

@@ -418,6 +418,11 @@ pub fn device_planes(
     Some(planes)
 }
 
+/// Marks `caps`' first structure as CUDA memory.
+pub fn into_cuda(caps: &mut gst::CapsRef) {
+    caps.set_features(0, Some(gst::CapsFeatures::new([CAPS_FEATURE])));
+}
+
 /// Whether caps structure `i` of `caps` is in CUDA memory.
 pub fn caps_in_cuda(caps: &gst::CapsRef) -> bool {
     caps.features(0).is_some_and(|f| f.contains(CAPS_FEATURE))

@@ -154,10 +154,7 @@ impl Sink {
     /// Buffers from a pool of CUDA memory on the run's context.
     fn cuda(ctx: &PipelineContext, info: &gst_video::VideoInfo) -> Option<Sink> {
         let mut caps = info.to_caps().ok()?;
-        caps.get_mut()?.set_features(
-            0,
-            Some(gst::CapsFeatures::new([crate::gst::cuda::CAPS_FEATURE])),
-        );
+        crate::gst::cuda::into_cuda(caps.get_mut()?);
         let pool = ctx.pool(&caps, u32::try_from(info.size()).ok()?)?;
         pool.set_active(true).ok()?;
         Some(Sink::Cuda(pool, ctx.clone(), info.clone()))

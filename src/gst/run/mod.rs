@@ -137,7 +137,7 @@ struct Shared {
     /// device.
     frames_in_cuda: AtomicU64,
     /// Where the GPU stage writes finished frames (as the worker found it).
-    memory_out: std::sync::Mutex<&'static str>,
+    memory_out: std::sync::OnceLock<&'static str>,
     /// Frames a live intake dropped to make room.
     dropped: AtomicU64,
     /// Frames the worker took; with the dropped ones, the frames that came
@@ -181,10 +181,7 @@ impl Shared {
             (cuda, all) if cuda == all => "cuda",
             _ => "mixed",
         };
-        summary.memory_out = match self.memory_out.lock().map(|m| *m) {
-            Ok(m) if !m.is_empty() => m,
-            _ => "system",
-        };
+        summary.memory_out = self.memory_out.get().copied().unwrap_or("system");
     }
 }
 

@@ -422,10 +422,7 @@ fn open_output(
         && crate::gst::cuda::is_cuda(b)
         && let Some(c) = caps.get_mut()
     {
-        c.set_features(
-            0,
-            Some(gst::CapsFeatures::new([crate::gst::cuda::CAPS_FEATURE])),
-        );
+        crate::gst::cuda::into_cuda(c);
     }
     // A variable rate (0/1) encoded into MP4: x264 then times each frame
     // 1 ns long, and MP4 readers drop the last frame, which would be lost.

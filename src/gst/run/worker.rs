@@ -76,10 +76,10 @@ fn serve(mut work: Work, rx: &Receiver<Msg>, tx: &Sender<Msg>, shared: &Shared) 
             Some(other) => (work.finish(), Some(other)),
             None => (work.poll(), None),
         };
-        if let Some(m) = work.memory_out()
-            && let Ok(mut out) = shared.memory_out.lock()
+        if shared.memory_out.get().is_none()
+            && let Some(m) = work.memory_out()
         {
-            *out = m;
+            let _ = shared.memory_out.set(m);
         }
         // The host copies in and out of pinned memory count as
         // copies, not as the chain.
