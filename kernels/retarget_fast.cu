@@ -340,6 +340,14 @@ extern "C" __global__ void gradient_sums(const u8* __restrict__ luma, u32 pitch,
     if (threadIdx.x == 0) o[w] = w ? o[w - 1] : 0;
 }
 
+// Whether a follow moved any seam: flag[0] becomes 1 where the new
+// seams `a` differ from the old `b` (n of each).
+extern "C" __global__ void seams_differ(const u32* __restrict__ a, const u32* __restrict__ b,
+                                        u32 n, u32* __restrict__ flag) {
+    u32 t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t < n && a[t] != b[t]) flag[0] = 1;
+}
+
 // The costs of every seam's band DP (band_dp in temporal.rs), one warp a
 // seam and row: lane j holds column c(y) − B + j of row y, c(y) the last
 // frame's seam moved by (sx, sy). `own` gets each cell's cost, `fwd` its

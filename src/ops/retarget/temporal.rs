@@ -37,7 +37,8 @@ use crate::frame::Plane;
 pub const STACKED_PASSES: usize = 4;
 
 /// The most follows that settle a new shot's seams on its first frame
-/// ([`Track::settle`]). The GPU does exactly this many, without looking.
+/// ([`Track::settle`]); the GPU stops where the CPU does, looking every few
+/// follows.
 pub const SETTLE_FOLLOWS: usize = 512;
 
 /// The integers of the band DP's sums: i64, or i32 for a frame whose every

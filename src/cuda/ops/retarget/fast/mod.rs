@@ -52,6 +52,7 @@ struct FastKernels {
     gradient_sums: CudaFunction,
     band_costs: CudaFunction,
     band_dp: CudaFunction,
+    seams_differ: CudaFunction,
     sort_rows: CudaFunction,
     place: CudaFunction,
     remove: CudaFunction,
@@ -83,6 +84,7 @@ impl FastKernels {
             gradient_sums: f("gradient_sums")?,
             band_costs: f("band_costs")?,
             band_dp: f("band_dp")?,
+            seams_differ: f("seams_differ")?,
             sort_rows: f("sort_rows")?,
             place: f("place_seams")?,
             remove: f(match format {
@@ -240,6 +242,8 @@ pub(crate) struct State {
     /// forward terms with whether it is in the frame (band_costs).
     band_own: CudaSlice<i64>,
     band_fwd: CudaSlice<u32>,
+    /// Set when a settling follow moved a seam (seams_differ).
+    settle_moved: CudaSlice<u32>,
     centres: CudaSlice<u32>,
     paths: CudaSlice<u32>,
     sorted: CudaSlice<u32>,
@@ -385,6 +389,7 @@ impl State {
             back: alloc(st, most, "the band DP's steps")?,
             band_own: alloc(st, 32 * most, "the band DP's costs")?,
             band_fwd: alloc(st, 32 * most, "the band DP's costs")?,
+            settle_moved: alloc(st, 1, "the settling's flag")?,
             centres: alloc(st, most, "the band DP's centres")?,
             paths: alloc(st, most, "the paths")?,
             sorted: alloc(st, most, "the sorted paths")?,

@@ -16,6 +16,11 @@ use crate::ops::retarget::energy::luma_unit;
 use crate::ops::retarget::passes::pass_sizes;
 use crate::ops::retarget::temporal::{SETTLE_FOLLOWS, STACKED_PASSES};
 
+/// Settling follows between two looks at whether the seams still move: a
+/// look waits for the GPU, and a new shot settles in a few follows where
+/// [`SETTLE_FOLLOWS`] is the most.
+const SETTLE_BATCH: usize = 4;
+
 impl State {
     /// Slot `slot`'s seams for the working frame (w×h at `pitch`, k to
     /// remove): kept on a still frame or followed from the last frame's
@@ -55,11 +60,11 @@ impl State {
         }
     }
 
-    /// Track::settle on the device: [`SETTLE_FOLLOWS`] follows of the new
-    /// seams on the frame they were placed on (no shift), on costs made
-    /// once. The CPU stops at the first follow that changes nothing; every
-    /// later one would change nothing too, so these give the CPU's seams
-    /// without reading anything back.
+    /// Track::settle on the device: follows of the new seams on the frame
+    /// they were placed on (no shift), on costs made once, until one moves
+    /// nothing, as the CPU stops, or [`SETTLE_FOLLOWS`]. The GPU looks every
+    /// [`SETTLE_BATCH`] follows (a look waits for it); the follows past the
+    /// CPU's stop move nothing, so the seams are the CPU's.
     pub(super) fn settle(
         &mut self,
         st: &Arc<CudaStream>,
@@ -69,8 +74,21 @@ impl State {
         k: usize,
     ) -> Result<()> {
         self.follow_costs(st, pitch, (w, h))?;
-        for _ in 0..SETTLE_FOLLOWS {
-            self.follow_step(st, slot, pitch, (w, h), k, (0, 0))?;
+        let mut done = 0;
+        while done < SETTLE_FOLLOWS {
+            let batch = SETTLE_BATCH.min(SETTLE_FOLLOWS - done);
+            for f in 1..=batch {
+                self.follow_step(st, slot, pitch, (w, h), k, (0, 0), f == batch)?;
+            }
+            done += batch;
+            let moved = st
+                .clone_dtoh(&self.settle_moved)
+                .map_err(|e| cuda_err("retarget: reading whether the seams settled", e))?;
+            // A follow that moves nothing is where the CPU stops; every
+            // later one would move nothing either.
+            if moved.first() == Some(&0) {
+                break;
+            }
         }
         Ok(())
     }
@@ -88,7 +106,7 @@ impl State {
         shift: (i32, i32),
     ) -> Result<()> {
         self.follow_costs(st, pitch, (w, h))?;
-        self.follow_step(st, slot, pitch, (w, h), k, shift)
+        self.follow_step(st, slot, pitch, (w, h), k, shift, false)
     }
 
     /// The costs a follow reads besides the working luma, motion and mask:
@@ -117,7 +135,8 @@ impl State {
     }
 
     /// One follow on the costs of [`State::follow_costs`]: the band DP,
-    /// the sort and the spreading, into slot `slot`'s seams.
+    /// the sort and the spreading, into slot `slot`'s seams; with `check`,
+    /// `settle_moved` says afterwards whether any seam moved.
     #[allow(clippy::too_many_arguments)]
     fn follow_step(
         &mut self,
@@ -127,6 +146,7 @@ impl State {
         (w, h): (usize, usize),
         k: usize,
         (sx, sy): (i32, i32),
+        check: bool,
     ) -> Result<()> {
         let c = self.cur;
         let (w32, h32, p32, k32, g32) = (
@@ -188,6 +208,19 @@ impl State {
         self.sort_rows(st, h, k)?;
         self.place_seams(st, h, k, w, pitch, true)?;
         let n = k * h;
+        if check {
+            st.memset_zeros(&mut self.settle_moved)
+                .map_err(|e| cuda_err("retarget: clearing the settling's flag", e))?;
+            let n32 = n as u32;
+            let mut b = st.launch_builder(&self.fk.seams_differ);
+            b.arg(&self.cols)
+                .arg(&self.slots[slot].seams)
+                .arg(&n32)
+                .arg(&mut self.settle_moved);
+            // SAFETY: seams_differ takes (a, b, n, flag); cols and the
+            // slot's seams hold k·h ≥ n, flag 1.
+            unsafe { launch(&mut b, linear(n), "comparing the seams") }?;
+        }
         let (cols, seams) = (&self.cols, &mut self.slots[slot].seams);
         st.memcpy_dtod(&cols.slice(..n), &mut seams.slice_mut(..n))
             .map_err(|e| cuda_err("retarget: keeping the seams", e))
