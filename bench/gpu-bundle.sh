@@ -20,7 +20,7 @@ if [ "${1:-}" = quality ]; then
   exit 0
 fi
 tests=()
-for n in segments elements gpu_elements gpu_memory gpu_color gpu_filters gpu_geometry gpu_registry gpu_reframe gpu_retarget gpu_retarget_fast gpu_segment gpu_stage kernel_cache; do
+for n in segments elements gpu kernel_cache; do
   f=$(ls -t target/release/deps/$n-* 2>/dev/null | grep -v '\.d$' | head -1 || true)
   [ -n "$f" ] && tests+=("$f")
 done
@@ -57,5 +57,5 @@ ffmpeg -v error -y -i ../shared/data/video/dog-walk-720p.mp4 -an -vf scale=1920:
 ffmpeg -v error -y -stream_loop 3 -i .gpu/clips/dog-walk-1080p.mp4 -c copy \
   .gpu/clips/dog-walk-1080p-x4.mp4 || true
 # Symbols off: the carry to the GPU host is limited to 64 MiB.
-strip .gpu/b/plugin/libgstseamstream.so .gpu/b/bin/seamstream .gpu/b/bin/elements* .gpu/b/bin/gpu_* .gpu/b/bin/kernel_cache* .gpu/b/bin/segments* .gpu/b/bin/seamstream_libtests 2>/dev/null || true
+strip .gpu/b/plugin/libgstseamstream.so .gpu/b/bin/seamstream .gpu/b/bin/elements* .gpu/b/bin/gpu-* .gpu/b/bin/kernel_cache* .gpu/b/bin/segments* .gpu/b/bin/seamstream_libtests 2>/dev/null || true
 du -sh .gpu/b

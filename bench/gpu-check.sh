@@ -33,7 +33,7 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
     grep -E "FAILED|panicked" "$out/test-lib-gpu.log" | head -5
     grep -E "test result" "$out/test-lib-gpu.log"
   fi
-  for t in .gpu/b/bin/gpu_* .gpu/b/bin/elements* .gpu/b/bin/kernel_cache*; do
+  for t in .gpu/b/bin/gpu-* .gpu/b/bin/elements* .gpu/b/bin/kernel_cache*; do
     [ -x "$t" ] || continue
     n=$(basename "$t" | sed 's/-[0-9a-f]*$//')
     step "test-$n" "$t" --test-threads=4

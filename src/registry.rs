@@ -6,7 +6,7 @@
 //! reference), `kernels/NAME.cu` and `src/cuda/ops/NAME.rs` (a type with
 //! `new(&CpuType)` that implements [`GpuOp`]), and add one line to
 //! [`REGISTRY`]. `seamstream ops` then lists it with the devices it runs on,
-//! and `tests/gpu_registry.rs` checks its GPU half against the CPU.
+//! and `tests/gpu/registry.rs` checks its GPU half against the CPU.
 
 use std::any::Any;
 

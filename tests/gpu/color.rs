@@ -1,8 +1,6 @@
 //! GPU colour ops against the CPU reference (skipped without a GPU).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use seamstream::color::{Colorimetry, Matrix, Range};
 use seamstream::cuda::ops::yuv::{rgba_to_yuv420, yuv420_len, yuv420_to_rgba};
 use seamstream::cuda::{DevFormat, DevFrame, Gpu};

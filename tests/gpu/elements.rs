@@ -9,8 +9,6 @@ use gstreamer as gst;
 use gstreamer::prelude::*;
 use seamstream::cuda::testing;
 
-mod common;
-
 fn init() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
@@ -23,7 +21,7 @@ fn init() {
 /// `seamcarve`/`seamstream` (named `e`) put on its output.
 fn frames(line: &str) -> (Vec<Vec<u8>>, String) {
     init();
-    let (pipe, sink) = common::video::pipeline_with_sink(line, "out");
+    let (pipe, sink) = crate::common::video::pipeline_with_sink(line, "out");
     pipe.set_state(gst::State::Playing).unwrap();
     let mut out = Vec::new();
     let mut caps = String::new();
@@ -91,7 +89,7 @@ fn the_latency_query_counts_the_frame_the_ring_holds() {
     }
     init();
     let latency = |device: &str| {
-        let (pipe, sink) = common::video::pipeline_with_sink(
+        let (pipe, sink) = crate::common::video::pipeline_with_sink(
             &format!(
                 "videotestsrc is-live=true ! video/x-raw,format=RGBA,width=64,height=36,framerate=25/1 ! seamcarve width=48 device={device} ! appsink name=out"
             ),

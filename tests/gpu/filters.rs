@@ -3,9 +3,7 @@
 //! GPU). All are exact: the kernels do the CPU's f32 operations in its order
 //! (fused multiply-adds where the CPU's `mul_add` is), or integer arithmetic.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use seamstream::cuda::DevFormat;
 
 const BORDERS: [&str; 3] = ["zero", "replicate", "reflect101"];

@@ -1,9 +1,7 @@
 //! GPU `warp`, `integral` and `adaptive` against the CPU reference (skipped
 //! without a GPU).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use seamstream::cuda::ops::integral::{IntegralTables, table_len};
 use seamstream::cuda::{DevFormat, DevFrame, Gpu};
 use seamstream::frame::{Frame, Plane};

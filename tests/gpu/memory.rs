@@ -5,8 +5,6 @@
 //! those of the old path through system memory (`SEAMSTREAM_HOST_COPIES=1`)
 //! and of the CPU. Skipped without a GPU, or without NVIDIA's decoder.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -22,7 +20,7 @@ fn field(json: &str, key: &str) -> String {
 
 /// `run CLIP OUT --op OP --device DEVICE --json` with `env`; the summary.
 fn run(clip: &Path, out: &str, op: &str, device: &str, env: &[(&str, &str)]) -> String {
-    let o = Command::new(common::video::binary())
+    let o = Command::new(crate::common::video::binary())
         .args(["run", clip.to_str().unwrap(), out, "--op", op])
         .args(["--device", device, "--json"])
         .envs(env.iter().copied())

@@ -2,12 +2,10 @@
 //! planning (the thumbnails made on the device and read back), plans made
 //! ahead and replayed (crop, carve, carve then pad, pad with a backdrop or a
 //! colour), gray and RGBA, odd sizes, and the first frames of a shared
-//! real clip ([`common::data::CLIPS`]) planned as `run` plans a file. These
+//! real clip ([`crate::common::data::CLIPS`]) planned as `run` plans a file. These
 //! skip without a GPU.
 
-mod common;
-
-use common::{compare_frames, gpu};
+use crate::common::{compare_frames, gpu};
 use seamstream::frame::{Frame, Plane};
 use seamstream::gst::decode::FrameReader;
 use seamstream::ops::Op;
@@ -109,7 +107,7 @@ fn replayed_plans_equal_the_cpu() {
 #[test]
 fn a_real_clip_planned_ahead_equals_the_cpu() {
     let Some(gpu) = gpu() else { return };
-    let file = common::data::CLIPS.file("dog-walk-720p.mp4");
+    let file = crate::common::data::CLIPS.file("dog-walk-720p.mp4");
     let mut reader = FrameReader::open(file.to_str().unwrap_or_default())
         .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
     let mut frames = Vec::new();

@@ -7,9 +7,7 @@
 //!
 //! Skipped without a GPU; `SEAMSTREAM_REQUIRE_GPU=1` makes that a failure.
 
-mod common;
-
-use common::{assert_close, gpu};
+use crate::common::{assert_close, gpu};
 use seamstream::cuda::{DevFormat, DevFrame, Gpu, GpuOp};
 use seamstream::error::Result;
 use seamstream::frame::Frame;

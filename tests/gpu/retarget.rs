@@ -6,11 +6,9 @@
 //! CPU's; removal copies pixels and insertion takes the same integer means.
 //! One wrong seam anywhere moves pixels and fails the frame.
 
-mod common;
-
 use std::path::PathBuf;
 
-use common::*;
+use crate::common::*;
 use seamstream::cuda::{DevFormat, Gpu};
 use seamstream::frame::{Frame, Plane};
 
@@ -55,7 +53,7 @@ fn blocky_frame(w: usize, h: usize, fmt: DevFormat) -> Frame {
 }
 
 fn photo(name: &str) -> Frame {
-    let path = common::data::EXAMPLES.file(name);
+    let path = crate::common::data::EXAMPLES.file(name);
     seamstream::io::load_image(&path).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 

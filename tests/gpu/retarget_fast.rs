@@ -4,11 +4,9 @@
 //! 0): both sides do the same integer steps. The clips: random frames with
 //! noise and a cut; a photograph panning under a moving block (the global
 //! shift and the motion map at work); and the first frames of the shared
-//! real footage ([`common::data::CLIPS`]). These skip without a GPU.
+//! real footage ([`crate::common::data::CLIPS`]). These skip without a GPU.
 
-mod common;
-
-use common::{bytes, compare_frames, gpu, random_frame};
+use crate::common::{bytes, compare_frames, gpu, random_frame};
 use seamstream::cuda::{DevFormat, DevFrame, Gpu};
 use seamstream::frame::{Frame, Plane, Rgba};
 use seamstream::gst::decode::FrameReader;
@@ -286,7 +284,7 @@ fn real_footage_equals_the_cpu_frame_for_frame() {
         ("cockatoo-handheld-720p.mp4", 30),
         ("promo-cuts-titles-720p.mp4", 90),
     ];
-    let dir = common::data::CLIPS.dir_with(&clips.map(|(name, _)| name));
+    let dir = crate::common::data::CLIPS.dir_with(&clips.map(|(name, _)| name));
     for (name, frames) in clips {
         let path = dir.join(name);
         let mut reader = FrameReader::open(&path.to_string_lossy()).unwrap();

@@ -7,11 +7,9 @@
 //! segment's first pixel), so means, borders and false colours are the same
 //! bytes.
 
-mod common;
-
 use std::collections::HashMap;
 
-use common::*;
+use crate::common::*;
 use seamstream::cuda::DevFormat;
 use seamstream::frame::{Frame, Plane};
 use seamstream::ops::segment::{Settings, label_colour, labels};
@@ -128,7 +126,7 @@ fn segment_is_identical_to_the_cpu_on_random_frames() {
 fn segment_is_identical_to_the_cpu_on_the_photographs() {
     let Some(gpu) = gpu() else { return };
     let names = ["chelsea.png", "coffee.png"];
-    let dir = common::data::EXAMPLES.dir_with(&names);
+    let dir = crate::common::data::EXAMPLES.dir_with(&names);
     for path in names.map(|n| dir.join(n)) {
         let rgba = seamstream::io::load_image(&path).unwrap();
         let gray = Frame::Gray(rgba.luma());

@@ -1,9 +1,7 @@
 //! The GPU stage (the ring of slots) against the CPU chain, and the GPU's
 //! failure modes (skipped without a GPU).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use seamstream::color::Colorimetry;
 use seamstream::cuda::stage::{Finished, Layout, Stage};
 use seamstream::cuda::{DevFormat, DevFrame};
@@ -316,7 +314,7 @@ fn a_gpu_failure_mid_file_fails_clearly_and_keeps_the_frames_written() {
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("o.mp4");
     let run = |args: &[&str], fault: Option<&str>| {
-        let mut c = std::process::Command::new(common::video::binary());
+        let mut c = std::process::Command::new(crate::common::video::binary());
         c.args(args);
         if let Some(n) = fault {
             c.env("SEAMSTREAM_INJECT_GPU_FAULT_AFTER", n);
@@ -409,7 +407,7 @@ fn a_real_clip_gives_the_same_bytes_on_either_device() {
                     args.extend(["--op", op]);
                 }
                 args.extend(["--device", device]);
-                let o = std::process::Command::new(common::video::binary())
+                let o = std::process::Command::new(crate::common::video::binary())
                     .args(&args)
                     .output()
                     .unwrap();
@@ -454,7 +452,7 @@ fn kernels_are_prepared_before_the_run_and_counted_in_the_summary() {
             .to_string()
     };
     let run = || {
-        let o = std::process::Command::new(common::video::binary())
+        let o = std::process::Command::new(crate::common::video::binary())
             .args([
                 "run",
                 "test:ball",
