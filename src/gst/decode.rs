@@ -118,7 +118,7 @@ impl FrameReader {
             .caps()
             .ok_or_else(|| bad("a frame came without caps"))?;
         let info = gst_video::VideoInfo::from_caps(caps).map_err(|_| bad("unusable caps"))?;
-        let rate = info.fps();
+        let rate = crate::gst::usable_rate(info.fps());
         if self.fps.is_none() && rate.numer() > 0 && rate.denom() > 0 {
             self.fps = Some(rate.numer() as f64 / rate.denom() as f64);
         }

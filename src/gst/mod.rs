@@ -424,6 +424,24 @@ impl Output {
     }
 }
 
+/// The fastest frame rate taken for one: a rate above it (NVIDIA's
+/// decoders read 244200/1 from the timing fields x264 writes for a variable
+/// rate) says the stream has no fixed rate.
+pub(crate) const MAX_FRAME_RATE: i32 = 1000;
+
+/// The frame rate `rate` (from caps) as the run uses it: itself, or 0/1
+/// (variable) where it is none or faster than [`MAX_FRAME_RATE`]. An
+/// absurd rate given to the encoder times every frame a few microseconds
+/// long, and a join then places the next part on top of the last frame.
+pub(crate) fn usable_rate(rate: gst::Fraction) -> gst::Fraction {
+    let (n, d) = (rate.numer(), rate.denom());
+    if n > 0 && d > 0 && i64::from(n) <= i64::from(MAX_FRAME_RATE) * i64::from(d) {
+        rate
+    } else {
+        gst::Fraction::new(0, 1)
+    }
+}
+
 /// A timestamp of `sample`'s segment as running time, the clock both
 /// output pipelines share: a demuxer that starts its segment past zero
 /// (an MP4 edit list) shifts video and audio alike, and the output keeps
@@ -487,6 +505,16 @@ pub(crate) fn discard_pad(pipe: &gst::Pipeline, pad: &gst::Pad) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rate_faster_than_any_video_is_taken_for_a_variable_one() {
+        let f = gst::Fraction::new;
+        assert_eq!(usable_rate(f(30000, 1001)), f(30000, 1001));
+        assert_eq!(usable_rate(f(1000, 1)), f(1000, 1));
+        assert_eq!(usable_rate(f(2001, 2)), f(0, 1));
+        assert_eq!(usable_rate(f(244200, 1)), f(0, 1));
+        assert_eq!(usable_rate(f(0, 1)), f(0, 1));
+    }
 
     #[test]
     fn inputs_are_recognised_by_their_form() {

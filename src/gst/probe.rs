@@ -216,7 +216,8 @@ fn parse(path: &Path, limit: Option<usize>) -> Result<VideoStream> {
 /// The frame rate `caps` give, if they give a fixed one (not 0/1).
 fn caps_frame_rate(caps: &gst::CapsRef) -> Option<gst::Fraction> {
     let rate = caps.structure(0)?.get::<gst::Fraction>("framerate").ok()?;
-    (rate.numer() > 0 && rate.denom() > 0).then_some(rate)
+    let rate = super::usable_rate(rate);
+    (rate.numer() > 0).then_some(rate)
 }
 
 /// Whether the pipeline has been playing for longer than `limit` (its

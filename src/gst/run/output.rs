@@ -298,7 +298,7 @@ pub(crate) fn output_info(
         None => (gst_video::VideoFormat::Rgba, info.colorimetry()),
     };
     gst_video::VideoInfo::builder(format, w as u32, h as u32)
-        .fps(info.fps())
+        .fps(crate::gst::usable_rate(info.fps()))
         .par(info.par())
         .colorimetry(&colorimetry)
         .build()

@@ -30,7 +30,7 @@ pub(super) fn expected_frames(
         _ => {}
     }
     let duration = pipe.query_duration::<gst::ClockTime>()?;
-    let fps = info.fps();
+    let fps = crate::gst::usable_rate(info.fps());
     if fps.numer() <= 0 || fps.denom() <= 0 {
         return None;
     }
