@@ -5,12 +5,15 @@
 #   there: bench/multi-gpu.sh [MINUTES]     (default 10)
 # Makes the file there if absent ($tp/long-1080p.mp4: the shared
 # dog-walk clip scaled to 1080p and repeated to MINUTES, x264 veryfast),
-# then times, by wall clock, into null: one plain run, and --gpus 1, 2, …
-# up to the host's GPUs, for fast retargeting to 75% width and for
-# gaussian sigma=2; then the whole split job into an mp4 (x264 veryfast,
-# joined) on one GPU and on every GPU. Each worker's start (frames counted,
-# cuts looked for) is taken from its log. OPS="retarget:width=75%" and
-# X264_GPUS="2" narrow the runs (device time is short). Logs go to $OUT.
+# then times, by wall clock, with the host's CPU load: NVIDIA's decoder
+# alone on 1, 2, … GPUs at once (the file's frames shared out: the limit);
+# into null, --gpus 1, 2, … up to the host's GPUs, for fast retargeting to
+# 75% width and for gaussian sigma=2; then the whole split job into an mp4
+# (x264 veryfast, joined) with as many workers as GPUs and twice as many.
+# Each worker's plan and fixed cost (frames counted, cuts looked for, time
+# before and after its frames) come from its log; `nvidia-smi dmon` runs
+# throughout. OPS="retarget:width=75%" and X264_GPUS="2" narrow the runs
+# (device time is short). Logs go to $OUT.
 set -u
 out=${OUT:-mg-out}; mkdir -p "$out"; out=$(cd "$out" && pwd)
 . .gpu/b/env.sh
@@ -27,24 +30,50 @@ if [ ! -f "$clip" ]; then
   t0=$(date +%s)
   bench/loop-clip.sh "$clip" "$src" 1920 1080 "$loops" veryfast > "$out/make.log" 2>&1 \
     || { echo "could not make $clip"; cat "$out/make.log"; exit 1; }
+  echo $(( loops * 289 )) > "$clip.frames"
   echo "made $clip ($loops loops) in $(( $(date +%s) - t0 )) s"
 fi
 ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
-row() { # name frames-source-log cmd...
+# The host's CPUs over a row: busy and total jiffies from /proc/stat.
+cpu() { awk '/^cpu / { print $2 + $3 + $4 + $5 + $6 + $7 + $8, $5 + $6 }' /proc/stat; }
+row() { # name cmd...
   local name=$1; shift
-  local t0; t0=$(date +%s%N)
+  local t0 c0 i0 c1 i1; read -r c0 i0 < <(cpu); t0=$(date +%s%N)
   "$@" > "$out/$name.log" 2>&1; local rc=$?
-  local t; t=$(ms "$t0")
+  local t; t=$(ms "$t0"); read -r c1 i1 < <(cpu)
   local frames
   frames=$(grep -oE '^[0-9]+ frames (in|of)' "$out/$name.log" | head -1 | grep -oE '^[0-9]+')
   [ -n "$frames" ] || frames=$(sed -n 's/.*"frames_out":\([0-9]*\).*/\1/p' "$out/$name.log" | head -1)
-  printf '%-40s %7s %8d %9s %s\n' "$name" "${frames:-?}" "$t" \
+  [ -n "$frames" ] || frames=${FRAMES:-}
+  printf '%-40s %7s %8d %9s %8s %s\n' "$name" "${frames:-?}" "$t" \
     "$(awk -v f="${frames:-0}" -v t="$t" 'BEGIN { printf "%.1f", f * 1000 / t }')" \
+    "$(awk -v t=$((c1 - c0)) -v i=$((i1 - i0)) 'BEGIN { printf "%.0f%%", t ? 100 * (t - i) / t : 0 }')" \
     "$([ $rc = 0 ] || echo "FAILED rc=$rc: $(tail -2 "$out/$name.log" | tr '\n' ' ')")"
 }
+# NVIDIA's decoder alone on N GPUs at once, the file's frames shared out
+# (each process decodes the first 1/N of them into CUDA memory): the pace
+# the split job's decoders allow, process start included.
+decoders() { # n frames
+  local n=$1 each=$(( $2 / $1 )) pids=() i
+  for i in $(seq 0 $(( n - 1 ))); do
+    CUDA_VISIBLE_DEVICES=$i gst-launch-1.0 -q filesrc location="$clip" ! qtdemux ! h264parse \
+      ! nvh264dec ! "video/x-raw(memory:CUDAMemory)" ! identity eos-after="$each" \
+      ! fakesink sync=false & pids+=($!)
+  done
+  local rc=0; for i in "${pids[@]}"; do wait "$i" || rc=1; done
+  return $rc
+}
+nvidia-smi dmon -s u -d 1 > "$out/dmon.txt" 2>&1 & dmon=$!
+frames=$(cat "$clip.frames" 2>/dev/null || echo 18207)
 echo
-printf '%-40s %7s %8s %9s\n' "run (into null unless said)" frames "wall ms" "fps"
-row "one-run-retarget" seamstream run "$clip" null --device cuda --op retarget:width=75% --json
+echo "(CPU: the host's cores busy over the row; see $out/dmon.txt for each GPU's SM and decoder use)"
+printf '%-40s %7s %8s %9s %8s\n' "run (into null unless said)" frames "wall ms" "fps" "CPU"
+g=1
+while [ "$g" -le "$gpus" ]; do
+  FRAMES=$(( frames / g * g )) row "decoder-alone-$g-gpus" decoders "$g" "$frames"
+  g=$(( g * 2 ))
+  [ "$g" -gt "$gpus" ] && [ "$(( g / 2 ))" -lt "$gpus" ] && g=$gpus
+done
 for op in ${OPS:-retarget:width=75% gaussian:sigma=2}; do
   n=${op%%:*}
   g=1
@@ -52,22 +81,20 @@ for op in ${OPS:-retarget:width=75% gaussian:sigma=2}; do
     row "gpus-$g-$n" seamstream run "$clip" null --gpus "$g" --op "$op" --keep-parts
     # null keeps its workers' logs in $TMPDIR/seamstream-null-PID.parts.
     grep -h "^segment" "${TMPDIR:-/tmp}"/seamstream-null-*.parts/part-*.log 2>/dev/null \
-      | sed 's/^/    /' | head -8
+      | sed 's/^/    /' | head -16
     rm -rf "${TMPDIR:-/tmp}"/seamstream-null-*.parts
     g=$(( g * 2 ))
     [ "$g" -gt "$gpus" ] && [ "$(( g / 2 ))" -lt "$gpus" ] && g=$gpus
   done
 done
-# Into x264: the encoders' share of the host's CPUs (from /proc/stat over
-# the run) says how near the job is to the encoder's limit.
-cpu() { awk '/^cpu / { print $2 + $3 + $4 + $5 + $6 + $7 + $8, $5 + $6 }' /proc/stat; }
+# Into x264: the CPU column says how near the job is to the encoders'
+# limit; more workers than GPUs run more encoders at once.
 for g in ${X264_GPUS:-1 $gpus}; do
-  read -r t0 i0 < <(cpu)
-  row "gpus-$g-retarget-x264-mp4" seamstream run "$clip" "$out/long-out.mp4" --gpus "$g" \
-    --op retarget:width=75% --preset veryfast
-  read -r t1 i1 < <(cpu)
-  awk -v t=$((t1 - t0)) -v i=$((i1 - i0)) -v n="$(nproc)" \
-    'BEGIN { printf "    CPU busy %.0f%% of %d cores over the run\n", 100 * (t - i) / t, n }'
-  tail -3 "$out/gpus-$g-retarget-x264-mp4.log" | sed 's/^/    /'
-  rm -f "$out/long-out.mp4"
+  for w in $g $(( 2 * g )); do
+    row "gpus-$g-workers-$w-retarget-x264-mp4" seamstream run "$clip" "$out/long-out.mp4" --gpus "$g" \
+      --workers "$w" --op retarget:width=75% --preset veryfast
+    tail -3 "$out/gpus-$g-workers-$w-retarget-x264-mp4.log" | sed 's/^/    /'
+    rm -f "$out/long-out.mp4"
+  done
 done
+kill "$dmon" 2>/dev/null

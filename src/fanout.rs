@@ -89,25 +89,25 @@ pub fn run(job: Job) -> anyhow::Result<ExitCode> {
                 )
             })?
     };
-    let gpus = match job.gpus {
-        None => None,
-        Some(asked) => {
-            let have = seamstream::cuda::device_count().unwrap_or(0);
-            let n = match asked {
-                Gpus::All => have,
-                Gpus::Count(n) => n,
-            };
-            if have == 0 || n > have {
-                bail!(
-                    "`--gpus {}`: this machine has {have} usable GPU(s); ask for at most {have}, or use --workers M --device cpu",
-                    match asked {
-                        Gpus::All => "all".to_string(),
-                        Gpus::Count(n) => n.to_string(),
-                    }
-                );
+    // CUDA's start takes most of a second: a count of GPUs asked for is
+    // checked while the workers start, `all` needs the count first.
+    let too_many = |asked: Gpus, have: usize| {
+        anyhow::anyhow!(
+            "`--gpus {}`: this machine has {have} usable GPU(s); ask for at most {have}, or use --workers M --device cpu",
+            match asked {
+                Gpus::All => "all".to_string(),
+                Gpus::Count(n) => n.to_string(),
             }
-            Some(n)
-        }
+        )
+    };
+    let count_gpus = || seamstream::cuda::device_count().unwrap_or(0);
+    let (gpus, counting) = match job.gpus {
+        None => (None, None),
+        Some(Gpus::All) => match count_gpus() {
+            0 => return Err(too_many(Gpus::All, 0)),
+            have => (Some(have), None),
+        },
+        Some(Gpus::Count(n)) => (Some(n), Some(std::thread::spawn(count_gpus))),
     };
     let workers = job.workers.unwrap_or(gpus.unwrap_or(1) as u32);
     if workers == 0 {
@@ -196,6 +196,15 @@ pub fn run(job: Job) -> anyhow::Result<ExitCode> {
             frames: count,
             status: None,
         });
+    }
+    if let (Some(n), Some(counting)) = (gpus, counting) {
+        let have = counting.join().unwrap_or(0);
+        if have == 0 || n > have {
+            stop_all(&mut pool);
+            // Only the stopped workers' logs are in it: this job made it.
+            let _ = std::fs::remove_dir_all(&parts_dir);
+            return Err(too_many(Gpus::Count(n), have));
+        }
     }
     let place = match gpus {
         Some(n) => format!("{n} GPU(s)"),

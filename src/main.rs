@@ -571,6 +571,20 @@ fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
         span,
     };
     let s = run::run(&opts, chain, stop)?;
+    if opts.span.is_some()
+        && let Some(t0) = PROCESS_START.get()
+    {
+        // A worker's fixed cost (process, CUDA, kernels, plan, the source's
+        // start and end) beside its frames' time: what keeps N workers
+        // from N times one.
+        let all = t0.elapsed().as_secs_f64();
+        eprintln!(
+            "segment timing: {:.2} s in all, {:.2} s from the source's start to its end, {:.2} s before and after",
+            all,
+            s.seconds,
+            (all - s.seconds).max(0.0)
+        );
+    }
     if let Some(r) = &mut reframe {
         r.finish((s.width_in, s.height_in), (s.width_out, s.height_out))?;
     }
@@ -755,8 +769,18 @@ fn plan_segment(
         (_, false, true) => ", from a keyframe",
         _ => "",
     };
-    let cuts = match span.cut_search {
-        Some(t) => format!("cuts looked for in {:.2} s", t.as_secs_f64()),
+    let cuts = match &span.cut_search {
+        Some(c) => format!(
+            "cuts looked for in {:.2} s: {} frames decoded by {}, the first after {:.2} s",
+            c.time.as_secs_f64(),
+            c.decoded,
+            if c.decoder.is_empty() {
+                "?"
+            } else {
+                &c.decoder
+            },
+            c.first_frame.as_secs_f64()
+        ),
         None => "no cut search: the chain has no memory".into(),
     };
     eprintln!(
@@ -962,7 +986,12 @@ fn place_files<'a>(
     Ok((slots[0], slots[1]))
 }
 
+/// When the process started: a split job's worker reports its own start
+/// cost against it.
+static PROCESS_START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+
 fn main() -> ExitCode {
+    PROCESS_START.get_or_init(std::time::Instant::now);
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Image {

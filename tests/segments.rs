@@ -797,3 +797,23 @@ fn an_interrupted_job_stops_its_workers_and_writes_no_output() {
         );
     }
 }
+
+/// More GPUs than the machine has: refused with the count, after the
+/// workers that started are stopped; no output and no parts folder left.
+#[test]
+fn more_gpus_than_the_machine_has_are_refused_and_leave_nothing() {
+    let dir = tempdir("seg-too-many-gpus");
+    let input = dir.join("in.mp4");
+    clip(&input, 20, 10, None);
+    let out = dir.join("out.mp4");
+    let said = run(&["run", s(&input), s(&out), "--gpus", "16", "--op", "sobel"]);
+    assert!(!said.status.success());
+    let text = stderr(&said);
+    assert!(
+        text.contains("`--gpus 16`: this machine has") && text.contains("ask for at most"),
+        "{text}"
+    );
+    assert!(!out.exists());
+    assert!(!dir.join("out.mp4.parts").exists());
+    assert_eq!(video_frames(&input).unwrap().len(), 20);
+}

@@ -87,13 +87,26 @@ pub struct Span {
     /// for cuts near the part's boundaries (`None`: not looked for, the
     /// chain has no memory).
     pub counting: Duration,
-    pub cut_search: Option<Duration>,
+    pub cut_search: Option<CutSearch>,
     /// The clock the part's frames are stamped on: the caps' rate (`None`
     /// where they say 0/1: each frame keeps its own time).
     pub clock: Option<FrameClock>,
     /// Presentation times from the first warm-up frame on: the warm-up
     /// frames, the part's, then the next part's first frame if there is one.
     pts: Vec<gst::ClockTime>,
+}
+
+/// What the search for scene cuts near a part's boundaries cost.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CutSearch {
+    /// The whole search.
+    pub time: Duration,
+    /// Frames decoded (from the keyframe before each window to its end).
+    pub decoded: u64,
+    /// From the start to the first decoded frame.
+    pub first_frame: Duration,
+    /// The decoder the search used (its factory's name).
+    pub decoder: String,
 }
 
 /// The times a split job's frames are stamped at: `frames` frames every
@@ -195,8 +208,10 @@ impl Span {
                 .filter(|&i| i > 0 && i < count && snap > 0)
                 .map(ideal)
                 .collect();
-            cuts = find_cuts(path, &pts, &bounds, snap)?;
-            (snap, Some(started.elapsed() - counting))
+            let (found, mut search) = find_cuts(path, &pts, &bounds, snap)?;
+            cuts = found;
+            search.time = started.elapsed() - counting;
+            (snap, Some(search))
         } else {
             let snap = (KEYFRAME_SNAP_SECONDS * per_second).min(total / count / 4);
             (snap, None)
@@ -295,7 +310,12 @@ fn frames_a_second(pts: &[gst::ClockTime]) -> u64 {
 /// order, further apart than twice `snap`): frames whose luma differs from
 /// the frame before by more than fast retargeting's cut level, the global
 /// shift taken out.
-fn find_cuts(path: &Path, pts: &[gst::ClockTime], bounds: &[u64], snap: u64) -> Result<Vec<u64>> {
+fn find_cuts(
+    path: &Path,
+    pts: &[gst::ClockTime],
+    bounds: &[u64],
+    snap: u64,
+) -> Result<(Vec<u64>, CutSearch)> {
     let windows: Vec<(usize, usize)> = bounds
         .iter()
         .map(|&at| {
@@ -304,12 +324,13 @@ fn find_cuts(path: &Path, pts: &[gst::ClockTime], bounds: &[u64], snap: u64) -> 
         })
         .collect();
     if windows.is_empty() {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), CutSearch::default()));
     }
     let times: Vec<_> = windows.iter().map(|&(a, b)| (pts[a], pts[b])).collect();
     let index = |p: gst::ClockTime| pts.binary_search(&p).ok().map(|i| i as u64);
     let mut cuts = Vec::new();
-    for ((first, _), lumas) in windows.iter().zip(decode_luma(path, &times)?) {
+    let (decoded, search) = decode_luma(path, &times)?;
+    for ((first, _), lumas) in windows.iter().zip(decoded) {
         for w in lumas.windows(2) {
             let (Some(a), Some(b)) = (index(w[0].0), index(w[1].0)) else {
                 continue;
@@ -327,7 +348,7 @@ fn find_cuts(path: &Path, pts: &[gst::ClockTime], bounds: &[u64], snap: u64) -> 
             }
         }
     }
-    Ok(cuts)
+    Ok((cuts, search))
 }
 
 /// Decoded frames' small luma planes, with their times.
@@ -337,7 +358,12 @@ type Lumas = Vec<(gst::ClockTime, Plane<u8>)>;
 /// start to its end (inclusive) of the file's video, as small luma planes
 /// with their times: one decoder, seeking from window to window (a
 /// decoder's start costs more than its seek, NVDEC's most).
-fn decode_luma(path: &Path, windows: &[(gst::ClockTime, gst::ClockTime)]) -> Result<Vec<Lumas>> {
+fn decode_luma(
+    path: &Path,
+    windows: &[(gst::ClockTime, gst::ClockTime)],
+) -> Result<(Vec<Lumas>, CutSearch)> {
+    let started = Instant::now();
+    let search = std::cell::RefCell::new(CutSearch::default());
     let read_error = |reason: String| Error::Read {
         path: path.into(),
         reason,
@@ -404,6 +430,14 @@ fn decode_luma(path: &Path, windows: &[(gst::ClockTime, gst::ClockTime)]) -> Res
             loop {
                 if let Some(sample) = sink.try_pull_sample(gst::ClockTime::from_mseconds(100)) {
                     quiet = Instant::now();
+                    {
+                        let mut s = search.borrow_mut();
+                        if s.decoded == 0 {
+                            s.first_frame = started.elapsed();
+                            s.decoder = video_decoder(&pipe).unwrap_or_default();
+                        }
+                        s.decoded += 1;
+                    }
                     let (Some(buffer), Some(pts)) =
                         (sample.buffer(), sample.buffer().and_then(|b| b.pts()))
                     else {
@@ -437,9 +471,22 @@ fn decode_luma(path: &Path, windows: &[(gst::ClockTime, gst::ClockTime)]) -> Res
         .iter()
         .enumerate()
         .map(|(i, &w)| window(i, w))
-        .collect();
+        .collect::<Result<Vec<Lumas>>>();
     let _ = pipe.set_state(gst::State::Null);
-    outcome
+    Ok((outcome?, search.into_inner()))
+}
+
+/// The name of the video decoder's factory in `pipe`, if it has one.
+fn video_decoder(pipe: &gst::Pipeline) -> Option<String> {
+    pipe.iterate_recurse()
+        .into_iter()
+        .filter_map(|e| e.ok())
+        .filter_map(|e| e.factory())
+        .find(|f| {
+            f.metadata(gst::ELEMENT_METADATA_KLASS)
+                .is_some_and(|k| k.contains("Decoder/Video"))
+        })
+        .map(|f| f.name().to_string())
 }
 
 /// A decoded 4:2:0 frame's luma, subsampled to at most [`CUT_WIDTH`] wide.
