@@ -129,7 +129,10 @@ Examples:
         /// pipeline file's, else 300; the sample: 90]
         #[arg(long)]
         frames: Option<u64>,
-        /// Make test: sources live (real time, frames dropped when we fall behind).
+        /// Take the input as live (real time, frames dropped when we fall
+        /// behind) and make test: sources real-time; inputs GStreamer
+        /// reports live (RTSP, UDP, cameras, live fragments) are live
+        /// without it.
         #[arg(long)]
         live: bool,
         /// Where to run: auto, cpu, cuda or cuda:N [default: the pipeline
@@ -912,7 +915,7 @@ fn summary_json(
         .to_string()
     });
     format!(
-        "{{\"frames_in\":{},\"frames_out\":{},\"dropped\":{},\"seconds\":{:.3},\"fps\":{:.2},\"ms_copy_in\":{:.3},\"ms_chain\":{:.3},\"ms_copy_out\":{:.3},\"memory_in\":\"{}\",\"memory_out\":\"{}\",\"size_in\":[{},{}],\"size_out\":[{},{}],\"interrupted\":{},\"output\":{output},\"partial\":{partial},\"kernel_seconds\":{},\"kernels_compiled\":{},\"streams\":[{}],\"reframe\":{reframe}}}",
+        "{{\"frames_in\":{},\"frames_out\":{},\"dropped\":{},\"seconds\":{:.3},\"fps\":{:.2},\"ms_copy_in\":{:.3},\"ms_chain\":{:.3},\"ms_copy_out\":{:.3},\"memory_in\":\"{}\",\"memory_out\":\"{}\",\"size_in\":[{},{}],\"size_out\":[{},{}],\"interrupted\":{},\"live\":{},\"output\":{output},\"partial\":{partial},\"kernel_seconds\":{},\"kernels_compiled\":{},\"streams\":[{}],\"reframe\":{reframe}}}",
         s.frames_in,
         s.frames_out,
         s.dropped,
@@ -928,6 +931,7 @@ fn summary_json(
         s.width_out,
         s.height_out,
         s.interrupted,
+        s.live,
         kernels.map_or("null".into(), |k| format!("{:.3}", k.seconds)),
         kernels.map_or("null".into(), |k| k.compiled.to_string()),
         streams.join(",")

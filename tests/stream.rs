@@ -7,6 +7,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::video::*;
+use gstreamer as gst;
 
 #[test]
 fn n_test_frames_come_back_from_mp4_with_their_timestamps() {
@@ -283,4 +284,96 @@ fn a_live_source_with_a_slow_chain_drops_the_oldest_frames_and_counts_them() {
     assert!(dropped > 0, "nothing dropped: {out}");
     // Every frame is either shown or counted as dropped.
     assert_eq!(fout + dropped, fin, "{out}");
+}
+
+/// A summary field of `--json` output, as a number or `true`/`false`.
+fn json_field(out: &str, k: &str) -> String {
+    let rest = out
+        .split(&format!("\"{k}\":"))
+        .nth(1)
+        .unwrap_or_else(|| panic!("{k} missing: {out}"));
+    rest.split([',', '}']).next().unwrap().to_string()
+}
+
+/// The chain of the live tests: a 601-tap gaussian on 640x480 takes far
+/// longer than a 30 fps frame period.
+const SLOW: &str = "gaussian:sigma=100,radius=300";
+
+/// Liveness is GStreamer's answer, not the input's spelling: a file whose
+/// name holds `is-live=true` is read whole, at the chain's pace.
+#[test]
+fn a_file_named_like_a_live_source_is_read_as_a_file() {
+    let dir = tempdir("named-live");
+    let file = dir.join("is-live=true.mp4");
+    gst::init().unwrap();
+    let make = format!(
+        "videotestsrc num-buffers=20 ! video/x-raw,width=640,height=480,framerate=30/1 \
+         ! x264enc ! mp4mux ! filesink location=\"{}\"",
+        file.display()
+    );
+    play_to_eos(&gst::parse::launch(&make).unwrap(), "making the file");
+    let input = format!(
+        "filesrc location=\"{}\" ! qtdemux ! h264parse ! avdec_h264",
+        file.display()
+    );
+    let o = run(&["run", &input, "null", "--json", "--op", SLOW]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(json_field(&out, "live"), "false", "{out}");
+    assert_eq!(json_field(&out, "frames_out"), "20", "{out}");
+    assert_eq!(json_field(&out, "dropped"), "0", "{out}");
+}
+
+/// A live source however it is spelt (`is-live=1`, no `--live`) is live:
+/// frames are dropped when the chain falls behind, and counted.
+#[test]
+fn a_live_fragment_is_live_however_it_is_spelt() {
+    for spelling in ["is-live=1", "is-live=TRUE"] {
+        let input = format!(
+            "videotestsrc {spelling} num-buffers=45 ! video/x-raw,width=640,height=480,framerate=30/1"
+        );
+        let o = run(&["run", &input, "null", "--json", "--op", SLOW]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(json_field(&out, "live"), "true", "{spelling}: {out}");
+        let dropped: u64 = json_field(&out, "dropped").parse().unwrap();
+        assert!(dropped > 0, "{spelling}: nothing dropped: {out}");
+    }
+}
+
+/// RTP over UDP from a sender on this machine is live (udpsrc does not
+/// preroll): the run keeps pace by dropping, and `--live` is not needed.
+#[test]
+fn an_rtp_stream_over_udp_is_live() {
+    gst::init().unwrap();
+    let port = std::net::UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let input = format!(
+        "udpsrc address=127.0.0.1 port={port} caps=\"application/x-rtp,media=video,clock-rate=90000,encoding-name=H264,payload=96\" \
+         ! rtph264depay ! h264parse ! avdec_h264"
+    );
+    let child = spawn(&["run", &input, "null", "--json", "--op", SLOW]);
+    // The receiver listens before the sender starts.
+    std::thread::sleep(Duration::from_millis(1500));
+    let send = format!(
+        "videotestsrc is-live=true num-buffers=90 ! video/x-raw,width=640,height=480,framerate=30/1 \
+         ! x264enc tune=zerolatency key-int-max=15 ! rtph264pay config-interval=1 pt=96 \
+         ! udpsink host=127.0.0.1 port={port}"
+    );
+    play_to_eos(&gst::parse::launch(&send).unwrap(), "sending");
+    // UDP carries no end of stream: stopped as a user would, with Ctrl-C.
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = finish(child, "udp receiver", Duration::from_secs(60));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(json_field(&out, "live"), "true", "{out}{}", stderr(&o));
+    let (fin, dropped): (u64, u64) = (
+        json_field(&out, "frames_in").parse().unwrap(),
+        json_field(&out, "dropped").parse().unwrap(),
+    );
+    assert!(fin > 30, "{out}");
+    assert!(dropped > 0, "nothing dropped: {out}");
 }

@@ -72,8 +72,21 @@ pub const DECODER: &str = "seamstream_dec";
 /// Subtitle streams `uridecodebin` gives undecoded (its default).
 const SUBTITLES: &str = "text/x-raw(ANY); subpicture/x-dvd; subpicture/x-dvb; subpicture/x-pgs";
 
+/// Whether `text` is a URI, by GStreamer's own test (a scheme, then
+/// `://`): `rtspsrc location=rtsp://host/x ! …` is a fragment that holds
+/// one, not a URI.
+fn is_uri(text: &str) -> bool {
+    let Ok(c) = std::ffi::CString::new(text) else {
+        return false;
+    };
+    // SAFETY: gst_uri_is_valid reads the NUL-terminated string and keeps
+    // nothing; it needs no initialised GStreamer.
+    unsafe { gst::ffi::gst_uri_is_valid(c.as_ptr()) != gst::glib::ffi::GFALSE }
+}
+
+/// Whether `text`, which names no file, is meant as a gst-launch fragment.
 fn looks_like_fragment(text: &str) -> bool {
-    text.contains(" ! ") || text.contains('=') && !text.contains("://")
+    text.contains('!') || text.contains('=')
 }
 
 impl Input {
@@ -97,16 +110,16 @@ impl Input {
                 device: device.into(),
             });
         }
-        if text.contains("://") {
+        if is_uri(text) {
             return Ok(Input::Uri {
                 uri: text.into(),
                 path: None,
             });
         }
-        if looks_like_fragment(text) {
+        let path = Path::new(text);
+        if !path.exists() && looks_like_fragment(text) {
             return Ok(Input::Fragment(text.into()));
         }
-        let path = Path::new(text);
         match std::fs::metadata(path) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(Error::Read {
@@ -186,14 +199,12 @@ impl Input {
         }
     }
 
-    /// Whether frames arrive in real time (and may be dropped when we fall behind).
+    /// Whether frames are known to arrive in real time before the input
+    /// starts (and may be dropped when we fall behind): a camera, or
+    /// `--live`. Any other input is live when GStreamer says so (it does
+    /// not preroll; see `run::intake`).
     pub fn is_live(&self, test: &TestSettings) -> bool {
-        match self {
-            Input::Camera { .. } => true,
-            Input::Test { .. } => test.live,
-            Input::Fragment(f) => f.contains("is-live=true") || f.contains("v4l2src"),
-            Input::Uri { .. } | Input::Sample => false,
-        }
+        matches!(self, Input::Camera { .. }) || test.live
     }
 
     /// The gst-launch description of the input pipeline, ending in the
@@ -538,6 +549,27 @@ mod tests {
             Input::parse("videotestsrc pattern=snow ! video/x-raw,width=64").unwrap(),
             Input::Fragment(_)
         ));
+        // A fragment that holds a URI is a fragment (GStreamer's URI test
+        // says no: a scheme has no spaces or `=`).
+        assert!(matches!(
+            Input::parse("rtspsrc location=rtsp://host/x ! rtph264depay ! avdec_h264").unwrap(),
+            Input::Fragment(_)
+        ));
+        assert!(matches!(
+            Input::parse("souphttpsrc location=http://h/v.mp4 ! decodebin").unwrap(),
+            Input::Fragment(_)
+        ));
+        // A file whose name has `=` in it is the file.
+        let dir = std::env::temp_dir().join(format!("seamstream-input-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let named = dir.join("is-live=true.mp4");
+        std::fs::write(&named, b"x").unwrap();
+        let parsed = Input::parse(named.to_str().unwrap());
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(
+            matches!(&parsed, Ok(Input::Uri { path: Some(_), .. })),
+            "{parsed:?}"
+        );
         let e = Input::parse("/nonexistent/clip.mp4")
             .unwrap_err()
             .to_string();

@@ -55,8 +55,14 @@ impl<'a> Intake<'a> {
         frames: (&Sender<Msg>, &Receiver<Msg>),
         shared: Arc<Shared>,
     ) -> Result<Self> {
-        let live = opts.input.is_live(&opts.test);
         let pipe = launch_input(opts, cuda)?;
+        // Live is GStreamer's answer, whatever the input's text: a live
+        // source does not preroll in PAUSED (RTSP, UDP, a camera, any
+        // fragment with a live source); `--live` forces it. Where PAUSED
+        // fails, `play` reports the input's error.
+        let answer = pipe.set_state(gst::State::Paused);
+        let live = opts.input.is_live(&opts.test)
+            || matches!(answer, Ok(gst::StateChangeSuccess::NoPreroll));
         let all_streams_known = Arc::new(AtomicBool::new(false));
         if let Some(decoder) = pipe.by_name(crate::gst::DECODER) {
             bridge.attach(&pipe, &decoder);
@@ -138,6 +144,18 @@ impl<'a> Intake<'a> {
             if !seen.iter().any(|c| c.starts_with("video/x-raw")) {
                 return Err(not_video(&self.opts.input, &seen));
             }
+        }
+        if self.live
+            && no_frame_yet()
+            && self.started.elapsed() > FIRST_FRAME_TIMEOUT
+            && !self.shared.said_waiting.swap(true, Ordering::Relaxed)
+        {
+            // A live source may wait for its sender (UDP, a camera that is
+            // still opening): said once, and waited for.
+            eprintln!(
+                "the live input has given no frame in {} s; still waiting (Ctrl-C stops)",
+                FIRST_FRAME_TIMEOUT.as_secs()
+            );
         }
         if !self.live && no_frame_yet() && self.started.elapsed() > FIRST_FRAME_TIMEOUT {
             return Err(Error::Pipeline(format!(

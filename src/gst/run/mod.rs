@@ -104,6 +104,9 @@ pub struct Summary {
     pub width_out: usize,
     pub height_out: usize,
     pub interrupted: bool,
+    /// Whether the input was live (GStreamer's answer, or `--live`): frames
+    /// were dropped when the chain fell behind, instead of waited for.
+    pub live: bool,
     /// Every input stream, and what happened to it.
     pub streams: Vec<StreamReport>,
     /// Where a file output's frames are.
@@ -140,6 +143,8 @@ struct Shared {
     memory_out: std::sync::OnceLock<&'static str>,
     /// Frames a live intake dropped to make room.
     dropped: AtomicU64,
+    /// Whether the intake has said that a live input keeps it waiting.
+    said_waiting: std::sync::atomic::AtomicBool,
     /// Frames the worker took; with the dropped ones, the frames that came
     /// in (a frame that slips in behind a stop's end mark is not counted).
     taken: AtomicU64,
@@ -272,7 +277,10 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
     let worker = worker::spawn(opts, chain, memory, frames_rx, done_tx, shared.clone())?;
     intake.play()?;
 
-    let mut summary = Summary::default();
+    let mut summary = Summary {
+        live: intake.live,
+        ..Summary::default()
+    };
     let location = file.as_ref().map(|f| f.location().to_path_buf());
     let mut out = Outlet::new(opts, location, encoder.as_ref(), &bridge, shared.clone());
     let result = deliver(&intake, &frames_tx, &done_rx, &stop, &mut out, &mut summary);
