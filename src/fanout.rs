@@ -169,6 +169,7 @@ pub fn run(job: Job) -> anyhow::Result<ExitCode> {
             cmd.env("CUDA_VISIBLE_DEVICES", g.to_string())
                 .args(["--device", "cuda"]);
         }
+        die_with_parent(&mut cmd);
         let mut child = match cmd.spawn() {
             Ok(c) => c,
             Err(e) => {
@@ -351,6 +352,29 @@ fn signal_all(pool: &[Worker], signal: libc::c_int) {
         unsafe {
             libc::kill(w.child.id() as libc::pid_t, signal);
         }
+    }
+}
+
+/// Makes the worker get SIGTERM when the coordinator dies, however it
+/// dies (`kill -9` included): a worker then finishes its part as on
+/// Ctrl-C instead of running on alone.
+fn die_with_parent(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    let parent = std::process::id();
+    // SAFETY: the closure runs in the child between fork and exec; it only
+    // calls prctl, getppid and raise, which are async-signal-safe, and
+    // allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The coordinator died before the prctl took hold.
+            if libc::getppid() as u32 != parent {
+                libc::raise(libc::SIGTERM);
+            }
+            Ok(())
+        });
     }
 }
 

@@ -817,3 +817,70 @@ fn more_gpus_than_the_machine_has_are_refused_and_leave_nothing() {
     assert!(!dir.join("out.mp4.parts").exists());
     assert_eq!(video_frames(&input).unwrap().len(), 20);
 }
+
+/// The processes whose command line holds `needle` (as /proc shows them).
+fn processes_with(needle: &str) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .map(|c| String::from_utf8_lossy(&c).contains(needle))
+                .unwrap_or(false)
+        })
+        .collect()
+}
+
+/// A split job's coordinator killed outright (SIGKILL, nothing to catch)
+/// takes its workers with it: they get SIGTERM and finish as on Ctrl-C
+/// instead of running on alone.
+#[test]
+fn workers_die_with_their_coordinator() {
+    let dir = tempdir("seg-orphans");
+    let input = dir.join("in.mp4");
+    gst::init().unwrap();
+    let make = format!(
+        "videotestsrc num-buffers=150 ! video/x-raw,width=640,height=480,framerate=30/1 \
+         ! x264enc ! mp4mux ! filesink location=\"{}\"",
+        input.display()
+    );
+    common::video::play_to_eos(&gst::parse::launch(&make).unwrap(), "making the clip");
+    let out = dir.join("out.mp4");
+    // A 601-tap gaussian on 640x480: seconds of work for each worker.
+    let mut coordinator = common::video::spawn(&[
+        "run",
+        s(&input),
+        s(&out),
+        "--workers",
+        "2",
+        "--device",
+        "cpu",
+        "--op",
+        "gaussian:sigma=100,radius=300",
+    ]);
+    let needle = format!(
+        "{}\0{}",
+        input.display(),
+        out.with_extension("mp4.parts").display()
+    );
+    let started = std::time::Instant::now();
+    while processes_with(&needle).len() < 2 {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "the workers did not start"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    coordinator.kill().unwrap();
+    coordinator.wait().unwrap();
+    let killed = std::time::Instant::now();
+    while !processes_with(&needle).is_empty() {
+        assert!(
+            killed.elapsed() < std::time::Duration::from_secs(5),
+            "workers {:?} outlived their coordinator",
+            processes_with(&needle)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
