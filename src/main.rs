@@ -125,8 +125,9 @@ Examples:
         /// 12.5 or 30000/1001 [default: the pipeline file's, else 30]
         #[arg(long, value_name = "RATE")]
         fps: Option<String>,
-        /// Frames from test: sources, 0 = until stopped [default: the
-        /// pipeline file's, else 300; the sample: 90]
+        /// Frames from test: sources and still pictures (PNG, JPEG, …), 0 =
+        /// until stopped [default: the pipeline file's, else 300; the
+        /// sample: 90]
         #[arg(long)]
         frames: Option<u64>,
         /// Take the input as live (real time, frames dropped when we fall

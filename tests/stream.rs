@@ -377,3 +377,32 @@ fn an_rtp_stream_over_udp_is_live() {
     assert!(fin > 30, "{out}");
     assert!(dropped > 0, "nothing dropped: {out}");
 }
+
+/// A still picture as input is repeated like a test source: `--frames`
+/// frames at `--fps`, each at its time (it was one frame of no length).
+#[test]
+fn a_still_picture_becomes_a_clip_of_frames_at_the_rate() {
+    let dir = tempdir("still");
+    let png = dir.join("still.png");
+    gst::init().unwrap();
+    let make = format!(
+        "videotestsrc num-buffers=1 ! video/x-raw,width=64,height=48 ! pngenc ! filesink location=\"{}\"",
+        png.display()
+    );
+    play_to_eos(&gst::parse::launch(&make).unwrap(), "making the picture");
+    let out = dir.join("still.mp4");
+    let o = run(&[
+        "run",
+        png.to_str().unwrap(),
+        out.to_str().unwrap(),
+        "--frames",
+        "45",
+        "--fps",
+        "15",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let frames = decode(&out);
+    assert_eq!(frames.len(), 45, "{}", stderr(&o));
+    let last = frames.last().unwrap().0;
+    assert_eq!(last, 44 * 1_000_000_000 / 15, "{frames:?}");
+}

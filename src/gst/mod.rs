@@ -36,8 +36,14 @@ pub enum Input {
     Test { pattern: String },
     /// `camera:/dev/videoN`: v4l2src.
     Camera { device: String },
-    /// A file path or URI, through uridecodebin.
-    Uri { uri: String, path: Option<PathBuf> },
+    /// A file path or URI, through uridecodebin; `still`: a local file
+    /// that holds one picture (PNG, JPEG, …), repeated like a test source
+    /// (`--frames` at `--fps`).
+    Uri {
+        uri: String,
+        path: Option<PathBuf>,
+        still: bool,
+    },
     /// Any gst-launch source fragment, e.g. `videotestsrc ! video/x-raw,width=640`.
     Fragment(String),
 }
@@ -84,6 +90,27 @@ fn is_uri(text: &str) -> bool {
     unsafe { gst::ffi::gst_uri_is_valid(c.as_ptr()) != gst::glib::ffi::GFALSE }
 }
 
+/// Whether the file at `path` holds a single picture (PNG, JPEG, BMP,
+/// TIFF, WebP), by GStreamer's typefinding on its first bytes. GIFs may
+/// move and are read as video.
+fn is_still_picture(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(4096);
+    let read = std::fs::File::open(path).and_then(|f| f.take(4096).read_to_end(&mut head));
+    if read.is_err() || head.is_empty() || gst::init().is_err() {
+        return false;
+    }
+    gstreamer_base::functions::type_find_helper_for_data(None::<&gst::Object>, &head)
+        .ok()
+        .and_then(|(caps, _)| caps.structure(0).map(|s| s.name().to_string()))
+        .is_some_and(|name| {
+            matches!(
+                name.as_str(),
+                "image/png" | "image/jpeg" | "image/bmp" | "image/tiff" | "image/webp"
+            )
+        })
+}
+
 /// Whether `text`, which names no file, is meant as a gst-launch fragment.
 fn looks_like_fragment(text: &str) -> bool {
     text.contains('!') || text.contains('=')
@@ -114,6 +141,7 @@ impl Input {
             return Ok(Input::Uri {
                 uri: text.into(),
                 path: None,
+                still: false,
             });
         }
         let path = Path::new(text);
@@ -148,9 +176,11 @@ impl Input {
             reason: e.to_string(),
         })?;
         let uri = gst_uri_from_path(&abs);
+        let still = is_still_picture(&abs);
         Ok(Input::Uri {
             uri,
             path: Some(abs),
+            still,
         })
     }
 
@@ -158,7 +188,9 @@ impl Input {
     /// error naming it rather than v4l2src's; other inputs pass.
     pub fn check_available(&self) -> Result<()> {
         match self {
-            Input::Uri { uri, path: None } => {
+            Input::Uri {
+                uri, path: None, ..
+            } => {
                 let scheme = uri.split("://").next().unwrap_or_default();
                 gst::init()
                     .map_err(|e| Error::Pipeline(format!("GStreamer did not start: {e}")))?;
@@ -192,7 +224,9 @@ impl Input {
     pub fn local_path(&self) -> Option<PathBuf> {
         match self {
             Input::Uri { path: Some(p), .. } => Some(p.clone()),
-            Input::Uri { uri, path: None } if uri.starts_with("file://") => {
+            Input::Uri {
+                uri, path: None, ..
+            } if uri.starts_with("file://") => {
                 gst::glib::filename_from_uri(uri).ok().map(|(p, _)| p)
             }
             _ => None,
@@ -234,10 +268,24 @@ impl Input {
             Input::Camera { device } => format!("v4l2src device={device}"),
             // Audio stays encoded: it is copied, or decoded only where the
             // output needs it re-encoded (see [`audio`]).
-            Input::Uri { uri, .. } => format!(
-                "uridecodebin name={DECODER} uri=\"{uri}\" caps=\"video/x-raw(ANY); audio/x-raw(ANY); {}; {SUBTITLES}\"",
-                audio::ENCODED_AUDIO
-            ),
+            Input::Uri { uri, still, .. } => {
+                let decode = format!(
+                    "uridecodebin name={DECODER} uri=\"{uri}\" caps=\"video/x-raw(ANY); audio/x-raw(ANY); {}; {SUBTITLES}\"",
+                    audio::ENCODED_AUDIO
+                );
+                if *still {
+                    // One picture: repeated like a test source's frames.
+                    let n = test
+                        .frames
+                        .map_or(String::new(), |n| format!(" num-buffers={n}"));
+                    format!(
+                        "{decode} ! imagefreeze{n} ! video/x-raw,framerate={}/{}",
+                        test.fps.0, test.fps.1
+                    )
+                } else {
+                    decode
+                }
+            }
             Input::Fragment(f) => f.clone(),
         };
         format!("{src} ! videoconvert ! {caps} ! appsink name=seamstream_in")

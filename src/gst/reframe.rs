@@ -163,7 +163,11 @@ pub fn prepare(
         return Ok(Some(planned));
     }
     let file_uri = match input {
-        Input::Uri { uri, path: Some(_) } if !live => Some(uri),
+        Input::Uri {
+            uri,
+            path: Some(_),
+            still: false,
+        } if !live => Some(uri),
         _ => None,
     };
     let Some(uri) = file_uri else {
