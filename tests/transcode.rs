@@ -471,3 +471,37 @@ fn a_still_scene_stays_still() {
         "a still frame changes by {mean_change} levels"
     );
 }
+
+/// An .mkv killed in its first seconds keeps the frames it was given: the
+/// file is written as the muxer gives it, not held in a 64 KB buffer
+/// (killed 3-4 s in, it was 0 bytes).
+#[test]
+fn a_killed_mkv_run_keeps_its_frames_from_the_first_second() {
+    let dir = tempdir("kill-mkv");
+    let out = dir.join("k.mkv");
+    let mut child = command(&[
+        "run",
+        "test:ball",
+        s(&out),
+        "--frames",
+        "0",
+        "--live",
+        "--size",
+        "160x96",
+    ])
+    .spawn()
+    .unwrap();
+    let partial = dir.join("k.partial.mkv");
+    // Live at 30 fps: 3.5 s is about 105 frames (x264 holds some 40 of
+    // them in its look-ahead), well under 64 KB of H.264.
+    let start = Instant::now();
+    while !partial.exists() && start.elapsed() < DEADLINE {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(3500));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(!out.exists());
+    let frames = decode(&partial);
+    assert!(frames.len() >= 30, "{} frames", frames.len());
+}

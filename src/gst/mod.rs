@@ -465,7 +465,9 @@ impl Output {
                     .unwrap_or(path)
                     .to_string_lossy()
                     .replace('"', "\\\"");
-                let file = format!("filesink location=\"{loc}\"");
+                // Written as the muxer gives it: filesink's own 64 KB buffer
+                // held an .mkv's first seconds, lost to a `kill -9`.
+                let file = format!("filesink location=\"{loc}\" buffer-mode=unbuffered");
                 match encoder {
                     Some(e) => format!(
                         "videoconvert ! video/x-raw,format={yuv} ! {} ! {} ! {file}",
