@@ -512,10 +512,20 @@ fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
     if a.warmup.is_some() && a.segment.is_none() {
         bail!("--warmup applies to a part of a split job: use it with --segment K/N or --gpus");
     }
-    let span = a
+    let mut span = a
         .segment
         .map(|text| plan_segment(text, &input, &output, a.warmup, &chain))
         .transpose()?;
+    if let Some(span) = &mut span {
+        // The job as `join` compares its parts: the chain and the encoder.
+        span.tag.job = format!(
+            "ops [{}]; pipeline {}; {:?}",
+            a.ops.join(" "),
+            a.pipeline
+                .map_or("none".into(), |p| p.display().to_string()),
+            encoder
+        );
+    }
     let backend = choose_backend(device, &chain)?;
     // The kernels are compiled (or read from the cache) before the source
     // starts, so that a live source loses no frames to it; the time is its
@@ -660,6 +670,13 @@ fn run_join(
     let result = seamstream::gst::join::join(output, parts, audio_from, true);
     bar.finish_and_clear();
     let s = result?;
+    if let Some(order) = &s.reordered {
+        let order: Vec<String> = order.iter().map(u32::to_string).collect();
+        eprintln!(
+            "the parts were given out of order; joined by their numbers: {}",
+            order.join(", ")
+        );
+    }
     let counts: Vec<String> = s.part_frames.iter().map(u64::to_string).collect();
     eprintln!(
         "{} frames from {} parts ({}), {:.2} s of video, in {:.2} s",

@@ -516,7 +516,7 @@ fn a_killed_worker_fails_the_job_and_its_segment_alone_finishes_it() {
     let refused = join(&out, &[parts[0].clone(), parts[2].clone()], Some(&input));
     assert!(!refused.status.success());
     assert!(
-        stderr(&refused).contains("a part is missing"),
+        stderr(&refused).contains("part 1/3 is missing"),
         "{}",
         stderr(&refused)
     );
@@ -883,4 +883,64 @@ fn workers_die_with_their_coordinator() {
         );
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
+}
+
+/// `join` knows the parts by the tags `run --segment` writes into them: it
+/// puts them in their own order, and refuses a missing part, a part of
+/// another job (other split, other options) and a file that is no part,
+/// with or without the source.
+#[test]
+fn join_orders_the_parts_itself_and_takes_only_one_jobs_whole_set() {
+    let dir = tempdir("seg-provenance");
+    let input = dir.join("in.mp4");
+    clip_with_audio(&input, 2);
+    let single = dir.join("single.mp4");
+    ok(&["run", s(&input), s(&single), "--op", "sobel"]);
+    let p = segments(&input, &dir, 3, "sobel");
+    let out = dir.join("out.mp4");
+    for audio in [Some(input.as_path()), None] {
+        let _ = std::fs::remove_file(&out);
+        let shuffled = [p[2].clone(), p[0].clone(), p[1].clone()];
+        let joined = join(&out, &shuffled, audio);
+        assert!(joined.status.success(), "{}", stderr(&joined));
+        assert!(
+            stderr(&joined).contains("out of order; joined by their numbers: 0, 1, 2"),
+            "{}",
+            stderr(&joined)
+        );
+        assert_eq!(times(&out), times(&single));
+    }
+    let refused = |parts: &[PathBuf], audio: Option<&Path>, why: &str| {
+        let o = dir.join("refused.mp4");
+        let r = join(&o, parts, audio);
+        assert!(!r.status.success(), "{parts:?} were joined");
+        assert!(stderr(&r).contains(why), "{why}: {}", stderr(&r));
+        assert!(!o.exists());
+    };
+    refused(&p[..2], Some(&input), "part 2/3 is missing");
+    refused(&p[..2], None, "part 2/3 is missing");
+    // A part of the same file split in two.
+    let other = dir.join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    let halves = segments(&input, &other, 2, "sobel");
+    refused(
+        &[p[0].clone(), halves[1].clone(), p[2].clone()],
+        None,
+        "is not of the same job",
+    );
+    // A part made with another op.
+    let gauss = dir.join("gauss");
+    std::fs::create_dir_all(&gauss).unwrap();
+    let g = segments(&input, &gauss, 3, "gaussian:sigma=1");
+    refused(
+        &[p[0].clone(), g[1].clone(), p[2].clone()],
+        Some(&input),
+        "made with other options",
+    );
+    // The source itself is no part.
+    refused(
+        std::slice::from_ref(&input),
+        None,
+        "is not a part of a split job",
+    );
 }

@@ -3,8 +3,12 @@
 //! source's audio muxed once beside them, as ffmpeg's concat demuxer and
 //! Av1an's final mux do.
 //!
-//! Before anything is written, every part is counted ([`super::probe`]):
-//! with the source given, the parts must hold exactly its frames. Then each
+//! Before anything is written, every part is read ([`super::probe`]): each
+//! carries the tag `run --segment` wrote into it ([`parts::PartTag`]: its
+//! number, its frames, the source's size and the job's options), so the
+//! parts are put in their own order, and a file that is no part, a missing
+//! or incomplete part, or a part of another job is refused by name. With
+//! the source given, the parts must hold exactly its frames. Then each
 //! part's coded frames are read in turn (`filesrc ! parsebin`) and pushed
 //! into one muxer, each part's timestamps moved to where it starts. With
 //! the source, that is where the job placed the part's first frame
@@ -48,6 +52,9 @@ const CODED_VIDEO: &str = "video/x-h264; video/x-h265; video/x-vp8; video/x-vp9;
 pub struct JoinSummary {
     /// Frames of each part, in order.
     pub part_frames: Vec<u64>,
+    /// Set when the parts were given out of order: the order they were
+    /// joined in, as the parts' own numbers say.
+    pub reordered: Option<Vec<u32>>,
     /// The joined video's length.
     pub duration: gst::ClockTime,
     pub seconds: f64,
@@ -104,11 +111,25 @@ pub fn join(
         }
     }
     let start = Instant::now();
-    // Counted first: nothing is written for parts that cannot add up.
-    let mut part_frames = Vec::with_capacity(parts.len());
+    // Read first: nothing is written for parts that are not one job's,
+    // whole and complete. They are joined in their own order.
+    let mut streams = Vec::with_capacity(parts.len());
     for p in parts {
-        part_frames.push(probe::video_frames(p)?.len() as u64);
+        streams.push(probe::video_stream(p)?);
     }
+    let order = check_parts(parts, &streams, source)?;
+    let reordered = order.windows(2).any(|w| w[0] > w[1]).then(|| {
+        order
+            .iter()
+            .map(|&i| streams[i].part.as_ref().map_or(0, |t| t.index))
+            .collect()
+    });
+    let parts: Vec<PathBuf> = order.iter().map(|&i| parts[i].clone()).collect();
+    let parts = parts.as_slice();
+    let part_frames: Vec<u64> = order
+        .iter()
+        .map(|&i| streams[i].frames.len() as u64)
+        .collect();
     let mut base = gst::ClockTime::ZERO;
     let mut starts = None;
     if let Some(src) = source {
@@ -171,11 +192,115 @@ pub fn join(
     let duration = result?;
     Ok(JoinSummary {
         part_frames,
+        reordered,
         duration,
         seconds: start.elapsed().as_secs_f64(),
         streams: bridge.reports(),
         kept: Some(kept),
     })
+}
+
+/// Checks that `parts` (read into `streams`) are the whole of one job and
+/// complete, by the tags `run --segment` wrote into them, and that `source`
+/// (if given) is the file they were cut from; returns the order to join
+/// them in (by their numbers).
+fn check_parts(
+    parts: &[PathBuf],
+    streams: &[probe::VideoStream],
+    source: Option<&Path>,
+) -> Result<Vec<usize>> {
+    let refuse = |reason: String| Error::Pipeline(reason);
+    let mut tags = Vec::with_capacity(parts.len());
+    for (p, s) in parts.iter().zip(streams) {
+        match &s.part {
+            Some(t) => tags.push(t),
+            None => {
+                return Err(refuse(format!(
+                    "`{}` is not a part of a split job: it carries no part tag (parts are written by `seamstream run IN PART --segment K/N`, or by `run --gpus`/`--workers`)",
+                    p.display()
+                )));
+            }
+        }
+    }
+    let first = tags[0];
+    for (p, t) in parts.iter().zip(&tags).skip(1) {
+        let differs = if t.count != first.count {
+            Some(format!(
+                "it is part {}/{}, not of {}",
+                t.index, t.count, first.count
+            ))
+        } else if t.source.bytes != first.source.bytes || t.total != first.total {
+            Some(format!(
+                "it was cut from another file ({} frames, {} bytes, against {} frames, {} bytes)",
+                t.total, t.source.bytes, first.total, first.source.bytes
+            ))
+        } else if t.job != first.job {
+            Some(format!(
+                "it was made with other options ({} against {})",
+                t.job, first.job
+            ))
+        } else {
+            None
+        };
+        if let Some(why) = differs {
+            return Err(refuse(format!(
+                "`{}` is not of the same job as `{}`: {why}; join the parts of one job",
+                p.display(),
+                parts[0].display()
+            )));
+        }
+    }
+    let mut order: Vec<usize> = (0..parts.len()).collect();
+    order.sort_by_key(|&i| tags[i].index);
+    for w in order.windows(2) {
+        if tags[w[0]].index == tags[w[1]].index {
+            return Err(refuse(format!(
+                "`{}` and `{}` are both part {}/{}; give each part once",
+                parts[w[0]].display(),
+                parts[w[1]].display(),
+                tags[w[0]].index,
+                first.count
+            )));
+        }
+    }
+    let given: Vec<u32> = order.iter().map(|&i| tags[i].index).collect();
+    if let Some(missing) = (0..first.count).find(|k| !given.contains(k)) {
+        return Err(refuse(format!(
+            "part {missing}/{} is missing (given: {}); make it with `seamstream run IN PART --segment {missing}/{}` and join again",
+            first.count,
+            given
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
+            first.count
+        )));
+    }
+    for (i, (p, t)) in parts.iter().zip(&tags).enumerate() {
+        let have = streams[i].frames.len() as u64;
+        if have != t.end - t.start {
+            return Err(refuse(format!(
+                "`{}` (part {}/{}) holds {have} of its {} frames: it is incomplete; make it again with `seamstream run IN PART --segment {}/{}`",
+                p.display(),
+                t.index,
+                t.count,
+                t.end - t.start,
+                t.index,
+                t.count
+            )));
+        }
+    }
+    if let Some(src) = source {
+        let bytes = super::parts::SourceId::of(src).bytes;
+        if bytes != first.source.bytes {
+            return Err(refuse(format!(
+                "the parts were cut from a file of {} bytes, and `{}` has {bytes}: give the source they were made from",
+                first.source.bytes,
+                src.display()
+            )));
+        }
+    }
+    Ok(order)
 }
 
 /// Where the parts go: the first from `base`, and, known from the source,

@@ -91,9 +91,68 @@ pub struct Span {
     /// The clock the part's frames are stamped on: the caps' rate (`None`
     /// where they say 0/1: each frame keeps its own time).
     pub clock: Option<FrameClock>,
+    /// Who the part is, written into its container's tags for `join`.
+    pub tag: PartTag,
     /// Presentation times from the first warm-up frame on: the warm-up
     /// frames, the part's, then the next part's first frame if there is one.
     pts: Vec<gst::ClockTime>,
+}
+
+/// A source file as the parts remember it: its size and modification time
+/// (a file edited or replaced since is another source).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SourceId {
+    pub bytes: u64,
+    pub modified_ns: u128,
+}
+
+impl SourceId {
+    /// The file at `path` now (zeros where it cannot be read).
+    pub fn of(path: &Path) -> SourceId {
+        let meta = std::fs::metadata(path).ok();
+        SourceId {
+            bytes: meta.as_ref().map_or(0, |m| m.len()),
+            modified_ns: meta
+                .and_then(|m| m.modified().ok())
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos()),
+        }
+    }
+}
+
+/// Who a part is: its place in the job, its frames, the source it was cut
+/// from and the job's chain and encoder. `run --segment` writes it into the
+/// part's container tags (a comment, [`PartTag::PREFIX`] then JSON), and
+/// `join` checks the parts by it: order, completeness, one job.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PartTag {
+    pub index: u32,
+    pub count: u32,
+    pub start: u64,
+    pub end: u64,
+    pub total: u64,
+    pub source: SourceId,
+    /// The chain and the encoder's settings, as `run` was given them.
+    pub job: String,
+}
+
+impl PartTag {
+    /// The comment tag's start, which marks it as a part's.
+    pub const PREFIX: &'static str = "seamstream-part ";
+
+    /// The comment text written into the part.
+    pub fn comment(&self) -> String {
+        format!(
+            "{}{}",
+            Self::PREFIX,
+            serde_json::to_string(self).unwrap_or_default()
+        )
+    }
+
+    /// The tag a comment holds, if it is a part's.
+    pub fn from_comment(text: &str) -> Option<PartTag> {
+        serde_json::from_str(text.strip_prefix(Self::PREFIX)?).ok()
+    }
 }
 
 /// What the search for scene cuts near a part's boundaries cost.
@@ -225,7 +284,17 @@ impl Span {
         };
         let from = (range.start - warmup) as usize;
         let to = (range.end as usize + 1).min(pts.len());
+        let tag = PartTag {
+            index: segment.index,
+            count: segment.count,
+            start: range.start,
+            end: range.end,
+            total,
+            source: SourceId::of(path),
+            job: String::new(),
+        };
         Ok(Span {
+            tag,
             segment,
             at_cut: range.start == 0 || cuts.contains(&range.start),
             at_keyframe: keyframes.binary_search(&range.start).is_ok(),
@@ -562,6 +631,7 @@ mod tests {
             counting: Duration::ZERO,
             cut_search: None,
             clock: None,
+            tag: PartTag::default(),
             pts: times
                 .iter()
                 .map(|&t| gst::ClockTime::from_mseconds(t))

@@ -40,6 +40,8 @@ pub struct VideoStream {
     /// The frame rate of its caps, as the decoder will pass it on; `None`
     /// where the caps give none or a variable rate (0/1).
     pub frame_rate: Option<gst::Fraction>,
+    /// Where the file is a part of a split job, who it is (its tags).
+    pub part: Option<super::parts::PartTag>,
 }
 
 /// How long the parser may stay silent before the file counts as stuck.
@@ -61,6 +63,7 @@ pub fn video_stream(path: &Path) -> Result<VideoStream> {
         return Ok(VideoStream {
             frames,
             frame_rate: first.frame_rate,
+            part: first.part,
         });
     }
     parse(path, None)
@@ -156,6 +159,26 @@ fn parse(path: &Path, limit: Option<usize>) -> Result<VideoStream> {
             }
         });
     }
+    // A part's tag comes as a tag event before its first frame.
+    let part = Arc::new(std::sync::Mutex::new(None));
+    if let Some(pad) = sink.static_pad("sink") {
+        let part = part.clone();
+        pad.add_probe(gst::PadProbeType::EVENT_DOWNSTREAM, move |_, info| {
+            if let Some(gst::PadProbeData::Event(e)) = &info.data
+                && let gst::EventView::Tag(t) = e.view()
+            {
+                let tags = t.tag();
+                for c in tags.iter_tag::<gst::tags::Comment>() {
+                    if let Some(tag) = super::parts::PartTag::from_comment(c.get())
+                        && let Ok(mut p) = part.lock()
+                    {
+                        *p = Some(tag);
+                    }
+                }
+            }
+            gst::PadProbeReturn::Ok
+        });
+    }
     pipe.set_state(gst::State::Playing)
         .map_err(|_| read_error("GStreamer could not start reading it".into()))?;
     let bus = pipe.bus().expect("a pipeline has a bus");
@@ -210,7 +233,12 @@ fn parse(path: &Path, limit: Option<usize>) -> Result<VideoStream> {
         return Err(read_error("it has no video stream".into()));
     }
     frames.sort_by_key(|f| f.pts);
-    Ok(VideoStream { frames, frame_rate })
+    let part = part.lock().ok().and_then(|p| p.clone());
+    Ok(VideoStream {
+        frames,
+        frame_rate,
+        part,
+    })
 }
 
 /// The frame rate `caps` give, if they give a fixed one (not 0/1).

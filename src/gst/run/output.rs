@@ -410,6 +410,17 @@ fn open_output(
     }
     let description = opts.output.launch(w, h, location, encoder);
     let pipe = launch(&description)?;
+    // A part of a split job says who it is, for `join`.
+    if let Some(span) = &opts.span
+        && let Some(setter) = pipe
+            .by_name("seamstream_mux")
+            .and_then(|m| m.dynamic_cast::<gst::TagSetter>().ok())
+    {
+        setter.add_tag::<gst::tags::Comment>(
+            &span.tag.comment().as_str(),
+            gst::TagMergeMode::Replace,
+        );
+    }
     let src = pipe
         .by_name("seamstream_out")
         .and_then(|e| e.downcast::<gst_app::AppSrc>().ok())
