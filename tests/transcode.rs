@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use common::video::*;
+use gstreamer as gst;
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
@@ -504,4 +505,37 @@ fn a_killed_mkv_run_keeps_its_frames_from_the_first_second() {
     assert!(!out.exists());
     let frames = decode(&partial);
     assert!(frames.len() >= 30, "{} frames", frames.len());
+}
+
+/// A clip stored turned (a phone's 90° display matrix) is turned upright
+/// before the chain: sizes such as `width=75%` are the displayed frame's,
+/// and the summary says so (it came out sideways).
+#[test]
+fn a_turned_clip_is_processed_upright() {
+    let dir = tempdir("turned");
+    let plain = dir.join("plain.mp4");
+    gst::init().unwrap();
+    let make = format!(
+        "videotestsrc num-buffers=10 ! video/x-raw,width=64,height=48 ! x264enc ! mp4mux ! filesink location=\"{}\"",
+        plain.display()
+    );
+    play_to_eos(&gst::parse::launch(&make).unwrap(), "making the clip");
+    // The track's matrix turned 90° clockwise, as a phone held upright
+    // writes it (tkhd, version 0: the matrix is 40 bytes after the type).
+    let mut bytes = std::fs::read(&plain).unwrap();
+    let at = bytes.windows(4).position(|w| w == b"tkhd").unwrap() + 4;
+    assert_eq!(bytes[at], 0, "tkhd version");
+    let matrix: [i32; 9] = [0, 0x10000, 0, -0x10000, 0, 0, 0, 0, 0x4000_0000];
+    for (i, v) in matrix.iter().enumerate() {
+        bytes[at + 40 + 4 * i..][..4].copy_from_slice(&v.to_be_bytes());
+    }
+    let turned = dir.join("turned.mp4");
+    std::fs::write(&turned, &bytes).unwrap();
+    let out = dir.join("out.mp4");
+    let o = run(&["run", s(&turned), s(&out), "--op", "retarget:width=75%"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("rotate-90"), "{}", stderr(&o));
+    let frames = decode(&out);
+    assert_eq!(frames.len(), 10);
+    assert_eq!((frames[0].1, frames[0].2), (36, 64), "{}", stderr(&o));
 }

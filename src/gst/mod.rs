@@ -38,11 +38,14 @@ pub enum Input {
     Camera { device: String },
     /// A file path or URI, through uridecodebin; `still`: a local file
     /// that holds one picture (PNG, JPEG, …), repeated like a test source
-    /// (`--frames` at `--fps`).
+    /// (`--frames` at `--fps`); `orientation`: a local file's video is
+    /// stored turned (its `image-orientation` tag, e.g. `rotate-90` for a
+    /// phone held upright), and is turned back as it is meant to be shown.
     Uri {
         uri: String,
         path: Option<PathBuf>,
         still: bool,
+        orientation: Option<String>,
     },
     /// Any gst-launch source fragment, e.g. `videotestsrc ! video/x-raw,width=640`.
     Fragment(String),
@@ -142,6 +145,7 @@ impl Input {
                 uri: text.into(),
                 path: None,
                 still: false,
+                orientation: None,
             });
         }
         let path = Path::new(text);
@@ -177,10 +181,16 @@ impl Input {
         })?;
         let uri = gst_uri_from_path(&abs);
         let still = is_still_picture(&abs);
+        let orientation = if still {
+            None
+        } else {
+            probe::orientation(&abs)
+        };
         Ok(Input::Uri {
             uri,
             path: Some(abs),
             still,
+            orientation,
         })
     }
 
@@ -268,11 +278,21 @@ impl Input {
             Input::Camera { device } => format!("v4l2src device={device}"),
             // Audio stays encoded: it is copied, or decoded only where the
             // output needs it re-encoded (see [`audio`]).
-            Input::Uri { uri, still, .. } => {
-                let decode = format!(
+            Input::Uri {
+                uri,
+                still,
+                orientation,
+                ..
+            } => {
+                let mut decode = format!(
                     "uridecodebin name={DECODER} uri=\"{uri}\" caps=\"video/x-raw(ANY); audio/x-raw(ANY); {}; {SUBTITLES}\"",
                     audio::ENCODED_AUDIO
                 );
+                if orientation.is_some() {
+                    // Turned as the file's own tag says (in system memory:
+                    // videoflip takes no CUDA memory).
+                    decode.push_str(" ! videoflip video-direction=auto");
+                }
                 if *still {
                     // One picture: repeated like a test source's frames.
                     let n = test

@@ -42,6 +42,15 @@ pub struct VideoStream {
     pub frame_rate: Option<gst::Fraction>,
     /// Where the file is a part of a split job, who it is (its tags).
     pub part: Option<super::parts::PartTag>,
+    /// How the video is stored turned, where its tags say it is
+    /// (`image-orientation` other than `rotate-0`).
+    pub orientation: Option<String>,
+}
+
+/// How the video of the file at `path` is stored turned, if it is (its
+/// first frame's tags); `None` when upright or unreadable.
+pub fn orientation(path: &Path) -> Option<String> {
+    parse(path, Some(1)).ok()?.orientation
 }
 
 /// How long the parser may stay silent before the file counts as stuck.
@@ -64,6 +73,7 @@ pub fn video_stream(path: &Path) -> Result<VideoStream> {
             frames,
             frame_rate: first.frame_rate,
             part: first.part,
+            orientation: first.orientation,
         });
     }
     parse(path, None)
@@ -159,10 +169,12 @@ fn parse(path: &Path, limit: Option<usize>) -> Result<VideoStream> {
             }
         });
     }
-    // A part's tag comes as a tag event before its first frame.
+    // A part's tag and the orientation come as tag events before the
+    // first frame.
     let part = Arc::new(std::sync::Mutex::new(None));
+    let orientation = Arc::new(std::sync::Mutex::new(None));
     if let Some(pad) = sink.static_pad("sink") {
-        let part = part.clone();
+        let (part, orientation) = (part.clone(), orientation.clone());
         pad.add_probe(gst::PadProbeType::EVENT_DOWNSTREAM, move |_, info| {
             if let Some(gst::PadProbeData::Event(e)) = &info.data
                 && let gst::EventView::Tag(t) = e.view()
@@ -174,6 +186,12 @@ fn parse(path: &Path, limit: Option<usize>) -> Result<VideoStream> {
                     {
                         *p = Some(tag);
                     }
+                }
+                if let Some(o) = tags.get::<gst::tags::ImageOrientation>()
+                    && let Ok(mut slot) = orientation.lock()
+                {
+                    let o = o.get().to_string();
+                    *slot = (o != "rotate-0").then_some(o);
                 }
             }
             gst::PadProbeReturn::Ok
@@ -234,10 +252,12 @@ fn parse(path: &Path, limit: Option<usize>) -> Result<VideoStream> {
     }
     frames.sort_by_key(|f| f.pts);
     let part = part.lock().ok().and_then(|p| p.clone());
+    let orientation = orientation.lock().ok().and_then(|o| o.clone());
     Ok(VideoStream {
         frames,
         frame_rate,
         part,
+        orientation,
     })
 }
 

@@ -320,9 +320,16 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
             _ => e,
         });
     }
+    let turned = match &opts.input {
+        crate::gst::Input::Uri {
+            orientation: Some(o),
+            ..
+        } => format!(" (stored turned, {o}: shown upright)"),
+        _ => String::new(),
+    };
     summary.streams.push(StreamReport {
         kind: "video".into(),
-        what: format!("{}x{}", summary.width_in, summary.height_in),
+        what: format!("{}x{}{turned}", summary.width_in, summary.height_in),
         action: format!(
             "{chain_names} -> {}",
             output::describe(opts, encoder.as_ref())
