@@ -539,3 +539,63 @@ fn a_turned_clip_is_processed_upright() {
     assert_eq!(frames.len(), 10);
     assert_eq!((frames[0].1, frames[0].2), (36, 64), "{}", stderr(&o));
 }
+
+/// What the run changes in a stream beyond its chain is said in the
+/// summary: a bit depth over 8, chroma finer than 4:2:0, interlacing, and a
+/// second video stream dropped (all were changed without a word).
+#[test]
+fn what_the_run_changes_in_a_stream_is_said() {
+    let dir = tempdir("said-changes");
+    gst::init().unwrap();
+    let cases = [
+        (
+            "deep.mp4",
+            "format=I420_10LE",
+            "",
+            "mp4mux",
+            "10-bit (I420_10LE) made 8-bit",
+        ),
+        (
+            "full.mp4",
+            "format=Y444",
+            "",
+            "mp4mux",
+            "4:4:4 (Y444) made 4:2:0",
+        ),
+        (
+            "woven.mp4",
+            "format=I420,interlace-mode=interleaved",
+            "interlaced=true",
+            "mp4mux",
+            "interlaced (interleaved) taken as progressive",
+        ),
+    ];
+    for (name, caps, x264, mux, said) in cases {
+        let file = dir.join(name);
+        let make = format!(
+            "videotestsrc num-buffers=10 ! video/x-raw,width=64,height=48,{caps} ! x264enc {x264} ! {mux} ! filesink location=\"{}\"",
+            file.display()
+        );
+        play_to_eos(&gst::parse::launch(&make).unwrap(), name);
+        let o = run(&["run", s(&file), "null"]);
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+        assert!(stderr(&o).contains(said), "{name}: {}", stderr(&o));
+    }
+    // Two video streams: the second is listed as dropped.
+    let two = dir.join("two.mkv");
+    let make = format!(
+        "matroskamux name=m ! filesink location=\"{}\" \
+         videotestsrc num-buffers=10 ! video/x-raw,width=64,height=48,format=I420 ! x264enc ! m. \
+         videotestsrc num-buffers=10 ! video/x-raw,width=32,height=24,format=I420 ! x264enc ! m.",
+        two.display()
+    );
+    play_to_eos(&gst::parse::launch(&make).unwrap(), "two.mkv");
+    let o = run(&["run", s(&two), "null"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stderr(&o);
+    assert!(text.contains("stream 1: video 32x24: dropped"), "{text}");
+    assert!(
+        !text.contains("made 8-bit") && !text.contains("interlaced"),
+        "{text}"
+    );
+}

@@ -166,6 +166,19 @@ impl<'a> Intake<'a> {
         Ok(())
     }
 
+    /// The raw video streams the input's decoder gave, as caps, in order
+    /// (the first is the one processed).
+    pub fn video_streams(&self) -> Vec<gst::Caps> {
+        self.streams
+            .lock()
+            .map(|s| s.clone())
+            .unwrap_or_default()
+            .iter()
+            .filter(|c| c.starts_with("video/x-raw"))
+            .filter_map(|c| c.parse::<gst::Caps>().ok())
+            .collect()
+    }
+
     /// Stops the input.
     pub fn stop(&self) {
         let _ = self.pipe.set_state(gst::State::Null);

@@ -327,16 +327,74 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
         } => format!(" (stored turned, {o}: shown upright)"),
         _ => String::new(),
     };
+    let videos = intake.video_streams();
+    let changed = videos.first().map(changed_on_the_way).unwrap_or_default();
     summary.streams.push(StreamReport {
         kind: "video".into(),
         what: format!("{}x{}{turned}", summary.width_in, summary.height_in),
         action: format!(
-            "{chain_names} -> {}",
+            "{chain_names} -> {}{changed}",
             output::describe(opts, encoder.as_ref())
         ),
     });
+    for caps in videos.iter().skip(1) {
+        let size = caps
+            .structure(0)
+            .and_then(|s| Some((s.get::<i32>("width").ok()?, s.get::<i32>("height").ok()?)))
+            .map_or("?".into(), |(w, h)| format!("{w}x{h}"));
+        summary.streams.push(StreamReport {
+            kind: "video".into(),
+            what: size,
+            action: "dropped (the first video stream is the one processed)".into(),
+        });
+    }
     summary.streams.extend(bridge.reports());
     Ok(summary)
+}
+
+/// What the run changes in a video stream of `caps` beyond its chain: the
+/// chain works on 8-bit 4:2:0 (or RGBA) frames, progressive; said as
+/// `; 10-bit made 8-bit, 4:4:4 made 4:2:0, interlaced (interleaved) taken
+/// as progressive` (empty when nothing changes).
+fn changed_on_the_way(caps: &gst::Caps) -> String {
+    let Some(s) = caps.structure(0) else {
+        return String::new();
+    };
+    let mut notes = Vec::new();
+    if let Ok(name) = s.get::<&str>("format") {
+        let info = gstreamer_video::VideoFormatInfo::from_format(
+            gstreamer_video::VideoFormat::from_string(name),
+        );
+        if info.format() != gstreamer_video::VideoFormat::Unknown {
+            let depth = info.depth().first().copied().unwrap_or(8);
+            if depth > 8 {
+                notes.push(format!("{depth}-bit ({name}) made 8-bit"));
+            }
+            let sub = |v: &[u32]| v.get(1).copied().unwrap_or(0);
+            let chroma = match (sub(info.w_sub()), sub(info.h_sub())) {
+                _ if info.is_gray() || info.is_rgb() => None,
+                (0, 0) => Some("4:4:4"),
+                (1, 0) => Some("4:2:2"),
+                (2, 0) => Some("4:1:1"),
+                _ => None,
+            };
+            if let Some(c) = chroma {
+                notes.push(format!("{c} ({name}) made 4:2:0"));
+            }
+        }
+    }
+    if let Ok(mode) = s.get::<&str>("interlace-mode")
+        && mode != "progressive"
+    {
+        notes.push(format!(
+            "interlaced ({mode}) taken as progressive, not deinterlaced"
+        ));
+    }
+    if notes.is_empty() {
+        String::new()
+    } else {
+        format!("; {}", notes.join(", "))
+    }
 }
 
 /// Where the GPU stage writes finished frames: GStreamer's CUDA memory for
