@@ -841,13 +841,12 @@ fn processes_with(needle: &str) -> Vec<u32> {
 fn workers_die_with_their_coordinator() {
     let dir = tempdir("seg-orphans");
     let input = dir.join("in.mp4");
-    gst::init().unwrap();
-    let make = format!(
-        "videotestsrc num-buffers=150 ! video/x-raw,width=640,height=480,framerate=30/1 \
-         ! x264enc ! mp4mux ! filesink location=\"{}\"",
-        input.display()
+    common::video::test_clip(
+        &input,
+        150,
+        "width=640,height=480,framerate=30/1",
+        "x264enc ! mp4mux",
     );
-    common::video::play_to_eos(&gst::parse::launch(&make).unwrap(), "making the clip");
     let out = dir.join("out.mp4");
     // A 601-tap gaussian on 640x480: seconds of work for each worker.
     let mut coordinator = common::video::spawn(&[

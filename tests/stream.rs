@@ -272,13 +272,7 @@ fn a_live_source_with_a_slow_chain_drops_the_oldest_frames_and_counts_them() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = String::from_utf8_lossy(&o.stdout);
-    let field = |k: &str| -> u64 {
-        let rest = out
-            .split(&format!("\"{k}\":"))
-            .nth(1)
-            .unwrap_or_else(|| panic!("{k} missing: {out}"));
-        rest.split([',', '}']).next().unwrap().parse().unwrap()
-    };
+    let field = |k: &str| -> u64 { json_field(&out, k).parse().unwrap() };
     let (fin, fout, dropped) = (field("frames_in"), field("frames_out"), field("dropped"));
     assert_eq!(fin, 45, "{out}");
     assert!(dropped > 0, "nothing dropped: {out}");
@@ -305,13 +299,12 @@ const SLOW: &str = "gaussian:sigma=100,radius=300";
 fn a_file_named_like_a_live_source_is_read_as_a_file() {
     let dir = tempdir("named-live");
     let file = dir.join("is-live=true.mp4");
-    gst::init().unwrap();
-    let make = format!(
-        "videotestsrc num-buffers=20 ! video/x-raw,width=640,height=480,framerate=30/1 \
-         ! x264enc ! mp4mux ! filesink location=\"{}\"",
-        file.display()
+    test_clip(
+        &file,
+        20,
+        "width=640,height=480,framerate=30/1",
+        "x264enc ! mp4mux",
     );
-    play_to_eos(&gst::parse::launch(&make).unwrap(), "making the file");
     let input = format!(
         "filesrc location=\"{}\" ! qtdemux ! h264parse ! avdec_h264",
         file.display()

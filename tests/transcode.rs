@@ -323,9 +323,21 @@ fn a_second_writer_is_refused_and_the_first_finishes() {
 
 #[test]
 fn a_killed_run_leaves_a_playable_mp4() {
-    let dir = tempdir("kill");
-    let out = dir.join("k.mp4");
-    let mut child = command(&[
+    // Some fragments (a second each) are written, then the process dies.
+    let frames = killed_run("kill", "mp4", &[], |partial| {
+        std::fs::metadata(partial).map_or(0, |m| m.len()) >= 60_000
+    });
+    assert!(frames >= 30, "{frames} frames");
+}
+
+/// Runs test:ball (160x96, without end) into `k.EXT` with `extra`
+/// arguments, kills it (SIGKILL) once `ready` holds for its partial file
+/// (or after the deadline), checks that no output took the target's name,
+/// and returns the frames the partial file decodes to.
+fn killed_run(name: &str, ext: &str, extra: &[&str], ready: impl Fn(&Path) -> bool) -> usize {
+    let dir = tempdir(name);
+    let out = dir.join(format!("k.{ext}"));
+    let mut args = vec![
         "run",
         "test:ball",
         s(&out),
@@ -333,21 +345,18 @@ fn a_killed_run_leaves_a_playable_mp4() {
         "0",
         "--size",
         "160x96",
-    ])
-    .spawn()
-    .unwrap();
-    let partial = dir.join("k.partial.mp4");
-    // Some fragments (a second each) are written, then the process dies.
+    ];
+    args.extend(extra);
+    let mut child = command(&args).spawn().unwrap();
+    let partial = dir.join(format!("k.partial.{ext}"));
     let start = Instant::now();
-    while std::fs::metadata(&partial).map_or(0, |m| m.len()) < 60_000 && start.elapsed() < DEADLINE
-    {
-        std::thread::sleep(Duration::from_millis(50));
+    while !ready(&partial) && start.elapsed() < DEADLINE {
+        std::thread::sleep(Duration::from_millis(20));
     }
     child.kill().unwrap();
     child.wait().unwrap();
     assert!(!out.exists());
-    let frames = decode(&partial);
-    assert!(frames.len() >= 30, "{} frames", frames.len());
+    decode(&partial).len()
 }
 
 #[test]
@@ -478,33 +487,19 @@ fn a_still_scene_stays_still() {
 /// (killed 3-4 s in, it was 0 bytes).
 #[test]
 fn a_killed_mkv_run_keeps_its_frames_from_the_first_second() {
-    let dir = tempdir("kill-mkv");
-    let out = dir.join("k.mkv");
-    let mut child = command(&[
-        "run",
-        "test:ball",
-        s(&out),
-        "--frames",
-        "0",
-        "--live",
-        "--size",
-        "160x96",
-    ])
-    .spawn()
-    .unwrap();
-    let partial = dir.join("k.partial.mkv");
-    // Live at 30 fps: 3.5 s is about 105 frames (x264 holds some 40 of
-    // them in its look-ahead), well under 64 KB of H.264.
-    let start = Instant::now();
-    while !partial.exists() && start.elapsed() < DEADLINE {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    std::thread::sleep(Duration::from_millis(3500));
-    child.kill().unwrap();
-    child.wait().unwrap();
-    assert!(!out.exists());
-    let frames = decode(&partial);
-    assert!(frames.len() >= 30, "{} frames", frames.len());
+    // Live at 30 fps: 3.5 s after the file appears is about 105 frames
+    // (x264 holds some 40 of them in its look-ahead), well under 64 KB of
+    // H.264.
+    let appeared = std::cell::Cell::new(None::<Instant>);
+    let frames = killed_run("kill-mkv", "mkv", &["--live"], |partial| {
+        if appeared.get().is_none() && partial.exists() {
+            appeared.set(Some(Instant::now()));
+        }
+        appeared
+            .get()
+            .is_some_and(|t| t.elapsed() >= Duration::from_millis(3500))
+    });
+    assert!(frames >= 30, "{frames} frames");
 }
 
 /// A clip stored turned (a phone's 90° display matrix) is turned upright
@@ -514,12 +509,7 @@ fn a_killed_mkv_run_keeps_its_frames_from_the_first_second() {
 fn a_turned_clip_is_processed_upright() {
     let dir = tempdir("turned");
     let plain = dir.join("plain.mp4");
-    gst::init().unwrap();
-    let make = format!(
-        "videotestsrc num-buffers=10 ! video/x-raw,width=64,height=48 ! x264enc ! mp4mux ! filesink location=\"{}\"",
-        plain.display()
-    );
-    play_to_eos(&gst::parse::launch(&make).unwrap(), "making the clip");
+    test_clip(&plain, 10, "width=64,height=48", "x264enc ! mp4mux");
     // The track's matrix turned 90° clockwise, as a phone held upright
     // writes it (tkhd, version 0: the matrix is 40 bytes after the type).
     let mut bytes = std::fs::read(&plain).unwrap();

@@ -152,7 +152,7 @@ impl Input {
         if !path.exists() && looks_like_fragment(text) {
             return Ok(Input::Fragment(text.into()));
         }
-        match std::fs::metadata(path) {
+        let regular = match std::fs::metadata(path) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(Error::Read {
                     path: path.into(),
@@ -173,18 +173,20 @@ impl Input {
                 });
             }
             // A file, or a FIFO or device that streams one.
-            Ok(_) => {}
-        }
+            Ok(m) => m.is_file(),
+        };
         let abs = std::fs::canonicalize(path).map_err(|e| Error::Read {
             path: path.into(),
             reason: e.to_string(),
         })?;
         let uri = gst_uri_from_path(&abs);
-        let still = is_still_picture(&abs);
-        let orientation = if still {
-            None
-        } else {
+        // Only a regular file is looked into first: reading a FIFO's first
+        // bytes would take them from the run.
+        let still = regular && is_still_picture(&abs);
+        let orientation = if regular && !still {
             probe::orientation(&abs)
+        } else {
+            None
         };
         Ok(Input::Uri {
             uri,

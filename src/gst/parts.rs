@@ -432,7 +432,7 @@ fn decode_luma(
     windows: &[(gst::ClockTime, gst::ClockTime)],
 ) -> Result<(Vec<Lumas>, CutSearch)> {
     let started = Instant::now();
-    let search = std::cell::RefCell::new(CutSearch::default());
+    let mut search = CutSearch::default();
     let read_error = |reason: String| Error::Read {
         path: path.into(),
         reason,
@@ -479,7 +479,7 @@ fn decode_luma(
         .static_pad("sink")
         .expect("videoconvert has a sink pad");
     super::route_first_video(&pipe, &decode, video_in);
-    let window = |i: usize, (from, to): (gst::ClockTime, gst::ClockTime)| {
+    let mut window = |i: usize, (from, to): (gst::ClockTime, gst::ClockTime)| {
         if i == 0 {
             seek_paused(&pipe, from)?;
             pipe.set_state(gst::State::Playing)
@@ -499,14 +499,11 @@ fn decode_luma(
             loop {
                 if let Some(sample) = sink.try_pull_sample(gst::ClockTime::from_mseconds(100)) {
                     quiet = Instant::now();
-                    {
-                        let mut s = search.borrow_mut();
-                        if s.decoded == 0 {
-                            s.first_frame = started.elapsed();
-                            s.decoder = video_decoder(&pipe).unwrap_or_default();
-                        }
-                        s.decoded += 1;
+                    if search.decoded == 0 {
+                        search.first_frame = started.elapsed();
+                        search.decoder = video_decoder(&pipe).unwrap_or_default();
                     }
+                    search.decoded += 1;
                     let (Some(buffer), Some(pts)) =
                         (sample.buffer(), sample.buffer().and_then(|b| b.pts()))
                     else {
@@ -542,7 +539,7 @@ fn decode_luma(
         .map(|(i, &w)| window(i, w))
         .collect::<Result<Vec<Lumas>>>();
     let _ = pipe.set_state(gst::State::Null);
-    Ok((outcome?, search.into_inner()))
+    Ok((outcome?, search))
 }
 
 /// The name of the video decoder's factory in `pipe`, if it has one.

@@ -227,6 +227,18 @@ pub fn clip_with_audio(path: &Path, seconds: u32) {
     play_to_eos(&pipe, &format!("making {}", path.display()));
 }
 
+/// Writes `frames` frames of `videotestsrc` as `video/x-raw,{caps}` through
+/// `encode` (e.g. `x264enc ! mp4mux`) into `path`.
+pub fn test_clip(path: &Path, frames: u32, caps: &str, encode: &str) {
+    gst::init().unwrap();
+    let desc = format!(
+        "videotestsrc num-buffers={frames} ! video/x-raw,{caps} ! {encode} ! filesink location=\"{}\"",
+        path.display()
+    );
+    let pipe = gst::parse::launch(&desc).unwrap();
+    play_to_eos(&pipe, &format!("making {}", path.display()));
+}
+
 /// Plays `pipe` to its end, failing the test (`what` failed) on an error or
 /// after a minute.
 pub fn play_to_eos(pipe: &gst::Element, what: &str) {
