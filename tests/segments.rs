@@ -372,6 +372,51 @@ fn a_variable_rate_file_split_and_joined_keeps_its_own_times() {
     assert!(t.windows(2).all(|w| w[0] < w[1]), "{t:?}");
 }
 
+/// A file whose rate changes (30000/1001 for 45 frames, then 24000/1001,
+/// its encoder given no rate, as a concat of two clips gives): its parts'
+/// containers guess different rates from their frames' times, and each
+/// worker's decoder starts from another part of the stream. The split job
+/// still joins, with the single run's frame times (it failed at the join:
+/// "frame rate 30/1 against 30000/1001").
+#[test]
+fn a_file_whose_rate_changes_splits_and_joins_with_its_own_times() {
+    let dir = tempdir("seg-rate-change");
+    let input = dir.join("changing.mp4");
+    gst::init().unwrap();
+    let part = |pattern: &str, n: u32, rate: &str, offset_ns: u64| {
+        format!(
+            "videotestsrc pattern={pattern} num-buffers={n} timestamp-offset={offset_ns} ! \
+             video/x-raw,format=I420,width=96,height=64,framerate={rate} ! c."
+        )
+    };
+    let desc = format!(
+        "concat name=c ! capssetter caps=\"video/x-raw,framerate=(fraction)0/1\" ! \
+         x264enc bframes=0 key-int-max=15 ! h264parse ! mp4mux ! filesink location=\"{}\" {} {}",
+        input.display(),
+        part("ball", 45, "30000/1001", 0),
+        part("smpte", 36, "24000/1001", 45 * 1_001_000_000 / 30_000),
+    );
+    play_to_eos(&gst::parse::launch(&desc).unwrap(), "making the clip");
+    let (single, out, said) = single_and_split(&input, &dir, "mp4");
+    assert!(said.contains("in 3 segments"), "{said}");
+    // Within the millisecond MP4's timescales round to (each part is an
+    // MP4 of its own before the join).
+    let near = |a: &[u64], b: &[u64]| {
+        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.abs_diff(*y) <= 1_000_000)
+    };
+    let (t, split) = (times(&single), times(&out));
+    assert!(t.len() >= 80, "{}", t.len());
+    assert!(near(&split, &t), "split {split:?}\none run {t:?}");
+    assert!(near(&split, &times(&input)), "{split:?}");
+    // The 24 fps half stays at 24 fps (it was put on the caps' mean rate).
+    let last = &split[split.len() - 2..];
+    assert!(
+        (last[1] - last[0]).abs_diff(41_708_333) <= 1_000_000,
+        "{last:?}"
+    );
+    assert!(device() == "cuda" || decode_rgba(&out) == decode_rgba(&single));
+}
+
 /// A chain without memory gives the same frames wherever a part starts:
 /// its boundaries move to keyframes near the even split (the part then
 /// decodes nothing before its first frame), the scene cut is not looked

@@ -182,7 +182,18 @@ pub fn join(
         (Some(_), true) => None,
     });
     let placed = Placed { base, starts };
-    let result = write(&file, container, parts, audio_from, &placed, &bridge);
+    let first_caps = streams[order[0]]
+        .caps
+        .clone()
+        .ok_or_else(|| part_error(&parts[0], "its video has no caps".into()))?;
+    let result = write(
+        &file,
+        (container, &first_caps),
+        parts,
+        audio_from,
+        &placed,
+        &bridge,
+    );
     // A failed join leaves nothing: every frame is still in the parts.
     let ending = match &result {
         Ok(_) => Ending::Complete,
@@ -327,7 +338,7 @@ impl Placed {
 /// Writes the joined file at `file`'s location; returns the video's length.
 fn write(
     file: &OutFile,
-    container: Container,
+    (container, first_caps): (Container, &gst::Caps),
     parts: &[PathBuf],
     audio_from: Option<&Path>,
     placed: &Placed,
@@ -337,10 +348,7 @@ fn write(
     // The codec's parser before the muxer: parsebin gives H.264 as
     // byte-stream or avc depending on the decoders installed, and MP4 takes
     // only avc (the parser converts).
-    let parser = match first_caps(&parts[0])?
-        .structure(0)
-        .map(|s| s.name().to_string())
-    {
+    let parser = match first_caps.structure(0).map(|s| s.name().to_string()) {
         Some(n) if n == "video/x-h264" => "h264parse",
         Some(n) if n == "video/x-h265" => "h265parse",
         Some(n) if n == "video/x-vp9" => "vp9parse",
@@ -387,7 +395,7 @@ fn write(
             .map_err(|_| Error::Pipeline("the join's muxer would not start".into()))?;
         let end = feed(&src, parts, placed, &pipe)?;
         let _ = src.end_of_stream();
-        wait_eos(&pipe, audio.as_ref().map(|(a, _)| a))?;
+        wait_eos(&pipe, audio.as_ref().map(|(a, _)| a), file.location())?;
         Ok(end.saturating_sub(placed.base))
     })();
     if result.is_err() {
@@ -497,14 +505,6 @@ fn running_start(path: &Path, pts: gst::ClockTime) -> Result<gst::ClockTime> {
         .unwrap_or(pts))
 }
 
-/// The caps of `part`'s video, from its first frame.
-fn first_caps(part: &Path) -> Result<gst::Caps> {
-    first_sample(part)?
-        .ok_or_else(|| part_error(part, "it has no video frame".into()))?
-        .caps_owned()
-        .ok_or_else(|| part_error(part, "its video has no caps".into()))
-}
-
 /// The first error on the pipeline's bus.
 fn bus_error(pipe: &gst::Pipeline) -> Option<Error> {
     let msg = pipe.bus()?.pop_filtered(&[gst::MessageType::Error])?;
@@ -514,7 +514,11 @@ fn bus_error(pipe: &gst::Pipeline) -> Option<Error> {
     }
 }
 
-/// Why caps `got` differ from the first part's `want`, if they do.
+/// Why caps `got` differ from the first part's `want`, if they do. The
+/// frame rate is not compared: a container guesses it from the part's own
+/// frame times (qtdemux does), so the parts of a file whose rate changes
+/// give different ones; every frame is placed by its time, and the parts'
+/// encoders were given the job's rate.
 fn mismatch(want: &gst::Caps, got: &gst::Caps) -> Option<String> {
     let (Some(w), Some(g)) = (want.structure(0), got.structure(0)) else {
         return Some("no caps".into());
@@ -531,7 +535,6 @@ fn mismatch(want: &gst::Caps, got: &gst::Caps) -> Option<String> {
     for (key, what) in [
         ("width", "width"),
         ("height", "height"),
-        ("framerate", "frame rate"),
         ("pixel-aspect-ratio", "pixel aspect ratio"),
         ("stream-format", "stream format"),
         ("profile", "profile"),
@@ -678,9 +681,23 @@ fn audio_source(path: &Path, bridge: &Bridge) -> Result<(gst::Pipeline, Arc<Atom
 
 /// Waits for the muxer's EOS (the file finished), failing on an error of
 /// either pipeline.
-fn wait_eos(pipe: &gst::Pipeline, audio: Option<&gst::Pipeline>) -> Result<()> {
+fn wait_eos(pipe: &gst::Pipeline, audio: Option<&gst::Pipeline>, location: &Path) -> Result<()> {
     let bus = pipe.bus().expect("a pipeline has a bus");
+    // The file growing is the muxer's progress (the source's audio may
+    // still be coming); STALL without either is a stuck join.
+    let size = || std::fs::metadata(location).map_or(0, |m| m.len());
+    let (mut written, mut since) = (size(), Instant::now());
     loop {
+        let now = size();
+        if now != written {
+            (written, since) = (now, Instant::now());
+        } else if since.elapsed() > STALL {
+            return Err(Error::Pipeline(format!(
+                "the muxer neither finished `{}` nor wrote to it in {} s",
+                location.display(),
+                STALL.as_secs()
+            )));
+        }
         if let Some(msg) = bus.timed_pop_filtered(
             gst::ClockTime::from_mseconds(100),
             &[gst::MessageType::Error, gst::MessageType::Eos],

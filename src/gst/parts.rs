@@ -24,7 +24,9 @@
 //! demuxer reading the part back guesses its rate from its frames'
 //! durations (qtdemux does): one part would read as 53/2 fps beside the
 //! others' 30/1, and `join` refuses it. Where the caps say 0/1 (a variable
-//! rate: no clock to put frames on) each frame keeps its own time from the
+//! rate: no clock to put frames on), or where the frames keep other times
+//! than the caps' rate (a rate that changes partway; [`FrameClock::of`]),
+//! each frame keeps its own time from the
 //! part's first, and the parts' caps say 0/1 as the source's do. Either
 //! way each part's last frame lasts until the next part's first, so parts
 //! laid end to end ([`super::join`]) make one timeline. An operation that
@@ -91,6 +93,11 @@ pub struct Span {
     /// The clock the part's frames are stamped on: the caps' rate (`None`
     /// where they say 0/1: each frame keeps its own time).
     pub clock: Option<FrameClock>,
+    /// The source's caps rate (0/1: variable), which every part of the job
+    /// is encoded at, wherever in the file it starts: a decoder that reads
+    /// a rate from the stream may give each part another, and `join` takes
+    /// only parts of one rate.
+    pub rate: gst::Fraction,
     /// Who the part is, written into its container's tags for `join`.
     pub tag: PartTag,
     /// Presentation times from the first warm-up frame on: the warm-up
@@ -168,6 +175,11 @@ pub struct CutSearch {
     pub decoder: String,
 }
 
+/// The share of a file's frame intervals that must be one frame of its
+/// caps' rate (within 2 %, or the 1 ms a container rounds to) for its parts
+/// to be stamped on that rate.
+const CLOCK_KEPT: f64 = 0.9;
+
 /// The times a split job's frames are stamped at: `frames` frames every
 /// `ns` nanoseconds, frame `i` of the file (in presentation order) at
 /// `i · ns / frames`, rounded. Every part of a job derives the same clock
@@ -196,6 +208,25 @@ impl FrameClock {
         let t = (u128::from(i) * u128::from(self.ns) + u128::from(self.frames / 2))
             / u128::from(self.frames);
         gst::ClockTime::from_nseconds(t.min(u128::from(u64::MAX)) as u64)
+    }
+
+    /// The clock of `stream`'s frames: its caps' rate, where its frames
+    /// keep to it. A file whose frames keep other times (a rate that
+    /// changes partway, which the caps give as the mean or the first
+    /// rate) has none, and its frames keep their own times, as in one run;
+    /// a few jumps (a file looped or concatenated) keep the clock.
+    pub fn of(stream: &VideoStream) -> Option<FrameClock> {
+        let clock = stream.frame_rate.and_then(FrameClock::from_rate)?;
+        let step = clock.ns as f64 / clock.frames as f64;
+        let steps: Vec<f64> = stream
+            .frames
+            .windows(2)
+            .map(|w| (w[1].pts - w[0].pts).nseconds() as f64)
+            .collect();
+        // A container rounds times to its timescale (Matroska: 1 ms).
+        let near = (step / 50.0).max(1.1e6);
+        let on_clock = steps.iter().filter(|&&d| (d - step).abs() <= near).count();
+        (on_clock as f64 >= CLOCK_KEPT * steps.len() as f64).then_some(clock)
     }
 
     /// Whole frames in a second (at least 1).
@@ -250,7 +281,7 @@ impl Span {
         let count = u64::from(segment.count);
         // Fails with a clear message when there are more parts than frames.
         plan(total, segment.count, &[], 0)?;
-        let clock = stream.frame_rate.and_then(FrameClock::from_rate);
+        let clock = FrameClock::of(&stream);
         // A second of frames, for the snap and the warm-up: at the caps'
         // rate, else from the median interval (which a gap does not move).
         let per_second = clock.map_or_else(|| frames_a_second(&pts), FrameClock::per_second);
@@ -304,6 +335,7 @@ impl Span {
             total,
             warmup,
             clock,
+            rate: stream.frame_rate.unwrap_or(gst::Fraction::new(0, 1)),
             pts: pts[from..to].to_vec(),
         })
     }
@@ -354,7 +386,7 @@ impl Span {
 /// `i` frames of its caps' rate, or without one at the frame's own time
 /// (`None` past its last frame).
 pub fn frame_time(stream: &VideoStream, i: u64) -> Option<gst::ClockTime> {
-    match stream.frame_rate.and_then(FrameClock::from_rate) {
+    match FrameClock::of(stream) {
         Some(clock) => Some(clock.at(i)),
         None => {
             let first = stream.frames.first()?.pts;
@@ -628,6 +660,7 @@ mod tests {
             counting: Duration::ZERO,
             cut_search: None,
             clock: None,
+            rate: gst::Fraction::new(0, 1),
             tag: PartTag::default(),
             pts: times
                 .iter()
@@ -712,6 +745,36 @@ mod tests {
                 duration: Some(ms(40))
             }
         );
+    }
+
+    #[test]
+    fn a_file_keeps_its_caps_clock_only_where_its_frames_keep_to_it() {
+        let stream = |rate: (i32, i32), ms: &[u64]| VideoStream {
+            frames: ms
+                .iter()
+                .map(|&t| probe::CodedFrame {
+                    pts: gst::ClockTime::from_nseconds(t * 1_000_000),
+                    keyframe: false,
+                })
+                .collect(),
+            frame_rate: Some(gst::Fraction::new(rate.0, rate.1)),
+            part: None,
+            orientation: None,
+            caps: None,
+        };
+        // 25 fps, in Matroska's whole milliseconds, with one jump (a loop).
+        let mut looped: Vec<u64> = (0..40).map(|i| i * 40).collect();
+        looped.extend((0..20).map(|i| 1_600 + 130 + i * 40));
+        assert!(FrameClock::of(&stream((25, 1), &looped)).is_some());
+        // 30000/1001 rounded to milliseconds (33 or 34 apart).
+        let ntsc: Vec<u64> = (0..60).map(|i| i * 1001 / 30).collect();
+        assert!(FrameClock::of(&stream((30000, 1001), &ntsc)).is_some());
+        // 30 fps for 45 frames, then 24 fps, with caps giving the mean rate
+        // or the first: the frames keep their own times.
+        let mut changing: Vec<u64> = (0..45).map(|i| i * 1001 / 30).collect();
+        changing.extend((0..36).map(|i| 1_502 + i * 1001 / 24));
+        assert!(FrameClock::of(&stream((82, 3), &changing)).is_none());
+        assert!(FrameClock::of(&stream((30000, 1001), &changing)).is_none());
     }
 
     #[test]

@@ -45,6 +45,8 @@ pub struct VideoStream {
     /// How the video is stored turned, where its tags say it is
     /// (`image-orientation` other than `rotate-0`).
     pub orientation: Option<String>,
+    /// The caps of its first coded frame, as the parser gives them.
+    pub caps: Option<gst::Caps>,
 }
 
 /// How the video of the file at `path` is stored turned, if it is (its
@@ -74,6 +76,7 @@ pub fn video_stream(path: &Path) -> Result<VideoStream> {
             frame_rate: first.frame_rate,
             part: first.part,
             orientation: first.orientation,
+            caps: first.caps,
         });
     }
     parse(path, None)
@@ -202,10 +205,15 @@ fn parse(path: &Path, limit: Option<usize>) -> Result<VideoStream> {
     let bus = pipe.bus().expect("a pipeline has a bus");
     let mut frames = Vec::new();
     let mut frame_rate = None;
+    let mut caps = None;
+    // When the last frame came (or the reading started).
+    let mut last = std::time::Instant::now();
     let outcome = loop {
         if let Some(sample) = sink.try_pull_sample(gst::ClockTime::from_mseconds(100)) {
+            last = std::time::Instant::now();
             if frames.is_empty() {
                 frame_rate = sample.caps().and_then(caps_frame_rate);
+                caps = sample.caps_owned();
             }
             if let Some(buffer) = sample.buffer() {
                 let Some(pts) = buffer.pts() else {
@@ -238,11 +246,14 @@ fn parse(path: &Path, limit: Option<usize>) -> Result<VideoStream> {
                 e.error()
             )));
         }
-        if frames.is_empty() && stalled(&pipe, STALL) {
-            break Err(read_error(format!(
-                "nothing came out of it in {} s",
-                STALL.as_secs()
-            )));
+        if (frames.is_empty() && stalled(&pipe, STALL)) || last.elapsed() > STALL {
+            break Err(read_error(match frames.len() {
+                0 => format!("nothing came out of it in {} s", STALL.as_secs()),
+                n => format!(
+                    "its reading stopped after {n} frames, with no end and no error in {} s",
+                    STALL.as_secs()
+                ),
+            }));
         }
     };
     let _ = pipe.set_state(gst::State::Null);
@@ -258,6 +269,7 @@ fn parse(path: &Path, limit: Option<usize>) -> Result<VideoStream> {
         frame_rate,
         part,
         orientation,
+        caps,
     })
 }
 

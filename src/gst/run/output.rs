@@ -435,6 +435,17 @@ fn open_output(
     {
         crate::gst::cuda::into_cuda(c);
     }
+    // A part of a split job is encoded at the job's rate, so that its parts
+    // join ([`super::super::parts::Span::rate`]).
+    if let Some(span) = &opts.span
+        && let Some(c) = caps.get_mut()
+    {
+        c.set("framerate", span.rate);
+    }
+    let rate = caps
+        .structure(0)
+        .and_then(|s| s.get::<gst::Fraction>("framerate").ok())
+        .unwrap_or(out_info.fps());
     // A variable rate (0/1) encoded into MP4: x264 then times each frame
     // 1 ns long, and MP4 readers drop the last frame, which would be lost.
     // A nominal rate keeps every frame, each at its own time.
@@ -443,7 +454,7 @@ fn open_output(
         ..
     } = &opts.output
         && encoder.is_some()
-        && out_info.fps().numer() == 0
+        && rate.numer() == 0
         && let Some(c) = caps.get_mut()
     {
         c.set("framerate", NOMINAL_RATE);
