@@ -589,3 +589,35 @@ fn what_the_run_changes_in_a_stream_is_said() {
         "{text}"
     );
 }
+
+/// Two clips of 30000/1001 and 24000/1001 fps concatenated into one H.264
+/// stream: where the second starts, two frames come with one time, and the
+/// encoder then gave a frame no time, which mp4mux refused ("Buffer has no
+/// PTS") after 32 of 54 frames. Each such frame is timed one frame after
+/// the one before, every frame is written, and the summary says so.
+#[test]
+fn frames_that_come_without_their_own_time_are_timed_and_kept() {
+    let dir = tempdir("untimed");
+    let input = dir.join("concat.mp4");
+    gst::init().unwrap();
+    let make = format!(
+        "concat name=c ! x264enc ! h264parse ! mp4mux ! filesink location=\"{}\" \
+         videotestsrc num-buffers=30 ! video/x-raw,format=I420,width=96,height=64,framerate=30000/1001 ! c. \
+         videotestsrc num-buffers=24 pattern=ball ! video/x-raw,format=I420,width=96,height=64,framerate=24000/1001 ! c.",
+        input.display()
+    );
+    play_to_eos(&gst::parse::launch(&make).unwrap(), "the concatenated clip");
+    let frames = decode(&input).len();
+    assert_eq!(frames, 54);
+    let out = dir.join("out.mp4");
+    let o = run(&["run", s(&input), s(&out), "--op", "sobel"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("1 frame had no time, or the time of a frame before it"),
+        "{}",
+        stderr(&o)
+    );
+    let times: Vec<u64> = decode(&out).iter().map(|f| f.0).collect();
+    assert_eq!(times.len(), frames);
+    assert!(times.windows(2).all(|w| w[0] < w[1]), "{times:?}");
+}

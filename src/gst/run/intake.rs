@@ -197,6 +197,7 @@ fn connect(
 ) {
     let (tx, rx_oldest, eos_tx) = (tx.clone(), rx_oldest.clone(), tx.clone());
     let eos_shared = shared.clone();
+    let mut stamper = Stamper::default();
     appsink.set_callbacks(
         gst_app::AppSinkCallbacks::builder()
             .new_sample(move |sink| {
@@ -228,6 +229,9 @@ fn connect(
                 }
                 let start = Instant::now();
                 let msg = take_sample(&sample, &take).map(|mut t| {
+                    if stamper.stamp(&mut t) {
+                        shared.untimed.fetch_add(1, Ordering::Relaxed);
+                    }
                     match place {
                         Some(Some(Place::Warmup)) => t.warmup = true,
                         Some(Some(Place::Part { pts, duration })) => {
@@ -271,6 +275,43 @@ fn connect(
             })
             .build(),
     );
+}
+
+/// Times for frames that come without one, or with one not after the
+/// frame before's (a stream whose timing the demuxer or decoder lost, as
+/// at a concatenated file's second clip): one frame after the frame
+/// before, a frame lasting its own duration, else one frame of the caps'
+/// rate, else of 30 fps. The encoder would lose such a frame's time, and
+/// the muxer then refuses it ("Buffer has no PTS").
+#[derive(Default)]
+pub(super) struct Stamper {
+    /// The last frame's time, and when the frame after it starts.
+    last: Option<(gst::ClockTime, gst::ClockTime)>,
+}
+
+impl Stamper {
+    /// Gives `t` a time if it has none or one not after the frame before's
+    /// (returns whether it did), and notes where the next frame starts.
+    pub(super) fn stamp(&mut self, t: &mut Timed) -> bool {
+        let fps = t.info.fps();
+        let frame = match (u64::try_from(fps.numer()), u64::try_from(fps.denom())) {
+            (Ok(n), Ok(d)) if n > 0 && d > 0 => {
+                gst::ClockTime::from_nseconds(d * 1_000_000_000 / n)
+            }
+            _ => gst::ClockTime::from_nseconds(1_000_000_000 / 30),
+        };
+        let untimed = match (t.pts, self.last) {
+            (None, _) => true,
+            (Some(pts), Some((last, _))) => pts <= last,
+            (Some(_), None) => false,
+        };
+        if untimed {
+            t.pts = Some(self.last.map_or(gst::ClockTime::ZERO, |(_, next)| next));
+        }
+        let pts = t.pts.unwrap_or_default();
+        self.last = Some((pts, pts + t.duration.unwrap_or(frame)));
+        untimed
+    }
 }
 
 /// How the appsink callback takes a sample's frame.

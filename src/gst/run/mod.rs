@@ -87,6 +87,9 @@ pub struct Summary {
     /// Frames the output took (for a file, frames the encoder gave out).
     pub frames_out: u64,
     pub dropped: u64,
+    /// Frames that came without a presentation time, or with one not after
+    /// the frame before's: each was timed one frame after the frame before.
+    pub untimed: u64,
     pub seconds: f64,
     /// Milliseconds per frame in each stage: the host copy in (out of
     /// GStreamer's buffer; for the GPU, into pinned memory), the chain, and
@@ -143,6 +146,9 @@ struct Shared {
     memory_out: std::sync::OnceLock<&'static str>,
     /// Frames a live intake dropped to make room.
     dropped: AtomicU64,
+    /// Frames that came without a presentation time, or one not after the
+    /// frame before's, and were timed after it ([`intake::Stamper`]).
+    untimed: AtomicU64,
     /// Whether the intake has said that a live input keeps it waiting.
     said_waiting: std::sync::atomic::AtomicBool,
     /// Frames the worker took; with the dropped ones, the frames that came
@@ -177,6 +183,7 @@ impl Shared {
             }
         };
         summary.dropped = load(&self.dropped);
+        summary.untimed = load(&self.untimed);
         summary.frames_in = load(&self.taken) + summary.dropped;
         summary.ms_copy_in = per(load(&self.copy_in_ns), load(&self.frames_in));
         summary.ms_chain = per(load(&self.chain_ns), load(&self.taken));
@@ -328,7 +335,13 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
         _ => String::new(),
     };
     let videos = intake.video_streams();
-    let changed = videos.first().map(changed_on_the_way).unwrap_or_default();
+    let mut changed = videos.first().map(changed_on_the_way).unwrap_or_default();
+    if summary.untimed > 0 {
+        changed.push_str(&match summary.untimed {
+            1 => "; 1 frame had no time, or the time of a frame before it: it was timed one frame after the frame before".to_string(),
+            n => format!("; {n} frames had no time, or the time of a frame before them: each was timed one frame after the frame before"),
+        });
+    }
     summary.streams.push(StreamReport {
         kind: "video".into(),
         what: format!("{}x{}{turned}", summary.width_in, summary.height_in),
