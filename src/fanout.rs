@@ -113,6 +113,15 @@ pub fn run(job: Job) -> anyhow::Result<ExitCode> {
     if workers == 0 {
         bail!("`--workers 0`: give at least 1");
     }
+    // What a single run refuses before it starts, refused before any
+    // worker starts; the rest shows as a worker failing before its first
+    // frame, which stops the job (below).
+    if !null && seamstream::gst::outfile::same_file(&job.input, &job.output) {
+        bail!(
+            "cannot write `{}`: that is the input; give another output name",
+            job.output.display()
+        );
+    }
     let frames = seamstream::gst::probe::video_frames(&job.input)?.len() as u64;
     // Fails here, naming the counts, when there are more workers than frames.
     seamstream::split::plan(frames, workers, &[], 0)?;
@@ -222,6 +231,31 @@ pub fn run(job: Job) -> anyhow::Result<ExitCode> {
     while pool.iter().any(|w| w.status.is_none()) {
         for w in pool.iter_mut().filter(|w| w.status.is_none()) {
             w.status = w.child.try_wait().ok().flatten();
+        }
+        // A worker that exits with an error before its first frame met
+        // what every part of the job meets (the output, the device, the
+        // chain against the input): the job stops there, and leaves
+        // nothing, since every part would fail the same way.
+        if let Some(w) = pool.iter().find(|w| {
+            w.status.is_some_and(|s| s.code().is_some_and(|c| c != 0))
+                && w.frames.load(Ordering::Relaxed) == 0
+        }) {
+            let why = last_error(&w.log)
+                .map(|e| e.trim_start_matches("error: ").to_string())
+                .unwrap_or_else(|| {
+                    format!(
+                        "{} (its messages were in {})",
+                        describe_exit(w.status),
+                        w.log.display()
+                    )
+                });
+            let index = w.index;
+            bar.finish_and_clear();
+            stop_all(&mut pool);
+            let _ = std::fs::remove_dir_all(&parts_dir);
+            bail!(
+                "segment {index}/{workers} failed before its first frame, so the job was stopped (every segment would fail the same way); nothing was written:\n  {why}"
+            );
         }
         bar.set_position(pool.iter().map(|w| w.frames.load(Ordering::Relaxed)).sum());
         if stop.load(Ordering::Relaxed) && !signalled {

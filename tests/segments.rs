@@ -991,3 +991,57 @@ fn join_orders_the_parts_itself_and_takes_only_one_jobs_whole_set() {
         "is not a part of a split job",
     );
 }
+
+/// What one run refuses, a split job refuses as a whole, leaving nothing:
+/// the input as the output, before any worker starts; a device the machine
+/// lacks and a video too small for the encoder, when the first worker
+/// fails before its first frame (the other workers are stopped). Each ran
+/// every worker, then advised rerunning a segment that could not work, and
+/// left `OUT.parts`, which blocked the rerun.
+#[test]
+fn a_split_job_refuses_what_one_run_refuses_and_leaves_nothing() {
+    let dir = tempdir("seg-refused");
+    let input = dir.join("in.mp4");
+    clip(&input, 40, 10, None);
+    let before = std::fs::read(&input).unwrap();
+    let refused = |args: &[&str], out: &Path, why: &str| {
+        let o = run(args);
+        let text = stderr(&o);
+        assert!(!o.status.success(), "{args:?}: {text}");
+        assert!(text.contains(why), "{args:?}: {text}");
+        assert!(!text.contains("To finish"), "{args:?}: {text}");
+        let parts = out.with_file_name(format!(
+            "{}.parts",
+            out.file_name().unwrap().to_string_lossy()
+        ));
+        assert!(!parts.exists(), "{args:?} left {}", parts.display());
+    };
+    let split = ["--workers", "2", "--op", "sobel"];
+    refused(
+        &[&["run", s(&input), s(&input)], &split[..]].concat(),
+        &input,
+        "that is the input",
+    );
+    assert_eq!(std::fs::read(&input).unwrap(), before);
+    let out = dir.join("out.mp4");
+    if device() != "cuda" {
+        refused(
+            &[&["run", s(&input), s(&out), "--device", "cuda"], &split[..]].concat(),
+            &out,
+            "failed before its first frame",
+        );
+    }
+    let tiny = dir.join("tiny.mkv");
+    gst::init().unwrap();
+    let make = format!(
+        "videotestsrc num-buffers=20 ! video/x-raw,width=2,height=2,format=RGB ! matroskamux ! filesink location=\"{}\"",
+        tiny.display()
+    );
+    play_to_eos(&gst::parse::launch(&make).unwrap(), "the 2x2 clip");
+    refused(
+        &[&["run", s(&tiny), s(&out)], &split[..]].concat(),
+        &out,
+        "takes from 16x16",
+    );
+    assert!(!out.exists());
+}
