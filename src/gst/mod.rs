@@ -290,6 +290,11 @@ impl Input {
                     "uridecodebin name={DECODER} uri=\"{uri}\" caps=\"video/x-raw(ANY); audio/x-raw(ANY); {}; {SUBTITLES}\"",
                     audio::ENCODED_AUDIO
                 );
+                // Interlaced video is deinterlaced before the chain's
+                // spatial work, one frame per frame from its top fields;
+                // progressive video passes through untouched (in any
+                // memory, CUDA's included).
+                decode.push_str(" ! deinterlace fields=top");
                 if orientation.is_some() {
                     // Turned as the file's own tag says (in system memory:
                     // videoflip takes no CUDA memory).

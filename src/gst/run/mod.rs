@@ -367,8 +367,8 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
 
 /// What the run changes in a video stream of `caps` beyond its chain: the
 /// chain works on 8-bit 4:2:0 (or RGBA) frames, progressive; said as
-/// `; 10-bit made 8-bit, 4:4:4 made 4:2:0, interlaced (interleaved) taken
-/// as progressive` (empty when nothing changes).
+/// `; 10-bit made 8-bit, 4:4:4 made 4:2:0, interlaced (interleaved)
+/// deinterlaced …` (empty when nothing changes).
 fn changed_on_the_way(caps: &gst::Caps) -> String {
     let Some(s) = caps.structure(0) else {
         return String::new();
@@ -400,7 +400,7 @@ fn changed_on_the_way(caps: &gst::Caps) -> String {
         && mode != "progressive"
     {
         notes.push(format!(
-            "interlaced ({mode}) taken as progressive, not deinterlaced"
+            "interlaced ({mode}) deinterlaced from its top fields, a frame per frame"
         ));
     }
     if notes.is_empty() {
