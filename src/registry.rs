@@ -228,7 +228,10 @@ mod tests {
         assert!(e.contains("0.01% of 100 is 0"), "{e}");
         let op = parse_op("retarget:height=150").unwrap();
         let e = op.output_size(100, 50).unwrap_err().to_string();
-        assert!(e.contains("`height=150`") && e.contains("(100)"), "{e}");
+        assert!(
+            e.contains("`height=150`") && e.contains("between 1 and 100"),
+            "{e}"
+        );
         assert_eq!(
             parse_op("retarget:width=200%")
                 .unwrap()

@@ -170,6 +170,60 @@ fn bad_values_are_errors_on_the_bus_that_name_them() {
     assert!(e.contains("device=gpu") && e.contains("cuda:N"), "{e}");
 }
 
+/// A width the input cannot take is an error naming `width` and the
+/// input's limit, from the start, after a caps change and when set while
+/// playing; it was "could not link" or the demuxer's "not-negotiated".
+/// A mask path with a comma is read whole, and a comma in it sets no other
+/// key (it was split: `protect="m.png,energy=basic"` set `energy`).
+#[test]
+fn a_width_the_input_cannot_take_and_a_path_with_commas_are_named() {
+    let e = run_line(
+        "videotestsrc num-buffers=3 ! video/x-raw,width=64,height=36 ! videoconvert \
+         ! seamcarve width=200 device=cpu ! appsink name=out sync=false",
+    )
+    .unwrap_err();
+    assert!(
+        e.contains("`width=200`") && e.contains("between 1 and 128"),
+        "{e}"
+    );
+    // A caps change: 64 wide, then 32 (where 100 is over 2×).
+    let e = run_line(
+        "concat name=c ! videoconvert ! seamcarve width=100 device=cpu ! appsink name=out sync=false \
+         videotestsrc num-buffers=3 ! video/x-raw,width=64,height=36 ! c. \
+         videotestsrc num-buffers=3 ! video/x-raw,width=32,height=36 ! c.",
+    )
+    .unwrap_err();
+    assert!(
+        e.contains("`width=100`") && e.contains("between 1 and 64"),
+        "{e}"
+    );
+    // Set while playing.
+    let mut h = harness("seamcarve width=24 device=cpu", 32, 18);
+    h.push_and_pull(frame(32, 18, 0)).unwrap();
+    let carve = h.find_element("seamcarve").unwrap();
+    // A harness's element has no pipeline: its errors go to this bus.
+    carve.set_bus(Some(&gst::Bus::new()));
+    carve.set_property("width", 100u32);
+    assert!(h.push(frame(32, 18, 1)).is_err());
+    let bus_error = carve
+        .bus()
+        .and_then(|b| b.pop_filtered(&[gst::MessageType::Error]))
+        .map(|m| match m.view() {
+            gst::MessageView::Error(e) => e.error().to_string(),
+            _ => String::new(),
+        })
+        .unwrap_or_default();
+    assert!(bus_error.contains("`width=100`"), "{bus_error}");
+    for path in ["/nonexistent/a,b.png", "m.png,energy=basic"] {
+        let e = run_line(&format!(
+            "videotestsrc num-buffers=3 ! video/x-raw,width=64,height=36 ! videoconvert \
+             ! seamcarve width=40 protect=\"{path}\" device=cpu ! appsink name=out sync=false"
+        ))
+        .unwrap_err();
+        assert!(e.contains(&format!("cannot read `{path}`")), "{e}");
+    }
+}
+
 /// A harness around `element` with RGBA `w`×`h` caps on its input.
 fn harness(element: &str, w: i32, h: i32) -> gst_check::Harness {
     init();

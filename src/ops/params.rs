@@ -565,7 +565,8 @@ fn parse_value(op: &str, p: &ParamSpec, raw: &str) -> Result<Value> {
 /// retarget:width=75%` (the GStreamer elements' `ops`), into one text per
 /// operation: at commas outside brackets, a piece with a `:` or without a
 /// `=` starts an operation, and a `key=value` piece belongs to the one
-/// before. A `;` always separates operations.
+/// before. A `;` always separates operations. A value in double quotes
+/// is taken whole (`protect="masks/a,b.png"`).
 pub fn split_chain(text: &str) -> Vec<String> {
     let mut ops: Vec<String> = Vec::new();
     let mut depth = 0i32;
@@ -585,8 +586,11 @@ pub fn split_chain(text: &str) -> Vec<String> {
         }
         piece.clear();
     };
+    let mut in_quotes = false;
     for c in text.chars() {
         match c {
+            '"' => in_quotes = !in_quotes,
+            _ if in_quotes => {}
             '[' => depth += 1,
             ']' => depth -= 1,
             ',' if depth <= 0 => {
@@ -636,8 +640,11 @@ pub fn split_op(text: &str) -> Result<(String, Vec<(String, String)>)> {
     let mut start = 0;
     let bytes = rest.as_bytes();
     let mut pieces = Vec::new();
+    let mut in_quotes = false;
     for (i, &b) in bytes.iter().enumerate() {
         match b {
+            b'"' => in_quotes = !in_quotes,
+            _ if in_quotes => {}
             b'[' => depth += 1,
             b']' => {
                 depth -= 1;
@@ -651,6 +658,9 @@ pub fn split_op(text: &str) -> Result<(String, Vec<(String, String)>)> {
             }
             _ => {}
         }
+    }
+    if in_quotes {
+        return Err(bad("a `\"` is not closed; a quoted value ends with one"));
     }
     if depth != 0 {
         return Err(bad("a `[` is not closed"));
@@ -668,9 +678,24 @@ pub fn split_op(text: &str) -> Result<(String, Vec<(String, String)>)> {
         if k.is_empty() {
             return Err(bad(&format!("{} has no key", quoted(piece))));
         }
-        pairs.push((k.to_string(), v.trim().to_string()));
+        let v = v.trim();
+        let v = v
+            .strip_prefix('"')
+            .and_then(|v| v.strip_suffix('"'))
+            .unwrap_or(v);
+        pairs.push((k.to_string(), v.to_string()));
     }
     Ok((name.to_string(), pairs))
+}
+
+/// `value` as one value of `key=value` in a chain's text: in double quotes
+/// where it holds what would split it (`,` `;` `[` `]` `=`).
+pub fn quote_value(value: &str) -> String {
+    if value.contains([',', ';', '[', ']', '=', '"']) {
+        format!("\"{value}\"")
+    } else {
+        value.to_string()
+    }
 }
 
 #[cfg(test)]
@@ -692,6 +717,33 @@ mod tests {
             ["convolve:kernel=[0,-1,0,-1,5,-1,0,-1,0],delta=2", "gray"]
         );
         assert!(split_chain(" , ").is_empty());
+    }
+
+    #[test]
+    fn a_quoted_value_is_taken_whole() {
+        let text = r#"retarget:width=50%,protect="masks/a,b;[c].png",energy=basic"#;
+        assert_eq!(split_chain(text), [text]);
+        let (_, pairs) = split_op(text).unwrap();
+        assert_eq!(
+            pairs,
+            [
+                ("width".to_string(), "50%".to_string()),
+                ("protect".to_string(), "masks/a,b;[c].png".to_string()),
+                ("energy".to_string(), "basic".to_string())
+            ]
+        );
+        // What a GStreamer property gives is quoted where it must be.
+        let line = format!("retarget:protect={}", quote_value("m.png,energy=basic"));
+        let (_, pairs) = split_op(&line).unwrap();
+        assert_eq!(
+            pairs,
+            [("protect".to_string(), "m.png,energy=basic".to_string())]
+        );
+        assert_eq!(quote_value("plain.png"), "plain.png");
+        let e = split_op(r#"retarget:protect="a.png"#)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not closed"), "{e}");
     }
 
     static SPEC: OpSpec = OpSpec {

@@ -243,13 +243,16 @@ impl Engine {
                     );
                     match (shape, &chain, format) {
                         ((Some(w), Some(h), Some(f)), Some(c), Some(vf)) if w > 0 && h > 0 => {
-                            match registry::output_shape(c, w as usize, h as usize, f) {
-                                Ok((ow, oh, of)) => {
-                                    s.set("width", ow as i32);
-                                    s.set("height", oh as i32);
-                                    s.set("format", video_format(vf, of).to_str());
-                                }
-                                Err(_) => continue,
+                            // A size the chain refuses is offered as it
+                            // came, so that negotiation reaches `set_caps`,
+                            // which refuses it naming the property
+                            // (dropping it gave "not-negotiated").
+                            if let Ok((ow, oh, of)) =
+                                registry::output_shape(c, w as usize, h as usize, f)
+                            {
+                                s.set("width", ow as i32);
+                                s.set("height", oh as i32);
+                                s.set("format", video_format(vf, of).to_str());
                             }
                         }
                         _ => {

@@ -432,7 +432,10 @@ mod tests {
         let e = retarget(&img, 21, 4, &CarveOptions::default())
             .unwrap_err()
             .to_string();
-        assert!(e.contains("width=21") && e.contains("(20)"), "{e}");
+        assert!(
+            e.contains("width=21") && e.contains("between 1 and 20"),
+            "{e}"
+        );
         assert!(retarget(&img, 0, 4, &CarveOptions::default()).is_err());
         assert!(retarget(&img, 10, 9, &CarveOptions::default()).is_err());
     }

@@ -108,7 +108,7 @@ pub(crate) fn check_target(side: &str, target: usize, input: usize) -> Result<()
             side,
             target,
             format!(
-                "the target {side} must be between 1 and 2× the input {side} ({})",
+                "the target {side} must be between 1 and {} (2× the input {side}, {input})",
                 2 * input
             ),
         ));
@@ -314,7 +314,7 @@ fn target_side(side: &str, spec: Option<SizeSpec>, input: usize) -> Result<usize
             side,
             spec,
             format!(
-                "the target {side} must be between 1 and 2× the input {side} ({}){of}",
+                "the target {side} must be between 1 and {} (2× the input {side}, {input}){of}",
                 2 * input
             ),
         ));

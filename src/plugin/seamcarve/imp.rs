@@ -104,7 +104,11 @@ impl SeamCarve {
             if !s.keys.iter().any(|(k, _)| *k == "mode") {
                 keys.push("mode=fast".into());
             }
-            keys.extend(s.keys.iter().map(|(k, v)| format!("{k}={v}")));
+            keys.extend(
+                s.keys
+                    .iter()
+                    .map(|(k, v)| format!("{k}={}", crate::ops::params::quote_value(v))),
+            );
             format!("retarget:{}", keys.join(","))
         };
         Settings {
