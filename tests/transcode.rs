@@ -666,3 +666,142 @@ fn interlaced_video_is_deinterlaced_before_the_chain() {
     );
     assert!(comb(&made) < 0.75, "still combed: {}", comb(&made));
 }
+
+/// Runs `args` (`$BIN` for the program, `$D` for a folder on a fresh tmpfs
+/// of `size`) in a mount namespace of its own, then copies what `$D` holds
+/// into `keep`; returns the run's output, or `None` where this machine
+/// lets no process mount (the test then says so and checks nothing).
+fn on_a_small_disk(size: &str, args: &[&str], keep: &Path) -> Option<std::process::Output> {
+    let disk = keep.with_extension("disk");
+    std::fs::create_dir_all(&disk).unwrap();
+    std::fs::create_dir_all(keep).unwrap();
+    let script = format!(
+        "mount -t tmpfs -o size={size} tmpfs \"$D\" || exit 99; \"$BIN\" {} 2>\"$KEEP/stderr.txt\"; echo $? > \"$KEEP/rc.txt\"; cp \"$D\"/* \"$KEEP\"/ 2>/dev/null; exit 0",
+        args.join(" ")
+    );
+    let out = std::process::Command::new("unshare")
+        .args(["-r", "-m", "sh", "-c", &script])
+        .env("D", &disk)
+        .env("KEEP", keep)
+        .env("BIN", binary())
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        eprintln!(
+            "no tmpfs could be mounted here (unshare -r -m: {}); the full-disk test checks nothing",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+        return None;
+    }
+    let rc: i32 = std::fs::read_to_string(keep.join("rc.txt"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    Some(std::process::Output {
+        status: std::process::ExitStatus::from_raw(rc << 8),
+        stdout: Vec::new(),
+        stderr: std::fs::read(keep.join("stderr.txt")).unwrap(),
+    })
+}
+
+/// A disk that fills during a run or a join: the error names the file and
+/// the full disk, and what is said to be kept is what the file holds read
+/// back (a run claimed 230 frames where 227 decode, or an MP4 that held
+/// none that play); a join, whose parts keep every frame, leaves nothing.
+#[test]
+fn a_full_disk_is_named_and_what_is_kept_is_what_the_file_holds() {
+    let dir = tempdir("full-disk");
+    let input = dir.join("snow.mkv");
+    // Noise, which compresses badly: the disk fills within a few frames.
+    gst::init().unwrap();
+    let make = format!(
+        "videotestsrc pattern=snow num-buffers=60 ! video/x-raw,width=320,height=240,format=I420 ! \
+         x264enc speed-preset=ultrafast ! matroskamux ! filesink location=\"{}\"",
+        input.display()
+    );
+    play_to_eos(&gst::parse::launch(&make).unwrap(), "the noise clip");
+    for (ext, size) in [("mkv", "600k"), ("mp4", "300k")] {
+        let keep = dir.join(format!("kept-{ext}"));
+        let out = format!("\"$D\"/out.{ext}");
+        let Some(o) = on_a_small_disk(
+            size,
+            &[
+                "run",
+                s(&input),
+                &out,
+                "--op",
+                "sobel",
+                "--codec",
+                "x264",
+                "--crf",
+                "0",
+            ],
+            &keep,
+        ) else {
+            return;
+        };
+        let text = stderr(&o);
+        assert!(!o.status.success(), "{ext}: {text}");
+        assert!(
+            text.contains("the disk is full") && text.contains(&format!("out.{ext}")),
+            "{ext}: {text}"
+        );
+        let partial = keep.join(format!("out.partial.{ext}"));
+        match text.split("The ").nth(1).and_then(|t| t.split(' ').next()) {
+            Some(n) => {
+                let n: usize = n.parse().unwrap_or_else(|_| panic!("{text}"));
+                assert!(n > 0, "{text}");
+                assert_eq!(decode(&partial).len(), n, "{ext}: {text}");
+            }
+            None => {
+                assert!(text.contains("No frame reached the file"), "{ext}: {text}");
+                assert!(
+                    !partial.exists(),
+                    "{ext}: an unplayable partial file was left"
+                );
+            }
+        }
+    }
+    // A join: the parts on a disk with room, the joined file on a full one.
+    let parts: Vec<String> = (0..2)
+        .map(|k| {
+            let part = dir.join(format!("part-{k}.mkv"));
+            let o = run(&[
+                "run",
+                s(&input),
+                s(&part),
+                "--segment",
+                &format!("{k}/2"),
+                "--op",
+                "sobel",
+                "--codec",
+                "x264",
+                "--crf",
+                "0",
+            ]);
+            assert!(o.status.success(), "{}", stderr(&o));
+            s(&part).to_string()
+        })
+        .collect();
+    let keep = dir.join("kept-join");
+    let args: Vec<&str> = ["join", "\"$D\"/joined.mkv"]
+        .into_iter()
+        .chain(parts.iter().map(String::as_str))
+        .collect();
+    let o = on_a_small_disk("300k", &args, &keep).expect("mounted above");
+    let text = stderr(&o);
+    assert!(!o.status.success(), "{text}");
+    assert!(
+        text.contains("the disk is full") && text.contains("joined"),
+        "{text}"
+    );
+    let left: Vec<_> = std::fs::read_dir(&keep)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("joined"))
+        .collect();
+    assert!(left.is_empty(), "the failed join left {left:?}");
+}

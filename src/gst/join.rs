@@ -36,7 +36,7 @@ use gstreamer_app as gst_app;
 use super::audio::{Bridge, ENCODED_AUDIO, StreamReport};
 use super::outfile::{Ending, Kept, OutFile};
 use super::{Container, DECODER, Output, parts, probe};
-use crate::error::{Error, Result};
+use crate::error::{Error, GstCause, Result};
 
 /// How long a part's reader may stay silent before the join is called stuck.
 const STALL: Duration = Duration::from_secs(30);
@@ -194,6 +194,18 @@ pub fn join(
         &placed,
         &bridge,
     );
+    let result = result.map_err(|e| match e {
+        Error::Gst {
+            cause: GstCause::NoSpaceLeft,
+            ..
+        } => Error::Write {
+            path: out.into(),
+            reason: format!(
+                "the disk is full ({e}); nothing was kept, and the parts are as they were: free some space and join again"
+            ),
+        },
+        e => e,
+    });
     // A failed join leaves nothing: every frame is still in the parts.
     let ending = match &result {
         Ok(_) => Ending::Complete,
@@ -476,10 +488,13 @@ fn feed(
             }
             frames += 1;
             src.push_buffer(b).map_err(|e| {
-                Error::Pipeline(format!(
-                    "the muxer stopped taking frames ({e:?}) during `{}`",
-                    part.display()
-                ))
+                // The muxer's own error, where it gave one (a full disk).
+                bus_error(pipe).unwrap_or_else(|| {
+                    Error::Pipeline(format!(
+                        "the muxer stopped taking frames ({e:?}) during `{}`",
+                        part.display()
+                    ))
+                })
             })?;
         }
         // A last frame without a duration lasts the part's mean interval.

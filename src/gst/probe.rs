@@ -52,7 +52,7 @@ pub struct VideoStream {
 /// How the video of the file at `path` is stored turned, if it is (its
 /// first frame's tags); `None` when upright or unreadable.
 pub fn orientation(path: &Path) -> Option<String> {
-    parse(path, Some(1)).ok()?.orientation
+    parse(path, Some(1), false).ok()?.orientation
 }
 
 /// How long the parser may stay silent before the file counts as stuck.
@@ -70,7 +70,7 @@ pub fn video_stream(path: &Path) -> Result<VideoStream> {
     if path.is_file()
         && let Some(frames) = mp4::video_frames(path)
     {
-        let first = parse(path, Some(1))?;
+        let first = parse(path, Some(1), false)?;
         return Ok(VideoStream {
             frames,
             frame_rate: first.frame_rate,
@@ -79,13 +79,20 @@ pub fn video_stream(path: &Path) -> Result<VideoStream> {
             caps: first.caps,
         });
     }
-    parse(path, None)
+    parse(path, None, false)
 }
 
 /// The first video stream of the file at `path` as parsing every frame
 /// gives it (the reference for the index).
 pub fn parsed_video_stream(path: &Path) -> Result<VideoStream> {
-    parse(path, None)
+    parse(path, None, false)
+}
+
+/// How many video frames of the file at `path` can be read, up to where
+/// its reading fails (a file cut short by a full disk or a killed run); 0
+/// when none can.
+pub fn readable_frames(path: &Path) -> usize {
+    parse(path, None, true).map_or(0, |s| s.frames.len())
 }
 
 /// The video frames of the file at `path` read from its MP4 index, if it
@@ -95,8 +102,9 @@ pub fn indexed_video_frames(path: &Path) -> Option<Vec<CodedFrame>> {
 }
 
 /// Parses the first video stream of the file at `path`, up to `limit`
-/// frames.
-fn parse(path: &Path, limit: Option<usize>) -> Result<VideoStream> {
+/// frames; `to_error`: a failure after some frames ends the reading there
+/// instead of failing it.
+fn parse(path: &Path, limit: Option<usize>, to_error: bool) -> Result<VideoStream> {
     let read_error = |reason: String| Error::Read {
         path: path.into(),
         reason,
@@ -257,7 +265,9 @@ fn parse(path: &Path, limit: Option<usize>) -> Result<VideoStream> {
         }
     };
     let _ = pipe.set_state(gst::State::Null);
-    outcome?;
+    if !to_error || frames.is_empty() {
+        outcome?;
+    }
     if !linked.load(Ordering::Acquire) {
         return Err(read_error("it has no video stream".into()));
     }

@@ -319,11 +319,20 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
     summary.kept = file.map(|f| f.close(ending)).transpose()?;
     if let Err(e) = result {
         return Err(match &summary.kept {
-            Some(Kept::Partial(p)) => Error::Pipeline(format!(
-                "{e}\nThe {} frames written before the failure are in `{}`; the output was not replaced.",
-                summary.frames_out,
-                p.display()
-            )),
+            // What the file holds, read back: a full disk leaves fewer
+            // frames than the muxer was given, or none that play.
+            Some(Kept::Partial(p)) => match crate::gst::probe::readable_frames(p) {
+                0 => {
+                    let _ = std::fs::remove_file(p);
+                    Error::Pipeline(format!(
+                        "{e}\nNo frame reached the file in a form that plays, so it was removed; the output was not replaced."
+                    ))
+                }
+                n => Error::Pipeline(format!(
+                    "{e}\nThe {n} frames that reached the file before the failure are in `{}`; the output was not replaced.",
+                    p.display()
+                )),
+            },
             _ => e,
         });
     }
