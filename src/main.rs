@@ -767,6 +767,11 @@ fn plan_segment(
     let Some(path) = input.local_path() else {
         bail!("`--segment {text}`: the input must be a video file, not {input}");
     };
+    if let seamstream::gst::Input::Uri { streamed: true, .. } = input {
+        bail!(
+            "`--segment {text}`: `{input}` is a pipe or a device, read once as it streams; a job split in time reads its input more than once: save it to a file first"
+        );
+    }
     // null: the part is processed and dropped (a split job's speed without
     // its encoders).
     if !matches!(output, Output::File { .. } | Output::Null) {

@@ -399,3 +399,51 @@ fn a_still_picture_becomes_a_clip_of_frames_at_the_rate() {
     let last = frames.last().unwrap().0;
     assert_eq!(last, 44 * 1_000_000_000 / 15, "{frames:?}");
 }
+
+/// A named pipe is read as it streams: nothing looks into it before the
+/// run (a look would take its first bytes), and every frame comes through.
+/// It hung once (`mkfifo f; cat clip.mkv > f & seamstream run f null`).
+#[test]
+fn a_named_pipe_is_read_as_it_streams() {
+    let dir = tempdir("fifo");
+    let clip = dir.join("clip.mkv");
+    test_clip(
+        &clip,
+        30,
+        "width=64,height=48,format=I420,framerate=30/1",
+        "x264enc ! matroskamux",
+    );
+    let fifo = dir.join("pipe");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let (from, to) = (clip.clone(), fifo.clone());
+    let writer = std::thread::spawn(move || {
+        let bytes = std::fs::read(from).unwrap();
+        // Opening blocks until the run opens the pipe to read it.
+        std::fs::write(to, bytes).is_ok()
+    });
+    let o = run(&[
+        "run",
+        fifo.to_str().unwrap(),
+        "null",
+        "--op",
+        "sobel",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(writer.join().unwrap());
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(json_field(&out, "frames_out"), "30", "{out}");
+    // A split job reads its input ahead: a pipe is refused, and says why.
+    let split = dir.join("split.mp4");
+    let o = run(&[
+        "run",
+        fifo.to_str().unwrap(),
+        split.to_str().unwrap(),
+        "--workers",
+        "2",
+    ]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("a pipe or a device"), "{}", stderr(&o));
+    assert!(!split.exists());
+}

@@ -40,12 +40,17 @@ pub enum Input {
     /// that holds one picture (PNG, JPEG, …), repeated like a test source
     /// (`--frames` at `--fps`); `orientation`: a local file's video is
     /// stored turned (its `image-orientation` tag, e.g. `rotate-90` for a
-    /// phone held upright), and is turned back as it is meant to be shown.
+    /// phone held upright), and is turned back as it is meant to be shown;
+    /// `streamed`: the path is a FIFO or a device, whose bytes can be read
+    /// once only (opened once, by the run itself, and read by `fdsrc`:
+    /// `filesrc` opens a file twice, and what a FIFO's writer wrote between
+    /// the two is lost, or the second open waits for a writer that is gone).
     Uri {
         uri: String,
         path: Option<PathBuf>,
         still: bool,
         orientation: Option<String>,
+        streamed: bool,
     },
     /// Any gst-launch source fragment, e.g. `videotestsrc ! video/x-raw,width=640`.
     Fragment(String),
@@ -77,6 +82,9 @@ impl Default for TestSettings {
 
 /// The name of a file input's `uridecodebin`.
 pub const DECODER: &str = "seamstream_dec";
+
+/// The `fdsrc` that reads a streamed input (a FIFO or a device).
+pub(crate) const STREAMED_SOURCE: &str = "seamstream_streamed";
 
 /// Subtitle streams `uridecodebin` gives undecoded (its default).
 const SUBTITLES: &str = "text/x-raw(ANY); subpicture/x-dvd; subpicture/x-dvb; subpicture/x-pgs";
@@ -146,6 +154,7 @@ impl Input {
                 path: None,
                 still: false,
                 orientation: None,
+                streamed: false,
             });
         }
         let path = Path::new(text);
@@ -193,6 +202,7 @@ impl Input {
             path: Some(abs),
             still,
             orientation,
+            streamed: !regular,
         })
     }
 
@@ -284,12 +294,21 @@ impl Input {
                 uri,
                 still,
                 orientation,
+                streamed,
                 ..
             } => {
-                let mut decode = format!(
-                    "uridecodebin name={DECODER} uri=\"{uri}\" caps=\"video/x-raw(ANY); audio/x-raw(ANY); {}; {SUBTITLES}\"",
+                let caps = format!(
+                    "video/x-raw(ANY); audio/x-raw(ANY); {}; {SUBTITLES}",
                     audio::ENCODED_AUDIO
                 );
+                let mut decode = if *streamed {
+                    // Its descriptor is set when the run opens it.
+                    format!(
+                        "fdsrc name={STREAMED_SOURCE} ! decodebin name={DECODER} caps=\"{caps}\""
+                    )
+                } else {
+                    format!("uridecodebin name={DECODER} uri=\"{uri}\" caps=\"{caps}\"")
+                };
                 // Interlaced video is deinterlaced before the chain's
                 // spatial work, one frame per frame from its top fields;
                 // progressive video passes through untouched (in any

@@ -110,7 +110,11 @@ fn parse(path: &Path, limit: Option<usize>, to_error: bool) -> Result<VideoStrea
         reason,
     };
     if !path.is_file() {
-        return Err(read_error("there is no such file".into()));
+        return Err(read_error(if path.exists() {
+            "it is not a regular file (a pipe or a device streams once, and this reads it ahead): save it to a file first".into()
+        } else {
+            "there is no such file".into()
+        }));
     }
     gst::init().map_err(|e| Error::Pipeline(format!("GStreamer did not start: {e}")))?;
     let pipe = gst::Pipeline::new();

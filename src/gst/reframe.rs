@@ -167,6 +167,7 @@ pub fn prepare(
             uri,
             path: Some(_),
             still: false,
+            streamed: false,
             ..
         } if !live => Some(uri),
         _ => None,

@@ -42,6 +42,9 @@ pub(super) struct Intake<'a> {
     all_streams_known: Arc<AtomicBool>,
     /// When the input was started.
     started: Instant,
+    /// A streamed input (a FIFO or a device), opened once by the run and
+    /// read by `fdsrc` through its descriptor; kept open until the end.
+    _streamed: Option<std::fs::File>,
 }
 
 impl<'a> Intake<'a> {
@@ -55,7 +58,7 @@ impl<'a> Intake<'a> {
         frames: (&Sender<Msg>, &Receiver<Msg>),
         shared: Arc<Shared>,
     ) -> Result<Self> {
-        let pipe = launch_input(opts, cuda)?;
+        let (pipe, streamed) = launch_input(opts, cuda)?;
         // Live is GStreamer's answer, whatever the input's text: a live
         // source does not preroll in PAUSED (RTSP, UDP, a camera, any
         // fragment with a live source); `--live` forces it. Where PAUSED
@@ -99,6 +102,7 @@ impl<'a> Intake<'a> {
             streams,
             all_streams_known,
             started: Instant::now(),
+            _streamed: streamed,
         })
     }
 
@@ -417,7 +421,10 @@ const SYSTEM_CAPS: &str = "video/x-raw,format={ I420, NV12, RGBA }";
 /// conversion, and sets up the sample clip's appsrc. With `cuda`, the
 /// appsink also takes CUDA memory, and the pipeline's elements (NVIDIA's
 /// decoder) work in that context.
-fn launch_input(opts: &RunOptions, cuda: Option<&PipelineContext>) -> Result<gst::Pipeline> {
+fn launch_input(
+    opts: &RunOptions,
+    cuda: Option<&PipelineContext>,
+) -> Result<(gst::Pipeline, Option<std::fs::File>)> {
     // Both backends take the decoder's 4:2:0 as it is and convert it with
     // the same arithmetic (the `yuv` op's), so a file gives the same frames
     // on either device.
@@ -450,7 +457,30 @@ fn launch_input(opts: &RunOptions, cuda: Option<&PipelineContext>) -> Result<gst
         // Kept by the pipeline, and set on each element as it is added.
         pipe.set_context(c.context());
     }
-    Ok(pipe)
+    let streamed = match &opts.input {
+        Input::Uri {
+            path: Some(path),
+            streamed: true,
+            ..
+        } => Some(open_streamed(&pipe, path)?),
+        _ => None,
+    };
+    Ok((pipe, streamed))
+}
+
+/// Opens a FIFO or a device for the pipeline's `fdsrc` (waiting, as any
+/// reader of a FIFO does, for its writer to open it).
+fn open_streamed(pipe: &gst::Pipeline, path: &std::path::Path) -> Result<std::fs::File> {
+    use std::os::fd::AsRawFd;
+    let file = std::fs::File::open(path).map_err(|e| Error::Read {
+        path: path.into(),
+        reason: e.to_string(),
+    })?;
+    let src = pipe
+        .by_name(crate::gst::STREAMED_SOURCE)
+        .ok_or_else(|| Error::Pipeline("the input has no fdsrc".into()))?;
+    src.set_property("fd", file.as_raw_fd());
+    Ok(file)
 }
 
 /// What a gst-launch source fragment gives, as caps text, found by building
