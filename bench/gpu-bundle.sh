@@ -30,7 +30,8 @@ rm -rf .gpu/b
 # The default plugins, and the audio parsers (parsebin reads the AAC of a
 # split job's check with them).
 export GST_BUNDLE_PLUGINS="coreelements app videotestsrc videoconvertscale typefindfunctions playback \
-  isomp4 matroska x264 videoparsersbad nvcodec y4menc y4mdec rawparse videorate png jpeg pbtypes audioparsers debug"
+  isomp4 matroska x264 videoparsersbad nvcodec y4menc y4mdec rawparse videorate png jpeg pbtypes audioparsers debug \
+  deinterlace videofilter"
 ../shared/gpu/bundle.sh .gpu/b target/release/seamstream "${tests[@]}"
 # The first seconds of three shared real clips, for the retarget test
 # there (the carry is limited to 64 MiB; GPU frames equal the CPU's, so the

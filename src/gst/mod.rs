@@ -83,6 +83,13 @@ impl Default for TestSettings {
 /// The name of a file input's `uridecodebin`.
 pub const DECODER: &str = "seamstream_dec";
 
+/// Whether GStreamer's `deinterlace` element is installed (in
+/// gstreamer1.0-plugins-good); without it interlaced video is carved as it
+/// is, and the summary says so.
+pub fn can_deinterlace() -> bool {
+    gst::init().is_ok() && gst::ElementFactory::find("deinterlace").is_some()
+}
+
 /// The `fdsrc` that reads a streamed input (a FIFO or a device).
 pub(crate) const STREAMED_SOURCE: &str = "seamstream_streamed";
 
@@ -276,6 +283,13 @@ impl Input {
     /// converts on the device. (`videoconvert` passes CUDA memory through
     /// untouched, and converts only system memory.)
     pub fn launch_as(&self, test: &TestSettings, caps: &str) -> String {
+        self.launch_with(test, caps, can_deinterlace())
+    }
+
+    /// [`Input::launch_as`], with `deinterlace` after a file's decoder or
+    /// not (it takes no CUDA memory through when it must deinterlace, so
+    /// the run leaves it out where the decoder's CUDA memory is kept).
+    pub fn launch_with(&self, test: &TestSettings, caps: &str, deinterlace: bool) -> String {
         let src = match self {
             Input::Sample => format!("appsrc name={} format=time", sample::APPSRC_NAME),
             Input::Test { pattern } => {
@@ -311,9 +325,10 @@ impl Input {
                 };
                 // Interlaced video is deinterlaced before the chain's
                 // spatial work, one frame per frame from its top fields;
-                // progressive video passes through untouched (in any
-                // memory, CUDA's included).
-                decode.push_str(" ! deinterlace fields=top");
+                // progressive video passes through untouched.
+                if deinterlace {
+                    decode.push_str(" ! deinterlace fields=top");
+                }
                 if orientation.is_some() {
                     // Turned as the file's own tag says (in system memory:
                     // videoflip takes no CUDA memory).

@@ -89,7 +89,7 @@ impl<'a> Intake<'a> {
         };
         connect(
             &appsink,
-            (live, take),
+            (live, take, deinterlaces(cuda)),
             opts.span.clone(),
             frames,
             shared.clone(),
@@ -194,7 +194,7 @@ impl<'a> Intake<'a> {
 /// stream as [`Msg::Eos`].
 fn connect(
     appsink: &gst_app::AppSink,
-    (live, take): (bool, Take),
+    (live, take, deinterlaced): (bool, Take, bool),
     span: Option<Span>,
     (tx, rx_oldest): (&Sender<Msg>, &Receiver<Msg>),
     shared: Arc<Shared>,
@@ -230,6 +230,14 @@ fn connect(
                         return Err(gst::FlowError::Error);
                     }
                     _ => {}
+                }
+                if let Some(why) = sample
+                    .caps()
+                    .and_then(|c| gst_video::VideoInfo::from_caps(c).ok())
+                    .and_then(|info| refuse_interlaced(deinterlaced, &info))
+                {
+                    let _ = hand_over_waiting(&tx, Msg::Failed(Error::Unsupported(why)), &shared);
+                    return Err(gst::FlowError::Error);
                 }
                 let start = Instant::now();
                 let msg = take_sample(&sample, &take).map(|mut t| {
@@ -436,7 +444,9 @@ fn launch_input(
         ),
         None => SYSTEM_CAPS.to_string(),
     };
-    let description = opts.input.launch_as(&opts.test, &caps);
+    let description = opts
+        .input
+        .launch_with(&opts.test, &caps, deinterlaces(cuda));
     let pipe = gst::parse::launch(&description).map_err(|e| {
         let message = e.to_string();
         match &opts.input {
@@ -466,6 +476,32 @@ fn launch_input(
         _ => None,
     };
     Ok((pipe, streamed))
+}
+
+/// Whether the input deinterlaces: where GStreamer can, in system memory
+/// (with the decoder's CUDA memory kept, `deinterlace` is left out: it is
+/// not known to pass that memory through; interlaced video is refused
+/// there instead, see [`refuse_interlaced`]).
+fn deinterlaces(cuda: Option<&PipelineContext>) -> bool {
+    cuda.is_none() && crate::gst::can_deinterlace()
+}
+
+/// Why a run that does not deinterlace refuses an interlaced frame of
+/// `mode`, or `None` where it takes it.
+pub(super) fn refuse_interlaced(deinterlaced: bool, info: &gst_video::VideoInfo) -> Option<String> {
+    let mode = info.interlace_mode();
+    if deinterlaced || mode == gst_video::VideoInterlaceMode::Progressive {
+        return None;
+    }
+    Some(format!(
+        "the input is interlaced ({}); {}",
+        mode.to_str(),
+        if crate::gst::can_deinterlace() {
+            "the GPU path, which keeps the decoder's CUDA memory, does not deinterlace yet: run it with --device cpu, which deinterlaces before the chain"
+        } else {
+            "GStreamer's deinterlace element is not installed (gstreamer1.0-plugins-good): install it, and the run deinterlaces before the chain"
+        }
+    ))
 }
 
 /// Opens a FIFO or a device for the pipeline's `fdsrc` (waiting, as any
@@ -672,6 +708,31 @@ pub(crate) fn picture_from_buffer(
 
 #[cfg(test)]
 mod tests {
+    /// Where the run does not deinterlace (the GPU path that keeps the
+    /// decoder's CUDA memory), an interlaced frame is refused with its
+    /// reason and what to do; progressive ones pass, and a run that
+    /// deinterlaces takes any.
+    #[test]
+    fn an_interlaced_frame_is_refused_only_where_nothing_deinterlaces() {
+        gst::init().unwrap();
+        let info = |mode| {
+            gst_video::VideoInfo::builder(gst_video::VideoFormat::I420, 64, 48)
+                .interlace_mode(mode)
+                .build()
+                .unwrap()
+        };
+        let woven = info(gst_video::VideoInterlaceMode::Interleaved);
+        let why = refuse_interlaced(false, &woven).unwrap();
+        assert!(why.contains("interlaced (interleaved)"), "{why}");
+        assert!(
+            why.contains("--device cpu") || why.contains("plugins-good"),
+            "{why}"
+        );
+        assert!(refuse_interlaced(true, &woven).is_none());
+        let plain = info(gst_video::VideoInterlaceMode::Progressive);
+        assert!(refuse_interlaced(false, &plain).is_none());
+    }
+
     use super::*;
     use crate::cuda::stage::Layout;
     use crate::planes::tests::noise;

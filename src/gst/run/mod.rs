@@ -408,9 +408,13 @@ fn changed_on_the_way(caps: &gst::Caps) -> String {
     if let Ok(mode) = s.get::<&str>("interlace-mode")
         && mode != "progressive"
     {
-        notes.push(format!(
-            "interlaced ({mode}) deinterlaced from its top fields, a frame per frame"
-        ));
+        notes.push(if crate::gst::can_deinterlace() {
+            format!("interlaced ({mode}) deinterlaced from its top fields, a frame per frame")
+        } else {
+            format!(
+                "interlaced ({mode}) taken as progressive: GStreamer's deinterlace element is not installed (gstreamer1.0-plugins-good)"
+            )
+        });
     }
     if notes.is_empty() {
         String::new()
