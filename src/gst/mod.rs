@@ -155,6 +155,14 @@ impl Input {
                 device: device.into(),
             });
         }
+        // A local file's URI is the file: checked and read as its path.
+        if text.starts_with("file://")
+            && gst::init().is_ok()
+            && let Ok((path, _)) = gst::glib::filename_from_uri(text)
+            && let Some(path) = path.to_str()
+        {
+            return Input::parse(path);
+        }
         if is_uri(text) {
             return Ok(Input::Uri {
                 uri: text.into(),
@@ -688,6 +696,12 @@ mod tests {
             e.contains("/nonexistent/clip.mp4") && e.contains("test:PATTERN"),
             "{e}"
         );
+        // A file:// URI is its path: missing, it is said so before the run
+        // (it was filesrc's "Resource not found" with its element path).
+        let e = Input::parse("file:///nonexistent/clip.mp4")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`/nonexistent/clip.mp4`: no such file"), "{e}");
     }
 
     #[test]
