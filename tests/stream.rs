@@ -447,3 +447,139 @@ fn a_named_pipe_is_read_as_it_streams() {
     assert!(stderr(&o).contains("a pipe or a device"), "{}", stderr(&o));
     assert!(!split.exists());
 }
+
+/// A minimal RTSP server on this machine for one client: it answers
+/// OPTIONS, DESCRIBE (one H.264 stream), SETUP (RTP over UDP to the
+/// client's ports) and PLAY, after which `frames` frames of a live test
+/// source are sent to the client; anything else is answered with 200.
+fn serve_rtsp_once(listener: std::net::TcpListener, frames: u32) {
+    use std::io::{BufRead, BufReader, Write};
+    let Ok((stream, _)) = listener.accept() else {
+        return;
+    };
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut out = stream;
+    let port = listener.local_addr().unwrap().port();
+    let mut client_port = None;
+    let mut sender: Option<std::thread::JoinHandle<()>> = None;
+    loop {
+        let mut head = Vec::new();
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                return;
+            }
+            if line == "\r\n" {
+                break;
+            }
+            head.push(line.trim_end().to_string());
+        }
+        let Some(method) = head.first().and_then(|l| l.split(' ').next()) else {
+            return;
+        };
+        let header = |name: &str| {
+            head.iter().find_map(|l| {
+                l.split_once(':')
+                    .filter(|(k, _)| k.eq_ignore_ascii_case(name))
+                    .map(|(_, v)| v.trim().to_string())
+            })
+        };
+        let cseq = header("CSeq").unwrap_or_default();
+        let (extra, body) = match method {
+            "OPTIONS" => (
+                "Public: OPTIONS, DESCRIBE, SETUP, PLAY, TEARDOWN, GET_PARAMETER\r\n".to_string(),
+                String::new(),
+            ),
+            "DESCRIBE" => {
+                let sdp = "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=test\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n\
+                           m=video 0 RTP/AVP 96\r\na=rtpmap:96 H264/90000\r\na=control:track0\r\n";
+                (
+                    format!(
+                        "Content-Type: application/sdp\r\nContent-Base: rtsp://127.0.0.1:{port}/clip/\r\n"
+                    ),
+                    sdp.to_string(),
+                )
+            }
+            "SETUP" => {
+                let transport = header("Transport").unwrap_or_default();
+                client_port = transport
+                    .split(';')
+                    .find_map(|p| p.strip_prefix("client_port="))
+                    .and_then(|p| p.split('-').next())
+                    .and_then(|p| p.parse::<u16>().ok());
+                let Some(rtp) = client_port else {
+                    // Only UDP is served: the client asks again with it.
+                    write!(
+                        out,
+                        "RTSP/1.0 461 Unsupported Transport\r\nCSeq: {cseq}\r\n\r\n"
+                    )
+                    .unwrap();
+                    continue;
+                };
+                (
+                    format!(
+                        "Transport: RTP/AVP;unicast;client_port={rtp}-{};server_port=6970-6971\r\nSession: 12345678\r\n",
+                        rtp + 1
+                    ),
+                    String::new(),
+                )
+            }
+            "PLAY" => {
+                if let Some(rtp) = client_port {
+                    sender = Some(std::thread::spawn(move || {
+                        let send = format!(
+                            "videotestsrc is-live=true num-buffers={frames} ! video/x-raw,width=640,height=480,framerate=30/1 \
+                             ! x264enc tune=zerolatency key-int-max=15 ! rtph264pay config-interval=1 pt=96 \
+                             ! udpsink host=127.0.0.1 port={rtp}"
+                        );
+                        play_to_eos(&gst::parse::launch(&send).unwrap(), "sending over RTSP");
+                    }));
+                }
+                ("Session: 12345678\r\n".to_string(), String::new())
+            }
+            _ => ("Session: 12345678\r\n".to_string(), String::new()),
+        };
+        write!(
+            out,
+            "RTSP/1.0 200 OK\r\nCSeq: {cseq}\r\n{extra}Content-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        if method == "TEARDOWN" {
+            break;
+        }
+        if let Some(s) = sender.take_if(|s| s.is_finished()) {
+            let _ = s.join();
+        }
+    }
+    if let Some(s) = sender {
+        let _ = s.join();
+    }
+}
+
+/// An `rtsp://` URI served from this machine is live (rtspsrc does not
+/// preroll) without `--live`: the run keeps pace by dropping, as with any
+/// live source (it ran with backpressure, ever later).
+#[test]
+fn an_rtsp_stream_is_live() {
+    gst::init().unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = std::thread::spawn(move || serve_rtsp_once(listener, 90));
+    let uri = format!("rtsp://127.0.0.1:{port}/clip");
+    let child = spawn(&["run", &uri, "null", "--json", "--op", SLOW]);
+    // 90 frames at 30 fps, and the session's start.
+    std::thread::sleep(Duration::from_secs(6));
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = finish(child, "rtsp receiver", Duration::from_secs(60));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(json_field(&out, "live"), "true", "{out}{}", stderr(&o));
+    let (fin, dropped): (u64, u64) = (
+        json_field(&out, "frames_in").parse().unwrap(),
+        json_field(&out, "dropped").parse().unwrap(),
+    );
+    assert!(fin > 30, "{out}{}", stderr(&o));
+    assert!(dropped > 0, "nothing dropped: {out}");
+    drop(server);
+}
