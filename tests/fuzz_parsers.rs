@@ -330,6 +330,9 @@ proptest! {
                     prop_assert!(ow >= 1 && oh >= 1, "{text}: {w}x{h} -> {ow}x{oh}");
                     let (max_w, max_h) = match op.name() {
                         "retarget" => (2 * w, 2 * h),
+                        // A side up to 2× the input's, the other from the
+                        // aspect, up to 4× (padding widens a frame).
+                        "reframe" => (4 * w, 4 * h),
                         "warp" => (32768, 32768),
                         _ => (w + 1, h + 1),
                     };
