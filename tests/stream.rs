@@ -583,3 +583,36 @@ fn an_rtsp_stream_is_live() {
     assert!(dropped > 0, "nothing dropped: {out}");
     drop(server);
 }
+
+/// A live source with no sender yet (UDP) keeps the run waiting: after 20 s
+/// it says so once and goes on waiting until stopped (it was aborted with
+/// "is it a complete, playable video?").
+#[test]
+fn a_live_source_that_waits_for_its_sender_is_waited_for() {
+    let port = std::net::UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let input = format!(
+        "udpsrc address=127.0.0.1 port={port} caps=\"application/x-rtp,media=video,clock-rate=90000,encoding-name=H264,payload=96\" \
+         ! rtph264depay ! h264parse ! avdec_h264"
+    );
+    let mut child = spawn(&["run", &input, "null"]);
+    std::thread::sleep(Duration::from_secs(24));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the run gave up on a live source that waits"
+    );
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = finish(child, "waiting receiver", Duration::from_secs(30));
+    let text = stderr(&o);
+    assert_eq!(
+        text.matches("has given no frame in 20 s; still waiting")
+            .count(),
+        1,
+        "{text}"
+    );
+    assert!(!text.contains("complete, playable"), "{text}");
+}
