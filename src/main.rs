@@ -888,43 +888,29 @@ fn summary_json(
     reframe: Option<&seamstream::gst::reframe::Planned>,
 ) -> String {
     use seamstream::gst::outfile::Kept;
-    let text = |t: &str| {
-        let mut out = String::from("\"");
-        for c in t.chars() {
-            match c {
-                '"' => out.push_str("\\\""),
-                '\\' => out.push_str("\\\\"),
-                c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-                c => out.push(c),
-            }
-        }
-        out.push('"');
-        out
+    use serde_json::json;
+    // Rounded as the text summary shows them (a NaN would be null).
+    let round = |x: f64, places: i32| {
+        let scale = 10f64.powi(places);
+        (x * scale).round() / scale
     };
-    let streams: Vec<String> = s
+    let streams: Vec<serde_json::Value> = s
         .streams
         .iter()
-        .map(|st| {
-            format!(
-                "{{\"type\":{},\"stream\":{},\"action\":{}}}",
-                text(&st.kind),
-                text(&st.what),
-                text(&st.action)
-            )
-        })
+        .map(|st| json!({"type": st.kind, "stream": st.what, "action": st.action}))
         .collect();
     let (output, partial) = match &s.kept {
-        Some(Kept::Target(p)) => (text(&p.to_string_lossy()), false),
-        Some(Kept::Partial(p)) => (text(&p.to_string_lossy()), true),
-        _ => ("null".to_string(), false),
+        Some(Kept::Target(p)) => (Some(p.to_string_lossy()), false),
+        Some(Kept::Partial(p)) => (Some(p.to_string_lossy()), true),
+        _ => (None, false),
     };
-    let reframe = reframe.map_or("null".to_string(), |r| {
+    let reframe = reframe.map(|r| {
         use seamstream::gst::reframe::Source;
         let shots: Vec<serde_json::Value> = r
             .shots
             .iter()
             .map(|s| {
-                serde_json::json!({"first": s.first, "last": s.last,
+                json!({"first": s.first, "last": s.last,
                     "mode": s.fit.name(), "camera": s.camera.name()})
             })
             .collect();
@@ -933,32 +919,31 @@ fn summary_json(
             Source::Replayed(p) => ("replayed", Some(p)),
             Source::Live => ("live", r.written.as_ref()),
         };
-        serde_json::json!({"plan": source, "path": file.map(|p| p.to_string_lossy()),
-            "shots": shots})
-        .to_string()
+        json!({"plan": source, "path": file.map(|p| p.to_string_lossy()), "shots": shots})
     });
-    format!(
-        "{{\"frames_in\":{},\"frames_out\":{},\"dropped\":{},\"seconds\":{:.3},\"fps\":{:.2},\"ms_copy_in\":{:.3},\"ms_chain\":{:.3},\"ms_copy_out\":{:.3},\"memory_in\":\"{}\",\"memory_out\":\"{}\",\"size_in\":[{},{}],\"size_out\":[{},{}],\"interrupted\":{},\"live\":{},\"output\":{output},\"partial\":{partial},\"kernel_seconds\":{},\"kernels_compiled\":{},\"streams\":[{}],\"reframe\":{reframe}}}",
-        s.frames_in,
-        s.frames_out,
-        s.dropped,
-        s.seconds,
-        s.fps(),
-        s.ms_copy_in,
-        s.ms_chain,
-        s.ms_copy_out,
-        s.memory_in,
-        s.memory_out,
-        s.width_in,
-        s.height_in,
-        s.width_out,
-        s.height_out,
-        s.interrupted,
-        s.live,
-        kernels.map_or("null".into(), |k| format!("{:.3}", k.seconds)),
-        kernels.map_or("null".into(), |k| k.compiled.to_string()),
-        streams.join(",")
-    )
+    json!({
+        "frames_in": s.frames_in,
+        "frames_out": s.frames_out,
+        "dropped": s.dropped,
+        "seconds": round(s.seconds, 3),
+        "fps": round(s.fps(), 2),
+        "ms_copy_in": round(s.ms_copy_in, 3),
+        "ms_chain": round(s.ms_chain, 3),
+        "ms_copy_out": round(s.ms_copy_out, 3),
+        "memory_in": s.memory_in,
+        "memory_out": s.memory_out,
+        "size_in": [s.width_in, s.height_in],
+        "size_out": [s.width_out, s.height_out],
+        "interrupted": s.interrupted,
+        "live": s.live,
+        "output": output,
+        "partial": partial,
+        "kernel_seconds": kernels.map(|k| round(k.seconds, 3)),
+        "kernels_compiled": kernels.map(|k| k.compiled),
+        "streams": streams,
+        "reframe": reframe,
+    })
+    .to_string()
 }
 
 fn list_ops() {
@@ -1116,6 +1101,33 @@ fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `--json` is JSON whatever the summary holds: text with quotes,
+    /// backslashes and control characters escaped, a NaN as null (the
+    /// hand-written writer printed `NaN`, which no parser takes).
+    #[test]
+    fn the_json_summary_parses_whatever_it_holds() {
+        let mut s = seamstream::gst::run::Summary {
+            seconds: f64::NAN,
+            ms_chain: f64::INFINITY,
+            ..Default::default()
+        };
+        s.streams.push(seamstream::gst::audio::StreamReport {
+            kind: "video".into(),
+            what: "a \"quoted\" \\ name\twith\ncontrols".into(),
+            action: "sobel -> null".into(),
+        });
+        let text = summary_json(&s, None, None);
+        let v: serde_json::Value =
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+        assert!(v["seconds"].is_null(), "{text}");
+        assert!(v["ms_chain"].is_null(), "{text}");
+        assert_eq!(
+            v["streams"][0]["stream"],
+            "a \"quoted\" \\ name\twith\ncontrols"
+        );
+        assert_eq!(v["frames_out"], 0);
+    }
 
     #[test]
     fn file_arguments_fill_the_slots_flags_leave_open() {

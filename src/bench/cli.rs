@@ -292,67 +292,71 @@ fn table(r: &Report) -> String {
 }
 
 fn json(r: &Report) -> String {
-    let q = |t: &str| format!("\"{}\"", t.replace('\\', "\\\\").replace('"', "\\\""));
-    let ops: Vec<String> = r
+    use serde_json::json;
+    // Rounded as before (a NaN, from a case that did not run, is null).
+    let round = |x: f64, places: i32| {
+        let scale = 10f64.powi(places);
+        (x * scale).round() / scale
+    };
+    let ops: Vec<serde_json::Value> = r
         .ops
         .iter()
         .map(|t| {
-            format!(
-                "{{\"op\":{},\"width\":{},\"height\":{},\"median_us\":{:.3},\"p10_us\":{:.3},\"p90_us\":{:.3},\"target_us\":{}}}",
-                q(&t.label),
-                t.width,
-                t.height,
-                t.median_us,
-                t.p10_us,
-                t.p90_us,
-                t.target_us.map_or("null".into(), |x| format!("{x}"))
-            )
+            json!({
+                "op": t.label,
+                "width": t.width,
+                "height": t.height,
+                "median_us": round(t.median_us, 3),
+                "p10_us": round(t.p10_us, 3),
+                "p90_us": round(t.p90_us, 3),
+                "target_us": t.target_us,
+            })
         })
         .collect();
-    let transfers: Vec<String> = r
+    let transfers: Vec<serde_json::Value> = r
         .transfers
         .iter()
         .map(|t| {
-            format!(
-                "{{\"width\":{},\"height\":{},\"bytes\":{},\"up_us\":{:.3},\"down_us\":{:.3},\"up_gbs\":{:.2},\"down_gbs\":{:.2}}}",
-                t.width,
-                t.height,
-                t.bytes,
-                t.up_us,
-                t.down_us,
-                t.up_gbs(),
-                t.down_gbs()
-            )
+            json!({
+                "width": t.width,
+                "height": t.height,
+                "bytes": t.bytes,
+                "up_us": round(t.up_us, 3),
+                "down_us": round(t.down_us, 3),
+                "up_gbs": round(t.up_gbs(), 2),
+                "down_gbs": round(t.down_gbs(), 2),
+            })
         })
         .collect();
-    let stages: Vec<String> = r
+    let stages: Vec<serde_json::Value> = r
         .stages
         .iter()
         .map(|t| {
-            format!(
-                "{{\"chain\":{},\"width\":{},\"height\":{},\"slots\":{},\"frames\":{},\"pipelined_ms\":{:.4},\"serial_ms\":{:.4},\"upload_ms\":{:.4},\"chain_ms\":{:.4},\"download_ms\":{:.4},\"host_copy_ms\":{:.4},\"overlap_ratio\":{:.3}}}",
-                q(&t.chain),
-                t.width,
-                t.height,
-                t.slots,
-                t.frames,
-                t.pipelined_ms,
-                t.serial_ms,
-                t.upload_ms,
-                t.chain_ms,
-                t.download_ms,
-                t.host_copy_ms,
-                t.overlap_ratio()
-            )
+            json!({
+                "chain": t.chain,
+                "width": t.width,
+                "height": t.height,
+                "slots": t.slots,
+                "frames": t.frames,
+                "pipelined_ms": round(t.pipelined_ms, 4),
+                "serial_ms": round(t.serial_ms, 4),
+                "upload_ms": round(t.upload_ms, 4),
+                "chain_ms": round(t.chain_ms, 4),
+                "download_ms": round(t.download_ms, 4),
+                "host_copy_ms": round(t.host_copy_ms, 4),
+                "overlap_ratio": round(t.overlap_ratio(), 3),
+            })
         })
         .collect();
-    format!(
-        "{{\"device\":{},\"ops\":[{}],\"transfers\":[{}],\"stage\":[{}]}}\n",
-        q(&r.device),
-        ops.join(","),
-        transfers.join(","),
-        stages.join(",")
-    )
+    let mut text = json!({
+        "device": r.device,
+        "ops": ops,
+        "transfers": transfers,
+        "stage": stages,
+    })
+    .to_string();
+    text.push('\n');
+    text
 }
 
 /// `seamstream bench retarget`: seam-carving speed (exact and fast), and
