@@ -424,10 +424,9 @@ fn gray_with_alpha_keeps_its_alpha_and_16_bit_gray_becomes_8_bit_gray() {
 
 /// A noisy 64x48 colour JPEG, as the `image` crate encodes it.
 fn noisy_jpeg() -> Vec<u8> {
-    let mut seed = 12345u32;
+    let mut noise = seamstream::noise::Noise::new(12345);
     let img = image::RgbImage::from_fn(64, 48, |_, _| {
-        seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-        let v = (seed >> 16) as u8;
+        let v = noise.byte();
         image::Rgb([v, v.wrapping_mul(3), v ^ 0x55])
     });
     let mut bytes = Vec::new();

@@ -154,13 +154,7 @@ fn bad_inputs_and_outputs_fail_with_a_message_and_leave_no_file() {
     );
     // Bytes that are no media at all.
     let junk = dir.join("junk.mp4");
-    let mut x = 12345u32;
-    let bytes: Vec<u8> = (0..5000)
-        .map(|_| {
-            x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-            (x >> 24) as u8
-        })
-        .collect();
+    let bytes = seamstream::noise::Noise::new(12345).bytes(5000);
     std::fs::write(&junk, bytes).unwrap();
     assert_fails_cleanly(
         &["run", junk.to_str().unwrap(), o],

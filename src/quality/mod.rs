@@ -780,15 +780,8 @@ mod tests {
     use super::*;
 
     fn noise_rgba(w: usize, h: usize, seed: u32) -> Plane<Rgba> {
-        let mut s = seed;
-        Plane::from_fn(w, h, |_, _| {
-            let mut px = [0u8, 0, 0, 255];
-            for c in &mut px[..3] {
-                s = s.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-                *c = (s >> 16) as u8;
-            }
-            px
-        })
+        let mut n = crate::noise::Noise::new(u64::from(seed));
+        Plane::from_fn(w, h, |_, _| [n.byte(), n.byte(), n.byte(), 255])
     }
 
     /// The similarity by brute force: every pair of patches the offsets

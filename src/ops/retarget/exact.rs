@@ -329,11 +329,8 @@ mod tests {
     #[test]
     fn dp_finds_the_cheapest_of_all_seams() {
         use crate::ops::retarget::dp::vertical_seam;
-        let mut s = 99u32;
-        let mut rnd = move || {
-            s = s.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-            (s >> 16) as u8
-        };
+        let mut noise = crate::noise::Noise::new(99);
+        let mut rnd = move || noise.byte();
         for (w, h) in [(1, 1), (1, 4), (2, 3), (3, 3), (5, 4), (4, 5), (6, 3)] {
             for _ in 0..20 {
                 let luma = Plane::from_fn(w, h, |_, _| rnd() % 8);

@@ -368,13 +368,10 @@ impl Op for Retarget {
 pub(crate) mod tests {
     use crate::frame::Plane;
 
-    /// A w×h plane of pseudo-random levels (an LCG from `seed`), the
-    /// retarget modules' test picture.
+    /// A w×h plane of pseudo-random levels from `seed` (the crate's one
+    /// generator, [`crate::noise::Noise`]), the retarget modules' test
+    /// picture.
     pub(crate) fn noise(w: usize, h: usize, seed: u32) -> Plane<u8> {
-        let mut s = seed;
-        Plane::from_fn(w, h, |_, _| {
-            s = s.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-            (s >> 16) as u8
-        })
+        crate::noise::Noise::new(u64::from(seed)).gray(w, h)
     }
 }

@@ -251,14 +251,11 @@ mod tests {
 
     #[test]
     fn spread_is_strictly_increasing_and_in_range_for_any_input() {
-        let mut s = 5u32;
+        let mut noise = crate::noise::Noise::new(5);
         for _ in 0..2000 {
-            s = s.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-            let n = 1 + (s >> 16) as i64 % 40;
-            let k = 1 + (s >> 8) as usize % n as usize;
-            let mut d: Vec<i64> = (0..k)
-                .map(|i| ((s >> (i % 16)) as i64 * 7 + i as i64) % (n + 3))
-                .collect();
+            let n = 1 + noise.below(40) as i64;
+            let k = 1 + noise.below(n as u64) as usize;
+            let mut d: Vec<i64> = (0..k).map(|_| noise.below(n as u64 + 3) as i64).collect();
             d.sort_unstable();
             let mut out = vec![0; k];
             spread(&d, n, &mut out);

@@ -929,11 +929,8 @@ mod tests {
 
     #[test]
     fn the_band_dp_gives_the_paths_of_the_first_version() {
-        let mut s = 7u32;
-        let mut rand = |n: u32| {
-            s = s.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-            (s >> 8) % n.max(1)
-        };
+        let mut draws = crate::noise::Noise::new(7);
+        let mut rand = |n: u32| draws.below(u64::from(n.max(1))) as u32;
         let mut scratch = BandScratch::default();
         for seed in 0..300u32 {
             let (w, h) = (1 + rand(70) as usize, 1 + rand(40) as usize);
@@ -1052,13 +1049,8 @@ mod tests {
             let base = Plane::from_fn(w, h, |x, y| ((x * 7 + y * 3 + seed as usize) % 11) as i64);
             let grad = gradient_sums(&luma);
             let c = costs_of(&luma, &base, &grad);
-            let mut s = seed + 100;
-            let centre: Vec<u32> = (0..h)
-                .map(|_| {
-                    s = s.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-                    (s >> 16) % w as u32
-                })
-                .collect();
+            let mut draws = crate::noise::Noise::new(u64::from(seed) + 100);
+            let centre: Vec<u32> = (0..h).map(|_| draws.below(w as u64) as u32).collect();
             for band in [1, 2, 3] {
                 let path = band_dp(&c, &centre, band);
                 let brute = band_brute(&c, &centre, band);
