@@ -9,6 +9,7 @@
 pub mod args;
 pub mod color;
 pub mod cuda;
+pub mod device;
 pub mod error;
 pub mod frame;
 pub mod gst;
@@ -22,6 +23,7 @@ pub mod quality;
 pub mod registry;
 pub mod split;
 
+pub use device::Device;
 pub use error::{Error, Result};
 pub use frame::{Frame, PixelFormat, Plane, Rgba, Yuv420};
 pub use ops::{Chain, Op};

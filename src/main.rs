@@ -16,7 +16,7 @@ use seamstream::cuda::stage::GpuChain;
 use seamstream::cuda::{DevFormat, Gpu};
 use seamstream::gst::run::Backend;
 use seamstream::ops::Chain;
-use seamstream::{Frame, args, io};
+use seamstream::{Device, Frame, args, io};
 
 const OP_HELP: &str = "An operation, NAME[:key=value,...]; repeat to chain them, applied in order.
 List values go in brackets, sizes are pixels or percent. `seamstream ops` lists
@@ -223,28 +223,8 @@ Examples:
     Quality(quality_cli::QualityArgs),
 }
 
-/// The backend a `--device` value selects.
-#[derive(Debug, PartialEq)]
-enum Device {
-    Cpu,
-    Auto,
-    Cuda(usize),
-}
-
 fn parse_device(text: &str) -> anyhow::Result<Device> {
-    match text {
-        "cpu" => Ok(Device::Cpu),
-        "auto" => Ok(Device::Auto),
-        "cuda" => Ok(Device::Cuda(0)),
-        _ => {
-            if let Some(n) = text.strip_prefix("cuda:")
-                && let Ok(n) = n.parse()
-            {
-                return Ok(Device::Cuda(n));
-            }
-            bail!("`--device {text}`: expected auto, cpu, cuda or cuda:N (N a GPU index)")
-        }
-    }
+    Device::parse(text).with_context(|| format!("`--device {text}`: expected {}", Device::EXPECTED))
 }
 
 /// Why the GPU cannot be used, in a few words and without advice (the
@@ -446,11 +426,11 @@ fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
             f.path.display()
         );
     }
-    let device = parse_device(
-        a.device
-            .or(file.as_ref().and_then(|f| f.device.as_deref()))
-            .unwrap_or("auto"),
-    )?;
+    // The command line's, else the file's (parsed with it), else auto.
+    let device = match a.device {
+        Some(text) => parse_device(text)?,
+        None => file.as_ref().and_then(|f| f.device).unwrap_or_default(),
+    };
     let mut live = a.live || file.as_ref().is_some_and(|f| f.live == Some(true));
     let input = match (a.input, &file) {
         (Some(text), _) => Input::parse(text)?,

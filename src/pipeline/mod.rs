@@ -90,7 +90,7 @@ pub struct PipelineFile {
     pub fallback: Option<Located<String>>,
     pub output: Option<Located<String>>,
     /// `auto`, `cpu`, `cuda` or `cuda:N`.
-    pub device: Option<String>,
+    pub device: Option<crate::Device>,
     /// Size, rate (numerator, denominator), length (0 = until stopped) and
     /// liveness of test sources.
     pub size: Option<(usize, usize)>,
@@ -329,16 +329,17 @@ fn read_settings(s: &mut PipelineFile, doc: &DeTable, text: &str) -> Result<(), 
             }
             "device" => {
                 let v = expect_str(text, k, value, "auto")?;
-                if !valid_device(v) {
+                let Some(device) = crate::Device::parse(v) else {
                     return Err((
                         value.span().start,
                         format!(
-                            "{}: expected auto, cpu, cuda or cuda:N (N a GPU index)",
-                            written(text, k, value)
+                            "{}: expected {}",
+                            written(text, k, value),
+                            crate::Device::EXPECTED
                         ),
                     ));
-                }
-                s.device = Some(v.to_string());
+                };
+                s.device = Some(device);
             }
             "codec" => s.codec = Some(expect_str(text, k, value, "h264")?.to_string()),
             "preset" => s.preset = Some(expect_str(text, k, value, "veryfast")?.to_string()),
@@ -483,13 +484,6 @@ fn read_input(input: &DeTable, text: &str, s: &mut PipelineFile) -> Result<(), M
         }
     }
     Ok(())
-}
-
-fn valid_device(text: &str) -> bool {
-    matches!(text, "auto" | "cpu" | "cuda")
-        || text
-            .strip_prefix("cuda:")
-            .is_some_and(|n| n.parse::<usize>().is_ok())
 }
 
 /// Characters that the chain syntax gives a meaning to, so that a name,
@@ -803,7 +797,7 @@ live = true
         assert_eq!(f.source.as_ref().unwrap().line, 6);
         assert_eq!(f.fallback.as_ref().unwrap().value, "test:ball");
         assert_eq!(f.output.as_ref().unwrap().value, "o.mkv");
-        assert_eq!(f.device.as_deref(), Some("cuda:1"));
+        assert_eq!(f.device, Some(crate::Device::Cuda(1)));
         assert_eq!(
             (f.size, f.fps, f.frames, f.live),
             (Some((320, 240)), Some((25, 1)), Some(0), Some(true))

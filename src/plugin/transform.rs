@@ -35,7 +35,7 @@ pub(crate) static CAT: LazyLock<gst::DebugCategory> = LazyLock::new(|| {
 });
 
 /// Where the chain runs, as `--device` takes it.
-pub(crate) const DEVICE_HELP: &str = "auto (the GPU when one works), cpu, cuda or cuda:N";
+pub(crate) const DEVICE_HELP: &str = crate::Device::EXPECTED;
 
 /// Slots of the GPU ring: one frame held while the next is uploaded.
 const SLOTS: usize = 2;
@@ -59,14 +59,12 @@ pub(crate) struct Settings {
 
 /// The GPU `device` names: `None` for the CPU, `Some(None)` for any.
 pub(crate) fn ordinal(device: &str) -> Result<Option<Option<usize>>, String> {
-    match device {
-        "cpu" => Ok(None),
-        "auto" => Ok(Some(None)),
-        "cuda" => Ok(Some(Some(0))),
-        d => match d.strip_prefix("cuda:").and_then(|n| n.parse().ok()) {
-            Some(n) => Ok(Some(Some(n))),
-            None => Err(format!("device={d}: expected {DEVICE_HELP}")),
-        },
+    use crate::Device;
+    match Device::parse(device) {
+        Some(Device::Cpu) => Ok(None),
+        Some(Device::Auto) => Ok(Some(None)),
+        Some(Device::Cuda(n)) => Ok(Some(Some(n))),
+        None => Err(format!("device={device}: expected {DEVICE_HELP}")),
     }
 }
 
