@@ -240,11 +240,10 @@ fn why_not_gpu(e: &seamstream::Error) -> String {
     }
 }
 
-/// Resolves `--device` for `chain`. `auto` takes the GPU when one works and
-/// every op has a GPU version, and otherwise says in one line why it runs on
-/// the CPU; `cuda`/`cuda:N` is an error when that GPU cannot be used.
-fn choose_backend(device: Device, chain: &Chain) -> anyhow::Result<Backend> {
-    let missing = || seamstream::registry::first_cpu_only(chain);
+/// Resolves `--device`. `auto` takes the GPU when one works, and otherwise
+/// says in one line why it runs on the CPU (every operation has both
+/// halves); `cuda`/`cuda:N` is an error when that GPU cannot be used.
+fn choose_backend(device: Device) -> anyhow::Result<Backend> {
     match device {
         Device::Cpu => Ok(Backend::Cpu),
         Device::Auto => match Gpu::open(0) {
@@ -252,13 +251,7 @@ fn choose_backend(device: Device, chain: &Chain) -> anyhow::Result<Backend> {
                 eprintln!("note: running on the CPU ({})", why_not_gpu(&e));
                 Ok(Backend::Cpu)
             }
-            Ok(gpu) => match missing() {
-                Some(name) => {
-                    eprintln!("note: running on the CPU: `{name}` has no GPU version yet");
-                    Ok(Backend::Cpu)
-                }
-                None => Ok(Backend::Cuda(gpu)),
-            },
+            Ok(gpu) => Ok(Backend::Cuda(gpu)),
         },
         Device::Cuda(n) => {
             let gpu = Gpu::open(n).map_err(|e| {
@@ -267,11 +260,6 @@ fn choose_backend(device: Device, chain: &Chain) -> anyhow::Result<Backend> {
                     why_not_gpu(&e)
                 )
             })?;
-            if let Some(name) = missing() {
-                bail!(
-                    "`--device cuda:{n}`: `{name}` has no GPU version yet; use --device cpu or auto"
-                );
-            }
             Ok(Backend::Cuda(gpu))
         }
     }
@@ -309,7 +297,7 @@ fn run_image(
     };
     let (w, h) = (frame.width(), frame.height());
     let (ow, oh) = chain.output_size(w, h)?;
-    let backend = choose_backend(device, &chain)?;
+    let backend = choose_backend(device)?;
     let name = input.map_or("<built-in sample>".to_string(), |p| p.display().to_string());
     let start = Instant::now();
     let bar = spinner(format!(
@@ -506,7 +494,7 @@ fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
             encoder
         );
     }
-    let backend = choose_backend(device, &chain)?;
+    let backend = choose_backend(device)?;
     // The kernels are compiled (or read from the cache) before the source
     // starts, so that a live source loses no frames to it; the time is its
     // own line of the summary.
@@ -929,16 +917,11 @@ fn summary_json(
 fn list_ops() {
     use std::io::Write;
     let mut text = String::from(
-        "Operations (write NAME:key=value,...; borders are zero, replicate or reflect101):\n\n",
+        "Operations (write NAME:key=value,...; borders are zero, replicate or reflect101).\n\
+         Each runs on the CPU and on an NVIDIA GPU (--device), with the same bytes.\n\n",
     );
     for entry in seamstream::registry::REGISTRY {
-        let describe = entry.spec.describe();
-        // The first line is the name and summary; the devices follow it.
-        let (head, rest) = describe.split_once('\n').unwrap_or((&describe, ""));
-        text.push_str(&format!(
-            "{head}\n    runs on        {}\n{rest}\n",
-            entry.devices()
-        ));
+        text.push_str(&format!("{}\n", entry.spec.describe()));
     }
     // A closed pipe (`seamstream ops | head`) is not an error worth a message.
     let _ = std::io::stdout().lock().write_all(text.as_bytes());

@@ -148,7 +148,7 @@ pub fn run_quality(a: &QualityArgs) -> anyhow::Result<ExitCode> {
                 Some(c) => c,
                 None => seamstream::registry::parse_chain(&a.ops)?,
             };
-            let backend = super::choose_backend(super::parse_device(&a.device)?, &chain)?;
+            let backend = super::choose_backend(super::parse_device(&a.device)?)?;
             let gpu = match &backend {
                 Backend::Cuda(g) => Some(g),
                 Backend::Cpu => None,

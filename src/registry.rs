@@ -23,25 +23,12 @@ pub struct Entry {
     pub spec: &'static OpSpec,
     /// Builds the CPU half, which defines the operation.
     pub cpu: fn(&Params) -> Result<OpBox>,
-    /// Builds the GPU half; `None` runs the operation on the CPU only.
-    pub gpu: Option<GpuBuilder>,
-    /// The largest difference, in levels, allowed between a byte of the GPU
-    /// half's output and the CPU's (0: identical).
-    pub tolerance: u8,
+    /// Builds the GPU half, whose output equals the CPU's byte for byte:
+    /// every operation has both.
+    pub gpu: GpuBuilder,
     /// Settings the GPU tests run besides the spec's example, written as in a
     /// chain (the paths through the kernels that the example misses).
     pub gpu_cases: &'static [&'static str],
-}
-
-impl Entry {
-    /// The devices the operation runs on, as `seamstream ops` lists them.
-    pub fn devices(&self) -> &'static str {
-        if self.gpu.is_some() {
-            "cpu, cuda"
-        } else {
-            "cpu"
-        }
-    }
 }
 
 /// The CPU type of an op, taken back from the chain's `dyn Op`.
@@ -60,8 +47,7 @@ macro_rules! both {
         Entry {
             spec: &ops::$name::SPEC,
             cpu: ops::$name::build,
-            gpu: Some(|op| Ok(Box::new(<$gpu>::new(cpu_half::<$cpu>(op)?)))),
-            tolerance: 0,
+            gpu: |op| Ok(Box::new(<$gpu>::new(cpu_half::<$cpu>(op)?))),
             gpu_cases: both!(@cases $($cases)?),
         }
     };
@@ -137,22 +123,7 @@ pub fn parse_chain<S: AsRef<str>>(texts: &[S]) -> Result<Chain> {
 
 /// The GPU half of `op`, with its parameters.
 pub fn gpu_half(op: &dyn Op) -> Result<Box<dyn GpuOp>> {
-    match lookup(op.name())?.gpu {
-        Some(build) => build(op),
-        None => Err(Error::Unsupported(format!(
-            "`{}` has no GPU version yet; use --device cpu",
-            op.name()
-        ))),
-    }
-}
-
-/// The first operation of `chain` that has no GPU half.
-pub fn first_cpu_only(chain: &Chain) -> Option<&'static str> {
-    chain
-        .ops()
-        .iter()
-        .map(|op| op.name())
-        .find(|name| lookup(name).is_ok_and(|e| e.gpu.is_none()))
+    (lookup(op.name())?.gpu)(op)
 }
 
 /// The size and format that come out of `chain` for frames of `width` ×
@@ -168,10 +139,7 @@ pub fn output_shape(
         .ops()
         .iter()
         .try_fold((width, height, format), |(w, h, f), op| {
-            match lookup(op.name())?.gpu {
-                Some(_) => gpu_half(op.as_ref())?.output(w, h, f),
-                None => op.output_size(w, h).map(|(w, h)| (w, h, f)),
-            }
+            gpu_half(op.as_ref())?.output(w, h, f)
         })
 }
 
@@ -265,7 +233,7 @@ mod tests {
     /// so a wrong type in a registry line fails here, on every machine.
     #[test]
     fn every_gpu_half_takes_its_cpu_half() {
-        for entry in REGISTRY.iter().filter(|e| e.gpu.is_some()) {
+        for entry in REGISTRY {
             let op = parse_op(entry.spec.example).unwrap();
             let half = gpu_half(op.as_ref()).unwrap_or_else(|e| panic!("{}: {e}", entry.spec.name));
             assert_eq!(half.name(), entry.spec.name);

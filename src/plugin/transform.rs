@@ -23,7 +23,6 @@ use crate::frame::PixelFormat;
 use crate::gst::cuda;
 use crate::gst::run::engine::{DeviceIn, DeviceOut, Pixels, Timed, Work};
 use crate::gst::run::{self, Backend};
-use crate::ops::Chain;
 use crate::registry;
 
 pub(crate) static CAT: LazyLock<gst::DebugCategory> = LazyLock::new(|| {
@@ -293,7 +292,7 @@ impl Engine {
         };
         chain.streaming();
         let shared = self.cuda.gpu().ok();
-        if let Ok(Some(gpu)) = open_device(&settings.device, &chain, shared.as_ref()) {
+        if let Ok(Some(gpu)) = open_device(&settings.device, shared.as_ref()) {
             crate::cuda::stage::warm_up(&gpu, &chain);
             *lock(&self.warm) = Some(gpu);
         }
@@ -341,8 +340,7 @@ impl Engine {
         let (in_cuda, out_cuda) = (cuda::caps_in_cuda(incaps), cuda::caps_in_cuda(outcaps));
         let shared = self.cuda.gpu().ok();
         let warm = lock(&self.warm).clone();
-        let gpu = open_device(&settings.device, &chain, shared.as_ref().or(warm.as_ref()))
-            .map_err(fail)?;
+        let gpu = open_device(&settings.device, shared.as_ref().or(warm.as_ref())).map_err(fail)?;
         if (in_cuda || out_cuda) && gpu.is_some() && shared.is_none() {
             return Err(fail(format!(
                 "device={}: CUDA memory was negotiated without GStreamer's CUDA context",
@@ -594,15 +592,10 @@ fn stamp(
 
 /// The GPU for `device` (`shared`, GStreamer's context, where it is on the
 /// GPU asked for), `None` for the CPU; an error names the value.
-fn open_device(device: &str, chain: &Chain, shared: Option<&Gpu>) -> Result<Option<Gpu>, String> {
+fn open_device(device: &str, shared: Option<&Gpu>) -> Result<Option<Gpu>, String> {
     let ordinal = match ordinal(device)? {
         None => return Ok(None),
-        Some(None) => {
-            if registry::first_cpu_only(chain).is_some() {
-                return Ok(None);
-            }
-            return Ok(shared.cloned().or_else(|| Gpu::open(0).ok()));
-        }
+        Some(None) => return Ok(shared.cloned().or_else(|| Gpu::open(0).ok())),
         Some(Some(n)) => n,
     };
     if let Some(g) = shared.filter(|g| g.ctx().ordinal() == ordinal) {

@@ -28,9 +28,9 @@
 use rayon::prelude::*;
 
 use super::energy::{Energy, energy_map};
+use super::mask_cost;
 use super::motion::MOTION_CAP;
 use super::passes::{carve_in_passes, place_seams};
-use super::{MASK_PROTECT, mask_cost};
 use crate::frame::Plane;
 
 /// Passes of the stacked placement.
@@ -751,14 +751,10 @@ pub fn prefer_stacked(luma: &Plane<u8>, stacked: &[u32], fine: &[u32], k: usize)
     20 * js < 13 * jf && 10 * rs < 14 * rf
 }
 
-/// Whether a mask leaves any row with fewer than `k` columns to carve.
-pub fn protects_too_much(mask: &Plane<i8>, k: usize) -> bool {
-    (0..mask.height()).any(|y| mask.row(y).iter().filter(|&&m| m != MASK_PROTECT).count() < k)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ops::retarget::MASK_PROTECT;
     use crate::ops::retarget::tests::noise;
 
     /// The first band DP's "no path".
