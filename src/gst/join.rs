@@ -121,7 +121,7 @@ pub fn join(
     let reordered = order.windows(2).any(|w| w[0] > w[1]).then(|| {
         order
             .iter()
-            .map(|&i| streams[i].part.as_ref().map_or(0, |t| t.index))
+            .map(|&i| parts::PartTag::of(&streams[i]).map_or(0, |t| t.index))
             .collect()
     });
     let parts: Vec<PathBuf> = order.iter().map(|&i| parts[i].clone()).collect();
@@ -235,7 +235,7 @@ fn check_parts(
     let refuse = |reason: String| Error::Pipeline(reason);
     let mut tags = Vec::with_capacity(parts.len());
     for (p, s) in parts.iter().zip(streams) {
-        match &s.part {
+        match parts::PartTag::of(s) {
             Some(t) => tags.push(t),
             None => {
                 return Err(refuse(format!(
@@ -245,7 +245,7 @@ fn check_parts(
             }
         }
     }
-    let first = tags[0];
+    let first = &tags[0];
     for (p, t) in parts.iter().zip(&tags).skip(1) {
         let differs = if t.count != first.count {
             Some(format!(

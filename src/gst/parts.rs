@@ -160,6 +160,16 @@ impl PartTag {
     pub fn from_comment(text: &str) -> Option<PartTag> {
         serde_json::from_str(text.strip_prefix(Self::PREFIX)?).ok()
     }
+
+    /// Who `stream`'s file is, where it is a part of a split job (the last
+    /// part tag among its comments).
+    pub fn of(stream: &VideoStream) -> Option<PartTag> {
+        stream
+            .comments
+            .iter()
+            .rev()
+            .find_map(|c| Self::from_comment(c))
+    }
 }
 
 /// What the search for scene cuts near a part's boundaries cost.
@@ -758,7 +768,7 @@ mod tests {
                 })
                 .collect(),
             frame_rate: Some(gst::Fraction::new(rate.0, rate.1)),
-            part: None,
+            comments: Vec::new(),
             orientation: None,
             caps: None,
         };

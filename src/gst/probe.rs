@@ -40,8 +40,9 @@ pub struct VideoStream {
     /// The frame rate of its caps, as the decoder will pass it on; `None`
     /// where the caps give none or a variable rate (0/1).
     pub frame_rate: Option<gst::Fraction>,
-    /// Where the file is a part of a split job, who it is (its tags).
-    pub part: Option<super::parts::PartTag>,
+    /// The comment tags of its video, as written (a part of a split job
+    /// says who it is in one; [`super::parts::PartTag::of`] reads it).
+    pub comments: Vec<String>,
     /// How the video is stored turned, where its tags say it is
     /// (`image-orientation` other than `rotate-0`).
     pub orientation: Option<String>,
@@ -74,7 +75,7 @@ pub fn video_stream(path: &Path) -> Result<VideoStream> {
         return Ok(VideoStream {
             frames,
             frame_rate: first.frame_rate,
-            part: first.part,
+            comments: first.comments,
             orientation: first.orientation,
             caps: first.caps,
         });
@@ -186,20 +187,20 @@ fn parse(path: &Path, limit: Option<usize>, to_error: bool) -> Result<VideoStrea
     }
     // A part's tag and the orientation come as tag events before the
     // first frame.
-    let part = Arc::new(std::sync::Mutex::new(None));
+    let comments = Arc::new(std::sync::Mutex::new(Vec::new()));
     let orientation = Arc::new(std::sync::Mutex::new(None));
     if let Some(pad) = sink.static_pad("sink") {
-        let (part, orientation) = (part.clone(), orientation.clone());
+        let (comments, orientation) = (comments.clone(), orientation.clone());
         pad.add_probe(gst::PadProbeType::EVENT_DOWNSTREAM, move |_, info| {
             if let Some(gst::PadProbeData::Event(e)) = &info.data
                 && let gst::EventView::Tag(t) = e.view()
             {
                 let tags = t.tag();
-                for c in tags.iter_tag::<gst::tags::Comment>() {
-                    if let Some(tag) = super::parts::PartTag::from_comment(c.get())
-                        && let Ok(mut p) = part.lock()
-                    {
-                        *p = Some(tag);
+                if let Ok(mut seen) = comments.lock() {
+                    for c in tags.iter_tag::<gst::tags::Comment>() {
+                        if !seen.iter().any(|s| s == c.get()) {
+                            seen.push(c.get().to_string());
+                        }
                     }
                 }
                 if let Some(o) = tags.get::<gst::tags::ImageOrientation>()
@@ -276,12 +277,12 @@ fn parse(path: &Path, limit: Option<usize>, to_error: bool) -> Result<VideoStrea
         return Err(read_error("it has no video stream".into()));
     }
     frames.sort_by_key(|f| f.pts);
-    let part = part.lock().ok().and_then(|p| p.clone());
+    let comments = comments.lock().map(|c| c.clone()).unwrap_or_default();
     let orientation = orientation.lock().ok().and_then(|o| o.clone());
     Ok(VideoStream {
         frames,
         frame_rate,
-        part,
+        comments,
         orientation,
         caps,
     })

@@ -10,7 +10,7 @@ use gst::prelude::*;
 use gstreamer as gst;
 use gstreamer_video as gst_video;
 
-use super::intake::{planes, yuv_colorimetry};
+use super::frames::{planes, yuv_colorimetry};
 use super::output::{OutBuffers, output_info};
 use super::{Backend, gst_err};
 use crate::color::Colorimetry;

@@ -20,8 +20,9 @@
 //! chain's thread, `output` the output pipeline and `progress` the bar;
 //! [`run`] puts them together.
 
+mod frames;
 mod intake;
-pub(crate) use intake::picture_from_buffer;
+pub(crate) use frames::picture_from_buffer;
 pub(crate) use output::{OutBuffers, buffer_from_picture, write_picture};
 pub(crate) mod engine;
 use engine::{Pixels, Timed};

@@ -13,7 +13,7 @@ use gstreamer as gst;
 use gstreamer_app as gst_app;
 use gstreamer_video as gst_video;
 
-use super::intake::yuv_colorimetry;
+use super::frames::yuv_colorimetry;
 use super::{Pixels, RunOptions, Shared, Summary, Timed, element_error, gst_err, poll_bus};
 use crate::error::{Error, GstCause, Result};
 use crate::frame::{Frame, Picture, PixelFormat};
