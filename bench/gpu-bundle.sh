@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Bundles the release binary and the GPU test binaries into .gpu/b for the
 # GPU host (see bench/gpu-check.sh). Run after
-#   cargo build --release && cargo test --release --no-run
+#   cargo build --release --features fault-injection && cargo test --release --features fault-injection --no-run
 #   bench/gpu-bundle.sh           the binary, the tests and 5-s excerpts of
 #                                 three shared clips
 #   bench/gpu-bundle.sh quality   the binary and every shared clip whole

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The GPU host's whole check-and-bench, in one call (../shared/gpu/README.md):
-#   here:  cargo build --release && cargo test --release --no-run
+#   here:  cargo build --release --features fault-injection && cargo test --release --features fault-injection --no-run
 #          bench/gpu-bundle.sh            (bundles the binaries into .gpu/b)
 #   there: bench/gpu-check.sh [tests|bench|e2e|transcode|retarget|overhead|all|quality|elements|firststart|peers|segments]
 #   (segments: a long clip at .gpu/long/clip.mp4, see bench/results/segments.md)

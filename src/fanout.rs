@@ -171,7 +171,9 @@ pub fn run(job: Job) -> anyhow::Result<ExitCode> {
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(&log)?);
         // A fault for the tests: this worker kills itself mid-segment.
-        if std::env::var("SEAMSTREAM_INJECT_KILL_SEGMENT").is_ok_and(|v| v == k.to_string()) {
+        if seamstream::fault::given("SEAMSTREAM_INJECT_KILL_SEGMENT")
+            .is_some_and(|v| v == k.to_string())
+        {
             cmd.env("SEAMSTREAM_INJECT_KILL_AFTER", "3");
         }
         if let Some(g) = gpu {

@@ -11,6 +11,7 @@ pub mod color;
 pub mod cuda;
 pub mod device;
 pub mod error;
+pub mod fault;
 pub mod frame;
 pub mod gst;
 pub mod io;

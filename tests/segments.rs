@@ -533,6 +533,8 @@ fn one_frame_parts_and_more_parts_than_keyframes_lose_nothing() {
     );
 }
 
+// A fault injected: only with the `fault-injection` feature (the tests' command).
+#[cfg(feature = "fault-injection")]
 #[test]
 fn a_killed_worker_fails_the_job_and_its_segment_alone_finishes_it() {
     let dir = tempdir("seg-kill");

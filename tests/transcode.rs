@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use common::video::*;
@@ -359,6 +359,8 @@ fn killed_run(name: &str, ext: &str, extra: &[&str], ready: impl Fn(&Path) -> bo
     decode(&partial).len()
 }
 
+// A fault injected: only with the `fault-injection` feature (the tests' command).
+#[cfg(feature = "fault-injection")]
 #[test]
 fn a_panic_in_the_chain_fails_the_run_and_names_the_thread() {
     let dir = tempdir("panic");
@@ -383,7 +385,7 @@ fn a_panic_in_the_chain_fails_the_run_and_names_the_thread() {
         "{err}"
     );
     assert!(!out.exists());
-    let partial: PathBuf = dir.join("p.partial.mkv");
+    let partial: std::path::PathBuf = dir.join("p.partial.mkv");
     assert!(err.contains("p.partial.mkv"), "{err}");
     assert_eq!(decode(&partial).len(), 20);
 }

@@ -437,9 +437,7 @@ impl<T> Stage<T> {
             in_flight: VecDeque::new(),
             next: 0,
             started: 0,
-            fault_after: std::env::var("SEAMSTREAM_INJECT_GPU_FAULT_AFTER")
-                .ok()
-                .and_then(|v| v.parse().ok()),
+            fault_after: crate::fault::after("SEAMSTREAM_INJECT_GPU_FAULT_AFTER"),
             copy_in: Duration::ZERO,
         })
     }

@@ -307,6 +307,8 @@ fn an_ordinal_past_the_last_gpu_says_how_many_there_are() {
 /// When the GPU fails mid-file, `auto` does not switch to the CPU halfway:
 /// the run fails with a message and exit 1, and the file holds the frames
 /// written before the failure, playable.
+// A fault injected: only with the `fault-injection` feature (the tests' command).
+#[cfg(feature = "fault-injection")]
 #[test]
 fn a_gpu_failure_mid_file_fails_clearly_and_keeps_the_frames_written() {
     let Some(_) = gpu() else { return };

@@ -473,9 +473,7 @@ fn deliver(
     let mut marker = None;
     // A fault for the tests of split jobs: the process ends at once (no
     // clean-up at all, as if killed) after this many frames went out.
-    let kill_after: Option<u64> = std::env::var("SEAMSTREAM_INJECT_KILL_AFTER")
-        .ok()
-        .and_then(|v| v.parse().ok());
+    let kill_after = crate::fault::after("SEAMSTREAM_INJECT_KILL_AFTER");
     let result = loop {
         if stop.load(Ordering::Relaxed) && !summary.interrupted {
             summary.interrupted = true;

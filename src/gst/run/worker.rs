@@ -48,9 +48,7 @@ pub(super) fn spawn(
 /// The thread's loop: until an end mark, an error, or the run's end.
 fn serve(mut work: Work, rx: &Receiver<Msg>, tx: &Sender<Msg>, shared: &Shared) {
     // A fault for the tests: the chain thread panics after N frames.
-    let panic_after: Option<u64> = std::env::var("SEAMSTREAM_INJECT_CHAIN_PANIC_AFTER")
-        .ok()
-        .and_then(|v| v.parse().ok());
+    let panic_after = crate::fault::after("SEAMSTREAM_INJECT_CHAIN_PANIC_AFTER");
     loop {
         // While the GPU holds frames, look for finished ones often,
         // so a live source gets each frame back as soon as it is done.
