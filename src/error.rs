@@ -82,6 +82,13 @@ pub enum Error {
     #[error("{0}")]
     Device(String),
 
+    /// What the GPU half cannot take and the CPU half can (a side over the
+    /// kernels' limit, more shared memory than this GPU has). The advice to
+    /// run on the CPU is the caller's, in its own words (`--device cpu`,
+    /// `device=cpu`): see [`Error::cpu_runs_it`].
+    #[error("{0}")]
+    GpuLimit(String),
+
     /// A CUDA library that cudarc loads at run time is not installed:
     /// `libcuda.so` (the driver) or `libnvrtc.so` (the kernel compiler).
     #[error("{library} could not be loaded; {remedy}")]
@@ -151,6 +158,8 @@ pub enum ErrorKind {
     Pipeline,
     /// A CUDA call or an operation failed while running.
     Internal,
+    /// The GPU half cannot take it; the CPU half can.
+    GpuLimit,
 }
 
 impl Error {
@@ -177,7 +186,18 @@ impl Error {
             } => ErrorKind::BadOutput,
             Error::Pipeline(_) | Error::Gst { .. } => ErrorKind::Pipeline,
             Error::OpFailed { .. } | Error::Device(_) => ErrorKind::Internal,
+            Error::GpuLimit(_) => ErrorKind::GpuLimit,
         }
+    }
+
+    /// Whether running on the CPU instead would avoid this error: no
+    /// driver, no GPU, no kernel compiler, or a GPU limit. The interfaces
+    /// add that advice in their own words.
+    pub fn cpu_runs_it(&self) -> bool {
+        matches!(
+            self.kind(),
+            ErrorKind::NoDriver | ErrorKind::NoGpu | ErrorKind::NoCompiler | ErrorKind::GpuLimit
+        )
     }
 
     pub(crate) fn bad_value(
@@ -247,6 +267,12 @@ mod tests {
             "the CUDA driver (libcuda.so) could not be loaded; install the NVIDIA driver"
         );
         assert_eq!(Error::BadFrame("x".into()).kind(), ErrorKind::BadInput);
+        // Where the CPU would do it, the caller may say so; not otherwise.
+        assert!(driver.cpu_runs_it() && nvrtc.cpu_runs_it());
+        assert!(Error::GpuLimit("a side over 8192".into()).cpu_runs_it());
+        assert!(Error::NoGpu("none".into()).cpu_runs_it());
+        assert!(!Error::BadFrame("x".into()).cpu_runs_it());
+        assert!(!Error::Pipeline("x".into()).cpu_runs_it());
         assert_eq!(
             Error::bad_value("gaussian", "sigma", "-1", "must be positive").kind(),
             ErrorKind::BadParameter

@@ -227,6 +227,22 @@ fn parse_device(text: &str) -> anyhow::Result<Device> {
     Device::parse(text).with_context(|| format!("`--device {text}`: expected {}", Device::EXPECTED))
 }
 
+/// The error as the command line says it: where running on the CPU would
+/// avoid it (the library's errors leave that advice to each interface),
+/// with `--device cpu` added, unless the message already gives a way out.
+fn with_advice(e: &anyhow::Error) -> String {
+    let text = format!("{e:#}");
+    let cpu_runs_it = e
+        .chain()
+        .filter_map(|c| c.downcast_ref::<seamstream::Error>())
+        .any(seamstream::Error::cpu_runs_it);
+    if cpu_runs_it && !text.contains("--device cpu") {
+        format!("{text}; use --device cpu")
+    } else {
+        text
+    }
+}
+
 /// Why the GPU cannot be used, in a few words and without advice (the
 /// caller gives that: a note that the CPU runs, or what to pass instead).
 fn why_not_gpu(e: &seamstream::Error) -> String {
@@ -1055,7 +1071,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", with_advice(&e));
             ExitCode::FAILURE
         }
     }
@@ -1110,6 +1126,27 @@ mod tests {
         assert_eq!(place([None, None], Some("a"), None), (Some("a"), None));
         let e = place_files([Some("x"), None], Some("a"), Some("b")).unwrap_err();
         assert!(e.to_string().contains("`x`: one file too many"), "{e}");
+    }
+
+    #[test]
+    fn the_cli_adds_the_cpu_as_the_way_out_where_it_is_one() {
+        let limit = anyhow::Error::new(seamstream::Error::GpuLimit(
+            "retarget on the GPU takes sides up to 8192 pixels".into(),
+        ));
+        assert_eq!(
+            with_advice(&limit),
+            "retarget on the GPU takes sides up to 8192 pixels; use --device cpu"
+        );
+        let wrapped = limit.context("the run failed");
+        assert!(with_advice(&wrapped).ends_with("; use --device cpu"));
+        let bad = anyhow::Error::new(seamstream::Error::BadFrame("odd".into()));
+        assert_eq!(with_advice(&bad), "odd");
+        // Said once where the message gives it already.
+        let said = anyhow::anyhow!("`--device cuda:0`: no GPU; use --device cpu or auto");
+        assert_eq!(
+            with_advice(&said),
+            "`--device cuda:0`: no GPU; use --device cpu or auto"
+        );
     }
 
     #[test]

@@ -83,8 +83,8 @@ pub(crate) fn allow_shared(gpu: &Gpu, func: &CudaFunction, bytes: usize, what: &
         .map_err(|e| cuda_err("reading a kernel's shared memory size", e))?;
     let max = (optin - fixed).max(0);
     if bytes > max as usize {
-        return Err(Error::Unsupported(format!(
-            "{what} needs {} KiB of shared memory a block and this GPU has {} KiB; use --device cpu",
+        return Err(Error::GpuLimit(format!(
+            "{what} needs {} KiB of shared memory a block and this GPU has {} KiB",
             bytes.div_ceil(1024),
             max / 1024
         )));

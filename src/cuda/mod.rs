@@ -38,7 +38,7 @@ fn driver_present() -> Result<()> {
     } else {
         Err(Error::MissingLibrary {
             library: "the CUDA driver (libcuda.so)",
-            remedy: "install the NVIDIA driver, or use --device cpu",
+            remedy: "install the NVIDIA driver",
         })
     }
 }
@@ -111,9 +111,7 @@ impl Gpu {
     pub fn open(ordinal: usize) -> Result<Gpu> {
         let n = device_count()?;
         if n == 0 {
-            return Err(Error::NoGpu(
-                "the CUDA driver sees no GPU; use --device cpu".into(),
-            ));
+            return Err(Error::NoGpu("the CUDA driver sees no GPU".into()));
         }
         if ordinal >= n {
             return Err(Error::NoGpu(format!(

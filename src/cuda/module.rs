@@ -86,7 +86,7 @@ fn nvrtc_present() -> Result<()> {
     } else {
         Err(Error::MissingLibrary {
             library: "NVRTC (libnvrtc.so), which compiles the kernels,",
-            remedy: "install the CUDA toolkit's NVRTC (e.g. the cuda-nvrtc package), or use --device cpu",
+            remedy: "install the CUDA toolkit's NVRTC (e.g. the cuda-nvrtc package)",
         })
     }
 }

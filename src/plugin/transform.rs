@@ -437,9 +437,11 @@ impl Engine {
             info: state.in_info.clone(),
             warmup: false,
         };
-        let mut done = state.work.push(timed).map_err(|e| failed(e.to_string()))?;
+        // The chain's errors, with the CPU as the way out where it is one.
+        let chain_failed = |e: crate::Error| failed(element_advice(&e.to_string(), &e));
+        let mut done = state.work.push(timed).map_err(chain_failed)?;
         let held = state.held();
-        done.extend(state.work.settle(held).map_err(|e| failed(e.to_string()))?);
+        done.extend(state.work.settle(held).map_err(chain_failed)?);
         let buffers = done
             .into_iter()
             .map(|t| self.out_buffer(state, t))
@@ -603,7 +605,18 @@ fn open_device(device: &str, shared: Option<&Gpu>) -> Result<Option<Gpu>, String
     }
     Gpu::open(ordinal)
         .map(Some)
-        .map_err(|e| format!("device={device}: {e}").replace("--device cpu", "device=cpu"))
+        .map_err(|e| element_advice(&format!("device={device}: {e}"), &e))
+}
+
+/// An error as the elements say it: where the CPU would avoid it, with
+/// `device=cpu` as the way out (the library leaves advice to each
+/// interface).
+pub(crate) fn element_advice(text: &str, e: &crate::Error) -> String {
+    if e.cpu_runs_it() {
+        format!("{text}; use device=cpu")
+    } else {
+        text.to_string()
+    }
 }
 
 /// What both elements share given their settings (`fn settings(&self) ->

@@ -284,8 +284,8 @@ impl State {
         let (tw, th) = op.target(w, h)?;
         let (pitch, pitch_t) = (w.max(tw), h.max(th));
         if pitch.max(pitch_t) > MAX_SIDE {
-            return Err(Error::Unsupported(format!(
-                "retarget on the GPU takes sides up to {MAX_SIDE} pixels, not {w}x{h} to {tw}x{th}; use --device cpu"
+            return Err(Error::GpuLimit(format!(
+                "retarget on the GPU takes sides up to {MAX_SIDE} pixels, not {w}x{h} to {tw}x{th}"
             )));
         }
         let opts = CarveOptions {
