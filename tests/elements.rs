@@ -168,6 +168,20 @@ fn bad_values_are_errors_on_the_bus_that_name_them() {
     )
     .unwrap_err();
     assert!(e.contains("device=gpu") && e.contains("cuda:N"), "{e}");
+    // Without a GPU, `device=cuda` says why, and the way out in the
+    // element's own words (the library's errors carry no CLI advice).
+    if seamstream::cuda::device_count().unwrap_or(0) == 0 {
+        let e = run_line(
+            "videotestsrc num-buffers=3 ! videoconvert ! seamcarve width=40 device=cuda \
+             ! appsink name=out sync=false",
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("device=cuda") && e.ends_with("use device=cpu"),
+            "{e}"
+        );
+        assert!(!e.contains("--device"), "{e}");
+    }
 }
 
 /// A width the input cannot take is an error naming `width` and the
