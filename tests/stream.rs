@@ -148,6 +148,16 @@ fn bad_inputs_and_outputs_fail_with_a_message_and_leave_no_file() {
     let dir = tempdir("bad");
     let out = dir.join("o.mp4");
     let o = out.to_str().unwrap();
+    // Fragments that give no raw video, known by GStreamer's link error:
+    // what they give, and what to do.
+    assert_fails_cleanly(
+        &["run", "videotestsrc num-buffers=5 ! x264enc", o],
+        &["gives `video/x-h264", "decode it in the fragment"],
+    );
+    assert_fails_cleanly(
+        &["run", "audiotestsrc num-buffers=5", o],
+        &["gives `audio/x-raw", "audio only"],
+    );
     assert_fails_cleanly(
         &["run", "/nonexistent/clip.mp4", o],
         &["/nonexistent/clip.mp4", "test:PATTERN"],

@@ -446,9 +446,10 @@ fn launch_input(
         .input
         .launch_with(&opts.test, &caps, deinterlaces(cuda));
     let pipe = gst::parse::launch(&description).map_err(|e| {
-        let message = e.to_string();
+        // GStreamer's own answer (the error's domain and code), not its text.
+        let unlinked = e.kind::<gst::ParseError>() == Some(gst::ParseError::Link);
         match &opts.input {
-            Input::Fragment(f) if message.contains("could not link") => not_video(
+            Input::Fragment(f) if unlinked => not_video(
                 &opts.input,
                 &fragment_caps(f).into_iter().collect::<Vec<_>>(),
             ),
