@@ -16,6 +16,7 @@ use seamstream::cuda::stage::GpuChain;
 use seamstream::cuda::{DevFormat, Gpu};
 use seamstream::gst::run::Backend;
 use seamstream::ops::Chain;
+use seamstream::ops::params::Media;
 use seamstream::{Device, Frame, args, io};
 
 const OP_HELP: &str = "An operation, NAME[:key=value,...]; repeat to chain them, applied in order.
@@ -462,11 +463,11 @@ fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
         .unwrap_or(default_frames);
     let mut chain = match &mut file {
         Some(f) => std::mem::take(&mut f.chain),
-        None if !a.ops.is_empty() => seamstream::registry::parse_chain(a.ops)?,
+        None if !a.ops.is_empty() => seamstream::registry::parse_chain_for(a.ops, Media::Video)?,
         None if is_sample => {
             let default = "retarget:width=75%";
             eprintln!("note: no --op given; using {default} (16:9 -> 4:3)");
-            seamstream::registry::parse_chain(&[default])?
+            seamstream::registry::parse_chain_for(&[default], Media::Video)?
         }
         None => Chain::default(),
     };
@@ -491,7 +492,6 @@ fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
         preset: a.encoder.preset.map(str::to_string).or(keys.preset),
     };
     let audio = !a.no_audio && keys.audio.unwrap_or(true);
-    chain.streaming();
     let mut reframe = plan_reframe(&mut chain, &input, a.reframe_path, live)?;
     if a.warmup.is_some() && a.segment.is_none() {
         bail!("--warmup applies to a part of a split job: use it with --segment K/N or --gpus");

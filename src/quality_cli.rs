@@ -1,5 +1,6 @@
 //! `seamstream quality`: the retargeting figures of a clip and its result.
 
+use seamstream::ops::params::Media;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -107,8 +108,7 @@ pub fn run_quality(a: &QualityArgs) -> anyhow::Result<ExitCode> {
     let mut path = None;
     let mut read_path = a.reframe_path.as_ref();
     if !a.ops.is_empty() {
-        let mut c = seamstream::registry::parse_chain(&a.ops)?;
-        c.streaming();
+        let mut c = seamstream::registry::parse_chain_for(&a.ops, Media::Video)?;
         if seamstream::gst::reframe::reframe_of(&mut c).is_some() {
             let input = seamstream::gst::Input::parse(&a.original)?;
             let planned = super::plan_reframe(&mut c, &input, a.reframe_path.as_deref(), false)?;
@@ -146,7 +146,7 @@ pub fn run_quality(a: &QualityArgs) -> anyhow::Result<ExitCode> {
         (None, false) => {
             let chain = match chain {
                 Some(c) => c,
-                None => seamstream::registry::parse_chain(&a.ops)?,
+                None => seamstream::registry::parse_chain_for(&a.ops, Media::Video)?,
             };
             let backend = super::choose_backend(super::parse_device(&a.device)?)?;
             let gpu = match &backend {

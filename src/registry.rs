@@ -13,6 +13,7 @@ use std::any::Any;
 use crate::cuda::ops as gpu;
 use crate::cuda::{DevFormat, GpuHalves, GpuOp};
 use crate::error::{Error, Result};
+use crate::ops::params::Media;
 use crate::ops::{self, Chain, Op, OpBox, OpSpec, Params};
 
 /// Builds an operation's GPU half from its CPU half.
@@ -101,22 +102,37 @@ pub fn lookup(name: &str) -> Result<&'static Entry> {
 
 /// Builds an operation from its name and (key, raw value) pairs.
 pub fn build_op(name: &str, pairs: &[(String, String)]) -> Result<OpBox> {
+    build_op_for(name, pairs, Media::Image)
+}
+
+/// [`build_op`] for `media` (a video's operations may default otherwise).
+pub fn build_op_for(name: &str, pairs: &[(String, String)], media: Media) -> Result<OpBox> {
     let entry = lookup(name)?;
-    let params = Params::from_pairs(entry.spec, pairs)?;
+    let params = Params::from_pairs(entry.spec, pairs)?.for_media(media);
     (entry.cpu)(&params)
 }
 
-/// Builds an operation from `name:key=value,...`.
+/// Builds an operation from `name:key=value,...`, for a picture.
 pub fn parse_op(text: &str) -> Result<OpBox> {
-    let (name, pairs) = ops::params::split_op(text)?;
-    build_op(&name, &pairs)
+    parse_op_for(text, Media::Image)
 }
 
-/// Builds a chain from `name:key=value,...` texts, in order.
+/// [`parse_op`] for `media`.
+pub fn parse_op_for(text: &str, media: Media) -> Result<OpBox> {
+    let (name, pairs) = ops::params::split_op(text)?;
+    build_op_for(&name, &pairs, media)
+}
+
+/// Builds a chain from `name:key=value,...` texts, in order, for a picture.
 pub fn parse_chain<S: AsRef<str>>(texts: &[S]) -> Result<Chain> {
+    parse_chain_for(texts, Media::Image)
+}
+
+/// [`parse_chain`] for `media`: [`Media::Video`] for a run's chain.
+pub fn parse_chain_for<S: AsRef<str>>(texts: &[S], media: Media) -> Result<Chain> {
     texts
         .iter()
-        .map(|t| parse_op(t.as_ref()))
+        .map(|t| parse_op_for(t.as_ref(), media))
         .collect::<Result<Vec<_>>>()
         .map(Chain::new)
 }
@@ -149,6 +165,11 @@ pub fn parse_chain_line(text: &str) -> Result<Chain> {
     parse_chain(&ops::params::split_chain(text))
 }
 
+/// [`parse_chain_line`] for `media`.
+pub fn parse_chain_line_for(text: &str, media: Media) -> Result<Chain> {
+    parse_chain_for(&ops::params::split_chain(text), media)
+}
+
 impl GpuHalves for Chain {
     fn gpu_halves(&self) -> Result<Vec<Box<dyn GpuOp>>> {
         self.ops().iter().map(|op| gpu_half(op.as_ref())).collect()
@@ -158,6 +179,25 @@ impl GpuHalves for Chain {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What an op is built for decides its defaults when it is built:
+    /// retarget is fast on a video and exact on a picture unless `mode`
+    /// says otherwise (it was set by a later call that six places had to
+    /// remember).
+    #[test]
+    fn a_video_is_carved_fast_and_a_picture_exactly_unless_told() {
+        let fast = |text: &str, media| parse_op_for(text, media).unwrap().remembers();
+        assert!(fast("retarget:width=75%", Media::Video));
+        assert!(!fast("retarget:width=75%", Media::Image));
+        assert!(!fast("retarget:width=75%,mode=exact", Media::Video));
+        assert!(fast("retarget:width=75%,mode=fast", Media::Image));
+        assert!(
+            parse_chain_line_for("gaussian:sigma=2,retarget:width=50%", Media::Video)
+                .unwrap()
+                .remembers()
+        );
+        assert!(!parse_chain(&["retarget:width=50%"]).unwrap().remembers());
+    }
 
     #[test]
     fn unknown_op_lists_every_valid_name() {

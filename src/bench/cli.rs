@@ -463,7 +463,10 @@ fn retarget_bench(
     for clip in &clips {
         for mode in &modes {
             let op = format!("retarget:width=75%,mode={mode}{knobs}");
-            let chain = seamstream::registry::parse_chain(&[op])?;
+            let chain = seamstream::registry::parse_chain_for(
+                &[op],
+                seamstream::ops::params::Media::Video,
+            )?;
             let name = clip.file_name().map_or_else(
                 || clip.display().to_string(),
                 |n| n.to_string_lossy().into_owned(),

@@ -8,6 +8,7 @@
 //! the plan replayed, each frame timed from its launch to its end (the GPU
 //! synchronised): its whole latency, not a pipelined rate.
 
+use seamstream::ops::params::Media;
 use std::time::Instant;
 
 use super::{frame_times, percentile};
@@ -67,8 +68,7 @@ pub fn clip_frames(clip: &str, n: usize, (w, h): (usize, usize)) -> Result<Vec<F
 /// render of its plan on `gpu` or the CPU.
 pub fn time_reframe(gpu: Option<&Gpu>, op: &str, frames: &[Frame]) -> Result<ReframeTime> {
     let (w, h) = (frames[0].width(), frames[0].height());
-    let mut chain = seamstream::registry::parse_chain(&[op])?;
-    chain.streaming();
+    let mut chain = seamstream::registry::parse_chain_for(&[op], Media::Video)?;
     let Some((_, r)) = reframe_of(&mut chain) else {
         return Err(seamstream::Error::Unsupported(format!(
             "`bench reframe --op {op}`: expected a reframe op"

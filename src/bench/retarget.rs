@@ -1,5 +1,6 @@
 //! `seamstream bench retarget`: how fast seam carving runs.
 
+use seamstream::ops::params::Media;
 use std::time::Instant;
 
 use super::{SETS, frame_times, percentile, random_frame};
@@ -109,8 +110,7 @@ pub fn time_fast(
         }))
     };
     let inputs: Vec<Frame> = (0..=frames).map(frame_at).collect();
-    let mut chain = seamstream::registry::parse_chain(&[op])?;
-    chain.streaming();
+    let mut chain = seamstream::registry::parse_chain_for(&[op], Media::Video)?;
     let times = frame_times(gpu, &mut chain, &inputs)?;
     let first = times[0];
     let mut rest = times[1..].to_vec();

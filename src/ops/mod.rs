@@ -47,10 +47,6 @@ pub trait Op: std::any::Any + Send + std::fmt::Debug {
         Ok((width, height))
     }
 
-    /// Called once before a video stream: an operation whose best default
-    /// differs for video takes it (retarget: fast mode unless told).
-    fn streaming(&mut self) {}
-
     /// Whether a frame's output depends on the frames before it (fast
     /// retargeting's seam memory), so that a part of a job split in time
     /// must warm up on the frames before its first.
@@ -112,13 +108,6 @@ impl Chain {
 
     pub fn names(&self) -> Vec<&'static str> {
         self.ops.iter().map(|o| o.name()).collect()
-    }
-
-    /// Tells every operation that frames come from a video stream.
-    pub fn streaming(&mut self) {
-        for op in &mut self.ops {
-            op.streaming();
-        }
     }
 
     /// Whether any operation keeps memory from frame to frame ([`Op::remembers`]).

@@ -227,6 +227,18 @@ pub struct Params {
     values: BTreeMap<&'static str, Value>,
     /// The keys the user wrote; the rest of `values` are defaults.
     given: Vec<&'static str>,
+    media: Media,
+}
+
+/// What an operation is built for: one picture, or the frames of a video
+/// stream, where an operation may default otherwise (retarget: fast mode,
+/// which follows the last frame's seams, unless `mode` says exact). Given
+/// when the operation is built, so that no later call can be forgotten.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Media {
+    #[default]
+    Image,
+    Video,
 }
 
 impl Params {
@@ -263,7 +275,19 @@ impl Params {
             op: spec.name,
             values,
             given,
+            media: Media::Image,
         })
+    }
+
+    /// The same parameters, for `media`.
+    pub fn for_media(mut self, media: Media) -> Self {
+        self.media = media;
+        self
+    }
+
+    /// What the operation is built for.
+    pub fn media(&self) -> Media {
+        self.media
     }
 
     /// Whether the user gave `key` (rather than leaving it to its default).

@@ -552,7 +552,8 @@ fn build_op(
         Some((name, rest)) if !rest.is_empty() => format!("{name}:{}", rest.join(",")),
         _ => entry.spec.name.to_string(),
     };
-    let op = registry::parse_op(&chain_text).map_err(|e| {
+    // A pipeline file's chain runs on a video.
+    let op = registry::parse_op_for(&chain_text, crate::ops::params::Media::Video).map_err(|e| {
         let key = match &e {
             Error::UnknownKey { key, .. }
             | Error::BadValue { key, .. }

@@ -23,6 +23,7 @@ use crate::frame::PixelFormat;
 use crate::gst::cuda;
 use crate::gst::run::engine::{DeviceIn, DeviceOut, Pixels, Timed, Work};
 use crate::gst::run::{self, Backend};
+use crate::ops::params::Media;
 use crate::registry;
 
 pub(crate) static CAT: LazyLock<gst::DebugCategory> = LazyLock::new(|| {
@@ -89,8 +90,8 @@ impl State {
     /// A fresh engine for the same chain (after a flush or a discontinuity:
     /// the next frame starts afresh, as after a scene cut).
     fn fresh_work(&self) -> Result<Work, String> {
-        let mut chain = registry::parse_chain_line(&self.text).map_err(|e| e.to_string())?;
-        chain.streaming();
+        let chain =
+            registry::parse_chain_line_for(&self.text, Media::Video).map_err(|e| e.to_string())?;
         Ok(Work::new(
             chain,
             self.backend.clone(),
@@ -287,10 +288,9 @@ impl Engine {
     /// GPU it will run on, when it will run on one; best effort (set_caps
     /// reports what fails).
     pub fn warm_up(&self, settings: &Settings) {
-        let Ok(mut chain) = registry::parse_chain_line(&settings.chain) else {
+        let Ok(chain) = registry::parse_chain_line_for(&settings.chain, Media::Video) else {
             return;
         };
-        chain.streaming();
         let shared = self.cuda.gpu().ok();
         if let Ok(Some(gpu)) = open_device(&settings.device, shared.as_ref()) {
             crate::cuda::stage::warm_up(&gpu, &chain);
@@ -332,9 +332,8 @@ impl Engine {
         let format = dev_format(in_info.format())
             .ok_or_else(|| gst::loggable_error!(CAT, "unsupported format"))?;
         let input = (in_info.width() as usize, in_info.height() as usize, format);
-        let mut chain =
-            registry::parse_chain_line(&settings.chain).map_err(|e| fail(format!("ops: {e}")))?;
-        chain.streaming();
+        let chain = registry::parse_chain_line_for(&settings.chain, Media::Video)
+            .map_err(|e| fail(format!("ops: {e}")))?;
         let output = registry::output_shape(&chain, input.0, input.1, input.2)
             .map_err(|e| fail(e.to_string()))?;
         let (in_cuda, out_cuda) = (cuda::caps_in_cuda(incaps), cuda::caps_in_cuda(outcaps));

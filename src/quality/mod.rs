@@ -706,8 +706,8 @@ impl Meter {
     }
 }
 
-/// Measures `chain` (as a stream: retarget in fast mode unless told) on
-/// the frames of `original`, on `gpu` if given (RGBA frames, the stage's
+/// Measures `chain` (built for a video, [`crate::ops::params::Media::Video`],
+/// for retargeting's video default) on the frames of `original`, on `gpu` if given (RGBA frames, the stage's
 /// chain) or on the CPU, with no encoder between: at most `limit` frames,
 /// the similarity on every `every`-th. `progress` hears of each frame.
 pub fn measure_chain(
@@ -734,7 +734,6 @@ pub fn measure_chain_with(
     use crate::cuda::DevFormat;
     use crate::cuda::stage::GpuChain;
     use crate::frame::Frame;
-    chain.streaming();
     let mut reader = crate::gst::decode::FrameReader::open(original)?;
     let mut gpu_chain: Option<GpuChain> = None;
     let mut spent = std::time::Duration::ZERO;

@@ -20,7 +20,7 @@ fn op(tw: usize, th: usize, energy: Energy) -> Retarget {
         width: Some(SizeSpec::Pixels(tw)),
         height: Some(SizeSpec::Pixels(th)),
         energy,
-        mode: Some(Mode::Fast),
+        mode: Mode::Fast,
         fast: FastParams {
             energy,
             ..Default::default()

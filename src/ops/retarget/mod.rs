@@ -213,8 +213,9 @@ pub struct Retarget {
     pub width: Option<SizeSpec>,
     pub height: Option<SizeSpec>,
     pub energy: Energy,
-    /// `None`: not given; [`Op::streaming`] makes it fast, otherwise exact.
-    pub mode: Option<Mode>,
+    /// As `mode` says, else fast for a video and exact for a picture
+    /// ([`crate::ops::params::Media`], given when the op is built).
+    pub mode: Mode,
     pub fast: FastParams,
     pub protect: Option<Plane<u8>>,
     pub remove: Option<Plane<u8>>,
@@ -254,9 +255,10 @@ pub fn fast_params(p: &Params) -> Result<FastParams> {
 
 pub fn build(p: &Params) -> Result<OpBox> {
     let mode = match p.get("mode") {
-        None => None,
-        Some(_) if p.word("mode")? == "fast" => Some(Mode::Fast),
-        Some(_) => Some(Mode::Exact),
+        None if p.media() == crate::ops::params::Media::Video => Mode::Fast,
+        None => Mode::Exact,
+        Some(_) if p.word("mode")? == "fast" => Mode::Fast,
+        Some(_) => Mode::Exact,
     };
     let energy = Energy::parse(p.word("energy")?).ok_or_else(|| {
         Error::bad_value(
@@ -338,7 +340,7 @@ impl Op for Retarget {
             protect: self.protect.as_ref(),
             remove: self.remove.as_ref(),
         };
-        if self.mode == Some(Mode::Fast) {
+        if self.mode == Mode::Fast {
             let (params, state) = (&self.fast, &mut self.state);
             return Ok(match frame {
                 Frame::Rgba(p) => {
@@ -355,12 +357,8 @@ impl Op for Retarget {
         })
     }
 
-    fn streaming(&mut self) {
-        self.mode.get_or_insert(Mode::Fast);
-    }
-
     fn remembers(&self) -> bool {
-        self.mode == Some(Mode::Fast)
+        self.mode == Mode::Fast
     }
 }
 

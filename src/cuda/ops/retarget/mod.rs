@@ -343,7 +343,7 @@ impl GpuRetarget {
             width: op.width,
             height: op.height,
             energy: op.energy,
-            fast: (op.mode == Some(Mode::Fast)).then_some(op.fast),
+            fast: (op.mode == Mode::Fast).then_some(op.fast),
             protect: op.protect.clone(),
             remove: op.remove.clone(),
         }
