@@ -93,13 +93,22 @@ pub enum Error {
     /// `libcuda.so` (the driver) or `libnvrtc.so` (the kernel compiler).
     #[error("{library} could not be loaded; {remedy}")]
     MissingLibrary {
-        library: &'static str,
+        library: CudaLibrary,
         remedy: &'static str,
     },
 
-    /// The driver works, but there is no such GPU.
-    #[error("{0}")]
-    NoGpu(String),
+    /// The driver works but sees no GPU.
+    #[error("the CUDA driver sees no GPU")]
+    NoGpu,
+
+    /// The driver works, but GPU `asked` is not one of its `have`.
+    #[error(
+        "`cuda:{asked}`: there {} {have} GPU{} (cuda:0{}); `seamstream devices` lists them",
+        if *have == 1 { "is" } else { "are" },
+        if *have == 1 { "" } else { "s" },
+        if *have == 1 { String::new() } else { format!(" to cuda:{}", have - 1) }
+    )]
+    NoSuchGpu { asked: usize, have: usize },
 
     #[error("{0}")]
     Pipeline(String),
@@ -137,6 +146,24 @@ pub enum GstCause {
     Other,
 }
 
+/// A CUDA library loaded at run time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CudaLibrary {
+    /// `libcuda.so`, the driver.
+    Driver,
+    /// `libnvrtc.so`, which compiles the kernels.
+    Nvrtc,
+}
+
+impl std::fmt::Display for CudaLibrary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            CudaLibrary::Driver => "the CUDA driver (libcuda.so)",
+            CudaLibrary::Nvrtc => "NVRTC (libnvrtc.so), which compiles the kernels,",
+        })
+    }
+}
+
 /// What kind of failure an [`Error`] is, for callers that act on it (fall
 /// back to the CPU, skip a test, choose an exit code) without reading its
 /// message.
@@ -166,11 +193,15 @@ impl Error {
     /// The kind of failure.
     pub fn kind(&self) -> ErrorKind {
         match self {
-            Error::MissingLibrary { library, .. } if library.contains("nvrtc") => {
-                ErrorKind::NoCompiler
-            }
-            Error::MissingLibrary { .. } => ErrorKind::NoDriver,
-            Error::NoGpu(_) => ErrorKind::NoGpu,
+            Error::MissingLibrary {
+                library: CudaLibrary::Nvrtc,
+                ..
+            } => ErrorKind::NoCompiler,
+            Error::MissingLibrary {
+                library: CudaLibrary::Driver,
+                ..
+            } => ErrorKind::NoDriver,
+            Error::NoGpu | Error::NoSuchGpu { .. } => ErrorKind::NoGpu,
             Error::UnknownOp { .. }
             | Error::UnknownKey { .. }
             | Error::BadValue { .. }
@@ -253,11 +284,11 @@ mod tests {
     #[test]
     fn kinds_tell_a_missing_driver_from_a_missing_compiler_and_bad_input() {
         let driver = Error::MissingLibrary {
-            library: "the CUDA driver (libcuda.so)",
+            library: CudaLibrary::Driver,
             remedy: "install the NVIDIA driver",
         };
         let nvrtc = Error::MissingLibrary {
-            library: "NVRTC (libnvrtc.so)",
+            library: CudaLibrary::Nvrtc,
             remedy: "install NVRTC",
         };
         assert_eq!(driver.kind(), ErrorKind::NoDriver);
@@ -270,7 +301,19 @@ mod tests {
         // Where the CPU would do it, the caller may say so; not otherwise.
         assert!(driver.cpu_runs_it() && nvrtc.cpu_runs_it());
         assert!(Error::GpuLimit("a side over 8192".into()).cpu_runs_it());
-        assert!(Error::NoGpu("none".into()).cpu_runs_it());
+        assert!(Error::NoGpu.cpu_runs_it());
+        assert_eq!(
+            Error::NoSuchGpu { asked: 7, have: 2 }.to_string(),
+            "`cuda:7`: there are 2 GPUs (cuda:0 to cuda:1); `seamstream devices` lists them"
+        );
+        assert_eq!(
+            Error::NoSuchGpu { asked: 1, have: 1 }.to_string(),
+            "`cuda:1`: there is 1 GPU (cuda:0); `seamstream devices` lists them"
+        );
+        assert_eq!(
+            Error::NoSuchGpu { asked: 1, have: 1 }.kind(),
+            ErrorKind::NoGpu
+        );
         assert!(!Error::BadFrame("x".into()).cpu_runs_it());
         assert!(!Error::Pipeline("x".into()).cpu_runs_it());
         assert_eq!(

@@ -249,10 +249,6 @@ fn with_advice(e: &anyhow::Error) -> String {
 fn why_not_gpu(e: &seamstream::Error) -> String {
     match e.kind() {
         ErrorKind::NoDriver => "no NVIDIA driver: libcuda.so could not be loaded".into(),
-        ErrorKind::NoGpu => match e {
-            seamstream::Error::NoGpu(why) if why.starts_with('`') => why.clone(),
-            _ => "the CUDA driver sees no GPU".into(),
-        },
         _ => e.to_string(),
     }
 }

@@ -37,7 +37,7 @@ fn driver_present() -> Result<()> {
         Ok(())
     } else {
         Err(Error::MissingLibrary {
-            library: "the CUDA driver (libcuda.so)",
+            library: crate::error::CudaLibrary::Driver,
             remedy: "install the NVIDIA driver",
         })
     }
@@ -111,19 +111,13 @@ impl Gpu {
     pub fn open(ordinal: usize) -> Result<Gpu> {
         let n = device_count()?;
         if n == 0 {
-            return Err(Error::NoGpu("the CUDA driver sees no GPU".into()));
+            return Err(Error::NoGpu);
         }
         if ordinal >= n {
-            return Err(Error::NoGpu(format!(
-                "`cuda:{ordinal}`: there {} {n} GPU{} (cuda:0{}); `seamstream devices` lists them",
-                if n == 1 { "is" } else { "are" },
-                if n == 1 { "" } else { "s" },
-                if n == 1 {
-                    String::new()
-                } else {
-                    format!(" to cuda:{}", n - 1)
-                }
-            )));
+            return Err(Error::NoSuchGpu {
+                asked: ordinal,
+                have: n,
+            });
         }
         let ctx = CudaContext::new(ordinal)
             .map_err(|e| cuda_err(&format!("opening GPU {ordinal}"), e))?;

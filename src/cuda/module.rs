@@ -85,7 +85,7 @@ fn nvrtc_present() -> Result<()> {
         Ok(())
     } else {
         Err(Error::MissingLibrary {
-            library: "NVRTC (libnvrtc.so), which compiles the kernels,",
+            library: crate::error::CudaLibrary::Nvrtc,
             remedy: "install the CUDA toolkit's NVRTC (e.g. the cuda-nvrtc package)",
         })
     }
