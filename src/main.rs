@@ -12,8 +12,8 @@ use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
 use seamstream::error::ErrorKind;
 
+use seamstream::cuda::DevFormat;
 use seamstream::cuda::stage::GpuChain;
-use seamstream::cuda::{DevFormat, Gpu};
 use seamstream::gst::run::Backend;
 use seamstream::ops::Chain;
 use seamstream::ops::params::Media;
@@ -257,24 +257,19 @@ fn why_not_gpu(e: &seamstream::Error) -> String {
 /// says in one line why it runs on the CPU (every operation has both
 /// halves); `cuda`/`cuda:N` is an error when that GPU cannot be used.
 fn choose_backend(device: Device) -> anyhow::Result<Backend> {
-    match device {
-        Device::Cpu => Ok(Backend::Cpu),
-        Device::Auto => match Gpu::open(0) {
-            Err(e) => {
+    use seamstream::cuda::{Placed, place};
+    match place(device, None) {
+        Ok(Placed::Gpu(gpu)) => Ok(Backend::Cuda(gpu)),
+        Ok(Placed::Cpu { why }) => {
+            if let Some(e) = why {
                 eprintln!("note: running on the CPU ({})", why_not_gpu(&e));
-                Ok(Backend::Cpu)
             }
-            Ok(gpu) => Ok(Backend::Cuda(gpu)),
-        },
-        Device::Cuda(n) => {
-            let gpu = Gpu::open(n).map_err(|e| {
-                anyhow::anyhow!(
-                    "`--device cuda:{n}`: {}; use --device cpu or auto",
-                    why_not_gpu(&e)
-                )
-            })?;
-            Ok(Backend::Cuda(gpu))
+            Ok(Backend::Cpu)
         }
+        Err(e) => bail!(
+            "`--device {device}`: {}; use --device cpu or auto",
+            why_not_gpu(&e)
+        ),
     }
 }
 

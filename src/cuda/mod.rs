@@ -105,6 +105,39 @@ pub fn devices() -> Result<Vec<DeviceInfo>> {
         .collect()
 }
 
+/// Where a chain runs, once [`crate::Device`] is resolved.
+#[derive(Debug)]
+pub enum Placed {
+    Gpu(Gpu),
+    /// On the CPU: asked for, or (`auto`) because of `why`.
+    Cpu {
+        why: Option<Error>,
+    },
+}
+
+/// The one policy behind `--device`, pipeline files and the elements:
+/// `cpu` runs on the CPU; `auto` takes `shared` (a context the caller
+/// already has, GStreamer's) or GPU 0, and else the CPU, saying why;
+/// `cuda:N` takes `shared` where it is GPU N, else opens GPU N, and is an
+/// error when it cannot.
+pub fn place(device: crate::Device, shared: Option<&Gpu>) -> Result<Placed> {
+    use crate::Device;
+    match device {
+        Device::Cpu => Ok(Placed::Cpu { why: None }),
+        Device::Auto => Ok(match shared {
+            Some(g) => Placed::Gpu(g.clone()),
+            None => match Gpu::open(0) {
+                Ok(g) => Placed::Gpu(g),
+                Err(e) => Placed::Cpu { why: Some(e) },
+            },
+        }),
+        Device::Cuda(n) => match shared.filter(|g| g.ctx().ordinal() == n) {
+            Some(g) => Ok(Placed::Gpu(g.clone())),
+            None => Gpu::open(n).map(Placed::Gpu),
+        },
+    }
+}
+
 impl Gpu {
     /// Opens GPU `ordinal`. Errors say whether the driver is missing or the
     /// GPU does not exist, and how many there are.
@@ -480,6 +513,29 @@ pub fn blocks(n: usize, block: u32) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The one device policy: `cpu` asks for nothing; `auto` says why it
+    /// takes the CPU where no GPU opens; `cuda:N` is an error there.
+    #[test]
+    fn a_device_is_placed_by_one_policy() {
+        use crate::Device;
+        assert!(matches!(
+            place(Device::Cpu, None),
+            Ok(Placed::Cpu { why: None })
+        ));
+        match Gpu::open(0) {
+            Ok(_) => assert!(matches!(place(Device::Auto, None), Ok(Placed::Gpu(_)))),
+            Err(_) => {
+                assert!(matches!(
+                    place(Device::Auto, None),
+                    Ok(Placed::Cpu { why: Some(_) })
+                ));
+                assert!(place(Device::Cuda(0), None).unwrap_err().cpu_runs_it());
+            }
+        }
+        let have = device_count().unwrap_or(0);
+        assert!(place(Device::Cuda(have + 1), None).is_err());
+    }
     use crate::error::ErrorKind;
 
     /// Where the GPU cannot be opened, the error is typed (no panic from

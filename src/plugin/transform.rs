@@ -594,17 +594,13 @@ fn stamp(
 /// The GPU for `device` (`shared`, GStreamer's context, where it is on the
 /// GPU asked for), `None` for the CPU; an error names the value.
 fn open_device(device: &str, shared: Option<&Gpu>) -> Result<Option<Gpu>, String> {
-    let ordinal = match ordinal(device)? {
-        None => return Ok(None),
-        Some(None) => return Ok(shared.cloned().or_else(|| Gpu::open(0).ok())),
-        Some(Some(n)) => n,
-    };
-    if let Some(g) = shared.filter(|g| g.ctx().ordinal() == ordinal) {
-        return Ok(Some(g.clone()));
+    let parsed = crate::Device::parse(device)
+        .ok_or_else(|| format!("device={device}: expected {DEVICE_HELP}"))?;
+    match crate::cuda::place(parsed, shared) {
+        Ok(crate::cuda::Placed::Gpu(g)) => Ok(Some(g)),
+        Ok(crate::cuda::Placed::Cpu { .. }) => Ok(None),
+        Err(e) => Err(element_advice(&format!("device={device}: {e}"), &e)),
     }
-    Gpu::open(ordinal)
-        .map(Some)
-        .map_err(|e| element_advice(&format!("device={device}: {e}"), &e))
 }
 
 /// An error as the elements say it: where the CPU would avoid it, with
