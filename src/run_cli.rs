@@ -1,0 +1,647 @@
+//! The `run` and `join` commands of the binary: their arguments gathered
+//! from the command line and a pipeline file, a split job's segment and a
+//! reframe planned, the run, and its summary as text or JSON.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use seamstream::args;
+use seamstream::gst::run::Backend;
+use seamstream::ops::Chain;
+use seamstream::ops::params::Media;
+
+use super::{PROCESS_START, choose_backend, fanout, parse_device, spinner};
+
+pub(crate) struct RunArgs<'a> {
+    pub(crate) input: Option<&'a str>,
+    pub(crate) output: Option<&'a str>,
+    pub(crate) ops: &'a [String],
+    pub(crate) pipeline: Option<&'a Path>,
+    pub(crate) size: Option<&'a str>,
+    pub(crate) fps: Option<&'a str>,
+    pub(crate) frames: Option<u64>,
+    pub(crate) live: bool,
+    pub(crate) device: Option<&'a str>,
+    pub(crate) json: bool,
+    pub(crate) encoder: EncoderArgs<'a>,
+    pub(crate) no_audio: bool,
+    pub(crate) segment: Option<&'a str>,
+    pub(crate) warmup: Option<u64>,
+    pub(crate) reframe_path: Option<&'a Path>,
+}
+
+/// The encoder flags as given.
+pub(crate) struct EncoderArgs<'a> {
+    pub(crate) codec: Option<&'a str>,
+    pub(crate) crf: Option<u32>,
+    pub(crate) bitrate: Option<u32>,
+    pub(crate) preset: Option<&'a str>,
+}
+
+/// The input a pipeline file names (the sample clip if none), or its
+/// fallback when that is a camera that does not exist here; the fallback
+/// runs live, as the camera would have.
+pub(crate) fn file_input(
+    file: &seamstream::pipeline::PipelineFile,
+    live: &mut bool,
+) -> anyhow::Result<seamstream::gst::Input> {
+    use seamstream::gst::Input;
+    let Some(input) = file.input()? else {
+        return Ok(Input::Sample);
+    };
+    if input.check_available().is_ok() {
+        return Ok(input);
+    }
+    let Some(fallback) = file.fallback_input()? else {
+        return Ok(input);
+    };
+    eprintln!(
+        "note: {input} does not exist here; using the live test source {fallback} instead (the fallback in {})",
+        file.path.display()
+    );
+    *live = true;
+    Ok(fallback)
+}
+
+/// The encoder and audio keys of a pipeline file.
+#[derive(Default)]
+pub(crate) struct FileEncoderKeys {
+    codec: Option<String>,
+    crf: Option<u32>,
+    bitrate: Option<u32>,
+    preset: Option<String>,
+    audio: Option<bool>,
+}
+
+pub(crate) fn file_encoder_keys(
+    file: Option<&seamstream::pipeline::PipelineFile>,
+) -> FileEncoderKeys {
+    file.map_or_else(FileEncoderKeys::default, |f| FileEncoderKeys {
+        codec: f.codec.clone(),
+        crf: f.crf,
+        bitrate: f.bitrate,
+        preset: f.preset.clone(),
+        audio: f.audio,
+    })
+}
+
+pub(crate) fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
+    use seamstream::gst::encode::{Codec, EncoderChoice};
+    use seamstream::gst::outfile::Kept;
+    use seamstream::gst::{Input, Output, TestSettings, run, sample};
+    use seamstream::pipeline::PipelineFile;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    // What the command line gives wins over the pipeline file.
+    let mut file = a.pipeline.map(PipelineFile::load).transpose()?;
+    if let Some(f) = &file
+        && !a.ops.is_empty()
+    {
+        bail!(
+            "both --op and --pipeline {} give operations; put the chain in one place: the file's [[op]] tables, or --op without --pipeline",
+            f.path.display()
+        );
+    }
+    // The command line's, else the file's (parsed with it), else auto.
+    let device = match a.device {
+        Some(text) => parse_device(text)?,
+        None => file.as_ref().and_then(|f| f.device).unwrap_or_default(),
+    };
+    let mut live = a.live || file.as_ref().is_some_and(|f| f.live == Some(true));
+    let input = match (a.input, &file) {
+        (Some(text), _) => Input::parse(text)?,
+        (None, Some(f)) => file_input(f, &mut live)?,
+        (None, None) => Input::Sample,
+    };
+    input.check_available()?;
+    let is_sample = input == Input::Sample;
+    let (default_size, default_frames) = if is_sample {
+        (sample::DEFAULT_SIZE, sample::DEFAULT_FRAMES)
+    } else {
+        ((1280, 720), 300)
+    };
+    let (width, height) = match a.size {
+        Some(text) => args::parse_size(text)?,
+        None => file.as_ref().and_then(|f| f.size).unwrap_or(default_size),
+    };
+    let fps = match a.fps {
+        Some(text) => args::parse_fps(text)?,
+        None => file.as_ref().and_then(|f| f.fps).unwrap_or((30, 1)),
+    };
+    let frames = a
+        .frames
+        .or(file.as_ref().and_then(|f| f.frames))
+        .unwrap_or(default_frames);
+    let mut chain = match &mut file {
+        Some(f) => std::mem::take(&mut f.chain),
+        None if !a.ops.is_empty() => seamstream::registry::parse_chain_for(a.ops, Media::Video)?,
+        None if is_sample => {
+            let default = "retarget:width=75%";
+            eprintln!("note: no --op given; using {default} (16:9 -> 4:3)");
+            seamstream::registry::parse_chain_for(&[default], Media::Video)?
+        }
+        None => Chain::default(),
+    };
+    let output = match (a.output, &file) {
+        (Some(text), _) => Output::parse(text)?,
+        (None, Some(f)) => f.output()?.map_or_else(|| Output::parse("out.mp4"), Ok)?,
+        (None, None) => Output::parse("out.mp4")?,
+    };
+    output.check_display()?;
+    let keys = file_encoder_keys(file.as_ref());
+    let encoder = EncoderChoice {
+        codec: a
+            .encoder
+            .codec
+            .map(str::to_string)
+            .or(keys.codec)
+            .as_deref()
+            .map(Codec::parse)
+            .transpose()?,
+        crf: a.encoder.crf.or(keys.crf),
+        bitrate: a.encoder.bitrate.or(keys.bitrate),
+        preset: a.encoder.preset.map(str::to_string).or(keys.preset),
+    };
+    let audio = !a.no_audio && keys.audio.unwrap_or(true);
+    let mut reframe = plan_reframe(&mut chain, &input, a.reframe_path, live)?;
+    if a.warmup.is_some() && a.segment.is_none() {
+        bail!("--warmup applies to a part of a split job: use it with --segment K/N or --gpus");
+    }
+    let mut span = a
+        .segment
+        .map(|text| plan_segment(text, &input, &output, a.warmup, &chain))
+        .transpose()?;
+    if let Some(span) = &mut span {
+        // The job as `join` compares its parts: the chain and the encoder.
+        span.tag.job = format!(
+            "ops [{}]; pipeline {}; {:?}",
+            a.ops.join(" "),
+            a.pipeline
+                .map_or("none".into(), |p| p.display().to_string()),
+            encoder
+        );
+    }
+    let backend = choose_backend(device)?;
+    // The kernels are compiled (or read from the cache) before the source
+    // starts, so that a live source loses no frames to it; the time is its
+    // own line of the summary.
+    let kernels = match &backend {
+        Backend::Cuda(gpu) => {
+            use std::sync::atomic::Ordering::Relaxed;
+            let bar = spinner(
+                "preparing the CUDA kernels (compiled on a first start, then cached)".into(),
+            );
+            let compiled = seamstream::cuda::module::COMPILES.load(Relaxed);
+            let start = std::time::Instant::now();
+            seamstream::cuda::stage::warm_up(gpu, &chain);
+            bar.finish_and_clear();
+            Some(Kernels {
+                seconds: start.elapsed().as_secs_f64(),
+                compiled: seamstream::cuda::module::COMPILES.load(Relaxed) - compiled,
+            })
+        }
+        Backend::Cpu => None,
+    };
+    let test = TestSettings {
+        width,
+        height,
+        fps,
+        frames: (frames > 0).then_some(frames),
+        live,
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let stop = stop.clone();
+        // Ctrl-C or SIGTERM asks for EOS; the output is then finalised. A
+        // second one only says so; a third ends the process at once, as in
+        // ffmpeg (an .mp4 keeps every fragment written even then).
+        let presses = std::sync::atomic::AtomicU32::new(0);
+        ctrlc::set_handler(move || {
+            stop.store(true, Ordering::Relaxed);
+            match presses.fetch_add(1, Ordering::Relaxed) {
+                0 => {}
+                1 => eprintln!(
+                    "\nfinishing the output so that it plays; press Ctrl-C again to quit at once"
+                ),
+                _ => std::process::exit(130),
+            }
+        })
+        .context("cannot install the Ctrl-C handler")?;
+    }
+    let opts = run::RunOptions {
+        input,
+        output,
+        test,
+        queue: tuning("SEAMSTREAM_QUEUE", 2),
+        backend,
+        slots: tuning("SEAMSTREAM_SLOTS", 3),
+        encoder,
+        audio,
+        span,
+    };
+    let s = run::run(&opts, chain, stop)?;
+    if opts.span.is_some()
+        && let Some(t0) = PROCESS_START.get()
+    {
+        // A worker's fixed cost (process, CUDA, kernels, plan, the source's
+        // start and end) beside its frames' time: what keeps N workers
+        // from N times one.
+        let all = t0.elapsed().as_secs_f64();
+        eprintln!(
+            "segment timing: {:.2} s in all, {:.2} s from the source's start to its end, {:.2} s before and after",
+            all,
+            s.seconds,
+            (all - s.seconds).max(0.0)
+        );
+    }
+    if let Some(r) = &mut reframe {
+        r.finish((s.width_in, s.height_in), (s.width_out, s.height_out))?;
+    }
+    if a.json {
+        println!("{}", summary_json(&s, kernels.as_ref(), reframe.as_ref()));
+    } else {
+        if let Some(k) = &kernels {
+            eprintln!(
+                "CUDA kernels ready in {:.2} s, before the source started ({} compiled by NVRTC, the rest from the cache)",
+                k.seconds, k.compiled
+            );
+        }
+        eprintln!(
+            "{} frames in, {} out, {} dropped, {:.1} fps; {}x{} -> {}x{}; ms a frame: copy in {:.2}, chain {:.2}, copy out {:.2}; memory in {}, out {}",
+            s.frames_in,
+            s.frames_out,
+            s.dropped,
+            s.fps(),
+            s.width_in,
+            s.height_in,
+            s.width_out,
+            s.height_out,
+            s.ms_copy_in,
+            s.ms_chain,
+            s.ms_copy_out,
+            s.memory_in,
+            s.memory_out,
+        );
+        for (i, st) in s.streams.iter().enumerate() {
+            eprintln!("  stream {i}: {} {}: {}", st.kind, st.what, st.action);
+        }
+        if let Some(r) = &reframe {
+            for line in reframe_lines(r) {
+                eprintln!("{line}");
+            }
+        }
+        match (&s.kept, s.interrupted) {
+            (Some(Kept::Target(p)), true) => {
+                eprintln!("interrupted: {} holds every frame so far", p.display())
+            }
+            (Some(Kept::Partial(p)), true) => eprintln!(
+                "interrupted: the frames so far are in {}; the existing output was left as it was",
+                p.display()
+            ),
+            (Some(Kept::Target(p)), false) => eprintln!("wrote {}", p.display()),
+            (_, true) => eprintln!("interrupted"),
+            _ => {}
+        }
+    }
+    // 130: the shell's code for a job ended by SIGINT.
+    Ok(if s.interrupted {
+        ExitCode::from(130)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+pub(crate) fn run_join(
+    output: &Path,
+    parts: &[PathBuf],
+    audio_from: Option<&Path>,
+) -> anyhow::Result<ExitCode> {
+    use seamstream::gst::outfile::Kept;
+    let bar = spinner(format!(
+        "joining {} parts into {}",
+        parts.len(),
+        output.display()
+    ));
+    let result = seamstream::gst::join::join(output, parts, audio_from, true);
+    bar.finish_and_clear();
+    let s = result?;
+    if let Some(order) = &s.reordered {
+        let order: Vec<String> = order.iter().map(u32::to_string).collect();
+        eprintln!(
+            "the parts were given out of order; joined by their numbers: {}",
+            order.join(", ")
+        );
+    }
+    let counts: Vec<String> = s.part_frames.iter().map(u64::to_string).collect();
+    eprintln!(
+        "{} frames from {} parts ({}), {:.2} s of video, in {:.2} s",
+        s.frames(),
+        parts.len(),
+        counts.join(" + "),
+        s.duration.nseconds() as f64 / 1e9,
+        s.seconds
+    );
+    for st in &s.streams {
+        eprintln!("  {} {}: {}", st.kind, st.what, st.action);
+    }
+    if let Some(Kept::Target(p)) = &s.kept {
+        eprintln!("wrote {}", p.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `run --gpus`/`--workers`: the job over worker processes, each given
+/// `run`'s other options as they came.
+pub(crate) fn run_split(
+    a: &RunArgs,
+    gpus: Option<&str>,
+    workers: Option<u32>,
+    keep_parts: bool,
+) -> anyhow::Result<ExitCode> {
+    let (Some(input), Some(output)) = (a.input, a.output) else {
+        bail!("--gpus and --workers split a file: give the input file and the output file");
+    };
+    let e = &a.encoder;
+    if output == "null"
+        && (e.codec.is_some() || e.crf.is_some() || e.bitrate.is_some() || e.preset.is_some())
+    {
+        bail!(
+            "--codec, --crf, --bitrate and --preset apply to file outputs (.mp4, .mkv, .webm), not to null"
+        );
+    }
+    if let (Some(_), Some(d)) = (gpus, a.device)
+        && d != "cuda"
+        && d != "auto"
+    {
+        bail!(
+            "--gpus puts each worker on a GPU of its own; leave out `--device {d}` (or split over CPU workers with --workers M --device cpu)"
+        );
+    }
+    let mut forward: Vec<std::ffi::OsString> = Vec::new();
+    let mut pass = |flag: &str, value: Option<String>| {
+        if let Some(v) = value {
+            forward.push(flag.into());
+            forward.push(v.into());
+        }
+    };
+    for op in a.ops {
+        pass("--op", Some(op.clone()));
+    }
+    pass("--pipeline", a.pipeline.map(|p| p.display().to_string()));
+    if gpus.is_none() {
+        pass("--device", a.device.map(str::to_string));
+    }
+    pass("--codec", a.encoder.codec.map(str::to_string));
+    pass("--crf", a.encoder.crf.map(|v| v.to_string()));
+    pass("--bitrate", a.encoder.bitrate.map(|v| v.to_string()));
+    pass("--preset", a.encoder.preset.map(str::to_string));
+    pass("--warmup", a.warmup.map(|v| v.to_string()));
+    fanout::run(fanout::Job {
+        input: input.into(),
+        output: output.into(),
+        gpus: gpus.map(fanout::Gpus::parse).transpose()?,
+        workers,
+        forward,
+        audio: !a.no_audio,
+        keep_parts,
+    })
+}
+
+/// Plans `--segment K/N` of a file input into a file output, and says in
+/// one line which frames the part takes.
+pub(crate) fn plan_segment(
+    text: &str,
+    input: &seamstream::gst::Input,
+    output: &seamstream::gst::Output,
+    warmup: Option<u64>,
+    chain: &Chain,
+) -> anyhow::Result<seamstream::gst::parts::Span> {
+    use seamstream::gst::Output;
+    use seamstream::gst::parts::Span;
+    let segment = seamstream::split::Segment::parse(text)?;
+    let Some(path) = input.local_path() else {
+        bail!("`--segment {text}`: the input must be a video file, not {input}");
+    };
+    if let seamstream::gst::Input::Uri { streamed: true, .. } = input {
+        bail!(
+            "`--segment {text}`: `{input}` is a pipe or a device, read once as it streams; a job split in time reads its input more than once: save it to a file first"
+        );
+    }
+    // null: the part is processed and dropped (a split job's speed without
+    // its encoders).
+    if !matches!(output, Output::File { .. } | Output::Null) {
+        bail!(
+            "`--segment {text}`: a part goes to a file (e.g. part-{}.mp4) for `seamstream join`, or to null, not to {}",
+            segment.index,
+            match output {
+                Output::Display => "the display",
+                _ => "a sink fragment",
+            }
+        );
+    }
+    let span = Span::plan(&path, segment, warmup, chain.remembers())?;
+    let warm = match span.warmup {
+        0 => String::new(),
+        n => format!(", after {n} warm-up frames"),
+    };
+    let start = match (span.range.start, span.at_cut, span.at_keyframe) {
+        (0, _, _) => "",
+        (_, true, _) => ", from a scene cut",
+        (_, false, true) => ", from a keyframe",
+        _ => "",
+    };
+    let cuts = match &span.cut_search {
+        Some(c) => format!(
+            "cuts looked for in {:.2} s: {} frames decoded by {}, the first after {:.2} s",
+            c.time.as_secs_f64(),
+            c.decoded,
+            if c.decoder.is_empty() {
+                "?"
+            } else {
+                &c.decoder
+            },
+            c.first_frame.as_secs_f64()
+        ),
+        None => "no cut search: the chain has no memory".into(),
+    };
+    eprintln!(
+        "segment {text}: frames {}..{} of {}{start}{warm} (frames counted in {:.2} s, {cuts})",
+        span.range.start,
+        span.range.end,
+        span.total,
+        span.counting.as_secs_f64(),
+    );
+    Ok(span)
+}
+
+/// The CUDA kernels' preparation before a run: its time, and how many
+/// kernel files NVRTC compiled (the others came from the cache).
+pub(crate) struct Kernels {
+    seconds: f64,
+    compiled: usize,
+}
+
+/// The run's summary as one JSON object.
+/// Plans the chain's reframe (if any) before the run, with a bar while a
+/// file is analysed.
+pub(crate) fn plan_reframe(
+    chain: &mut seamstream::Chain,
+    input: &seamstream::gst::Input,
+    path_file: Option<&Path>,
+    live: bool,
+) -> anyhow::Result<Option<seamstream::gst::reframe::Planned>> {
+    let bar = indicatif::ProgressBar::hidden();
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} planning the reframe: frame {pos} analysed [{elapsed}]",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+    );
+    let mut shown = false;
+    let planned = seamstream::gst::reframe::prepare(chain, input, path_file, live, |n| {
+        if !shown {
+            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            bar.enable_steady_tick(Duration::from_millis(120));
+            shown = true;
+        }
+        bar.set_position(n as u64);
+    })?;
+    bar.finish_and_clear();
+    Ok(planned)
+}
+
+/// The summary's lines on a reframe: where its plan came from, and each
+/// shot's fit and camera.
+pub(crate) fn reframe_lines(r: &seamstream::gst::reframe::Planned) -> Vec<String> {
+    use seamstream::gst::reframe::{Source, describe_shots};
+    let how = match &r.source {
+        Source::Planned { seconds } => format!(
+            "reframe: {} frames analysed and planned ahead in {seconds:.1} s",
+            r.frames
+        ),
+        Source::Replayed(p) => format!("reframe: replayed {}", p.display()),
+        Source::Live => "reframe: planned live, frame by frame".into(),
+    };
+    let mut lines = vec![format!("{how}; {} shots:", r.shots.len())];
+    lines.extend(
+        describe_shots(&r.shots, r.fps)
+            .into_iter()
+            .map(|l| format!("  {l}")),
+    );
+    if let (Some(p), false) = (&r.written, matches!(r.source, Source::Replayed(_))) {
+        lines.push(format!(
+            "  path written to {} (pass it again to replay it)",
+            p.display()
+        ));
+    }
+    lines
+}
+
+pub(crate) fn summary_json(
+    s: &seamstream::gst::run::Summary,
+    kernels: Option<&Kernels>,
+    reframe: Option<&seamstream::gst::reframe::Planned>,
+) -> String {
+    use seamstream::gst::outfile::Kept;
+    use serde_json::json;
+    // Rounded as the text summary shows them (a NaN would be null).
+    let round = |x: f64, places: i32| {
+        let scale = 10f64.powi(places);
+        (x * scale).round() / scale
+    };
+    let streams: Vec<serde_json::Value> = s
+        .streams
+        .iter()
+        .map(|st| json!({"type": st.kind, "stream": st.what, "action": st.action}))
+        .collect();
+    let (output, partial) = match &s.kept {
+        Some(Kept::Target(p)) => (Some(p.to_string_lossy()), false),
+        Some(Kept::Partial(p)) => (Some(p.to_string_lossy()), true),
+        _ => (None, false),
+    };
+    let reframe = reframe.map(|r| {
+        use seamstream::gst::reframe::Source;
+        let shots: Vec<serde_json::Value> = r
+            .shots
+            .iter()
+            .map(|s| {
+                json!({"first": s.first, "last": s.last,
+                    "mode": s.fit.name(), "camera": s.camera.name()})
+            })
+            .collect();
+        let (source, file) = match &r.source {
+            Source::Planned { .. } => ("planned", r.written.as_ref()),
+            Source::Replayed(p) => ("replayed", Some(p)),
+            Source::Live => ("live", r.written.as_ref()),
+        };
+        json!({"plan": source, "path": file.map(|p| p.to_string_lossy()), "shots": shots})
+    });
+    json!({
+        "frames_in": s.frames_in,
+        "frames_out": s.frames_out,
+        "dropped": s.dropped,
+        "seconds": round(s.seconds, 3),
+        "fps": round(s.fps(), 2),
+        "ms_copy_in": round(s.ms_copy_in, 3),
+        "ms_chain": round(s.ms_chain, 3),
+        "ms_copy_out": round(s.ms_copy_out, 3),
+        "memory_in": s.memory_in,
+        "memory_out": s.memory_out,
+        "size_in": [s.width_in, s.height_in],
+        "size_out": [s.width_out, s.height_out],
+        "interrupted": s.interrupted,
+        "live": s.live,
+        "output": output,
+        "partial": partial,
+        "kernel_seconds": kernels.map(|k| round(k.seconds, 3)),
+        "kernels_compiled": kernels.map(|k| k.compiled),
+        "streams": streams,
+        "reframe": reframe,
+    })
+    .to_string()
+}
+
+/// A tuning knob for experiments (`SEAMSTREAM_QUEUE`, `SEAMSTREAM_SLOTS`):
+/// its value from the environment, else `default`.
+pub(crate) fn tuning(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(default)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--json` is JSON whatever the summary holds: text with quotes,
+    /// backslashes and control characters escaped, a NaN as null (the
+    /// hand-written writer printed `NaN`, which no parser takes).
+    #[test]
+    fn the_json_summary_parses_whatever_it_holds() {
+        let mut s = seamstream::gst::run::Summary {
+            seconds: f64::NAN,
+            ms_chain: f64::INFINITY,
+            ..Default::default()
+        };
+        s.streams.push(seamstream::gst::audio::StreamReport {
+            kind: "video".into(),
+            what: "a \"quoted\" \\ name\twith\ncontrols".into(),
+            action: "sobel -> null".into(),
+        });
+        let text = summary_json(&s, None, None);
+        let v: serde_json::Value =
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+        assert!(v["seconds"].is_null(), "{text}");
+        assert!(v["ms_chain"].is_null(), "{text}");
+        assert_eq!(
+            v["streams"][0]["stream"],
+            "a \"quoted\" \\ name\twith\ncontrols"
+        );
+        assert_eq!(v["frames_out"], 0);
+    }
+}
