@@ -547,11 +547,6 @@ pub(crate) fn summary_json(
 ) -> String {
     use seamstream::gst::outfile::Kept;
     use serde_json::json;
-    // Rounded as the text summary shows them (a NaN would be null).
-    let round = |x: f64, places: i32| {
-        let scale = 10f64.powi(places);
-        (x * scale).round() / scale
-    };
     let streams: Vec<serde_json::Value> = s
         .streams
         .iter()
@@ -583,11 +578,11 @@ pub(crate) fn summary_json(
         "frames_in": s.frames_in,
         "frames_out": s.frames_out,
         "dropped": s.dropped,
-        "seconds": round(s.seconds, 3),
-        "fps": round(s.fps(), 2),
-        "ms_copy_in": round(s.ms_copy_in, 3),
-        "ms_chain": round(s.ms_chain, 3),
-        "ms_copy_out": round(s.ms_copy_out, 3),
+        "seconds": super::rounded(s.seconds, 3),
+        "fps": super::rounded(s.fps(), 2),
+        "ms_copy_in": super::rounded(s.ms_copy_in, 3),
+        "ms_chain": super::rounded(s.ms_chain, 3),
+        "ms_copy_out": super::rounded(s.ms_copy_out, 3),
         "memory_in": s.memory_in,
         "memory_out": s.memory_out,
         "size_in": [s.width_in, s.height_in],
@@ -596,7 +591,7 @@ pub(crate) fn summary_json(
         "live": s.live,
         "output": output,
         "partial": partial,
-        "kernel_seconds": kernels.map(|k| round(k.seconds, 3)),
+        "kernel_seconds": kernels.map(|k| super::rounded(k.seconds, 3)),
         "kernels_compiled": kernels.map(|k| k.compiled),
         "streams": streams,
         "reframe": reframe,

@@ -343,6 +343,18 @@ fn a_live_fragment_is_live_however_it_is_spelt() {
 #[test]
 fn an_rtp_stream_over_udp_is_live() {
     gst::init().unwrap();
+    let (port, input) = rtp_receiver();
+    let child = spawn(&["run", &input, "null", "--json", "--op", SLOW]);
+    // The receiver listens before the sender starts.
+    std::thread::sleep(Duration::from_millis(1500));
+    send_live_rtp(90, port);
+    // UDP carries no end of stream: stopped as a user would, with Ctrl-C.
+    stopped_live_and_kept_pace(child, "udp receiver");
+}
+
+/// A free UDP port on this machine, and a source fragment receiving H.264
+/// over RTP on it.
+fn rtp_receiver() -> (u16, String) {
     let port = std::net::UdpSocket::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -352,26 +364,33 @@ fn an_rtp_stream_over_udp_is_live() {
         "udpsrc address=127.0.0.1 port={port} caps=\"application/x-rtp,media=video,clock-rate=90000,encoding-name=H264,payload=96\" \
          ! rtph264depay ! h264parse ! avdec_h264"
     );
-    let child = spawn(&["run", &input, "null", "--json", "--op", SLOW]);
-    // The receiver listens before the sender starts.
-    std::thread::sleep(Duration::from_millis(1500));
+    (port, input)
+}
+
+/// Sends `frames` frames of a live 30 fps test source as H.264 over RTP to
+/// `port` on this machine.
+fn send_live_rtp(frames: u32, port: u16) {
     let send = format!(
-        "videotestsrc is-live=true num-buffers=90 ! video/x-raw,width=640,height=480,framerate=30/1 \
+        "videotestsrc is-live=true num-buffers={frames} ! video/x-raw,width=640,height=480,framerate=30/1 \
          ! x264enc tune=zerolatency key-int-max=15 ! rtph264pay config-interval=1 pt=96 \
          ! udpsink host=127.0.0.1 port={port}"
     );
     play_to_eos(&gst::parse::launch(&send).unwrap(), "sending");
-    // UDP carries no end of stream: stopped as a user would, with Ctrl-C.
+}
+
+/// Stops a live `run ... --json` with Ctrl-C, and checks that it was live
+/// and kept pace: more than 30 frames in, some dropped.
+fn stopped_live_and_kept_pace(child: std::process::Child, what: &str) {
     // SAFETY: kill(2) on our own child's pid.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let o = finish(child, "udp receiver", Duration::from_secs(60));
+    let o = finish(child, what, Duration::from_secs(60));
     let out = String::from_utf8_lossy(&o.stdout);
     assert_eq!(json_field(&out, "live"), "true", "{out}{}", stderr(&o));
     let (fin, dropped): (u64, u64) = (
         json_field(&out, "frames_in").parse().unwrap(),
         json_field(&out, "dropped").parse().unwrap(),
     );
-    assert!(fin > 30, "{out}");
+    assert!(fin > 30, "{out}{}", stderr(&o));
     assert!(dropped > 0, "nothing dropped: {out}");
 }
 
@@ -530,14 +549,7 @@ fn serve_rtsp_once(listener: std::net::TcpListener, frames: u32) {
             }
             "PLAY" => {
                 if let Some(rtp) = client_port {
-                    sender = Some(std::thread::spawn(move || {
-                        let send = format!(
-                            "videotestsrc is-live=true num-buffers={frames} ! video/x-raw,width=640,height=480,framerate=30/1 \
-                             ! x264enc tune=zerolatency key-int-max=15 ! rtph264pay config-interval=1 pt=96 \
-                             ! udpsink host=127.0.0.1 port={rtp}"
-                        );
-                        play_to_eos(&gst::parse::launch(&send).unwrap(), "sending over RTSP");
-                    }));
+                    sender = Some(std::thread::spawn(move || send_live_rtp(frames, rtp)));
                 }
                 ("Session: 12345678\r\n".to_string(), String::new())
             }
@@ -574,17 +586,7 @@ fn an_rtsp_stream_is_live() {
     let child = spawn(&["run", &uri, "null", "--json", "--op", SLOW]);
     // 90 frames at 30 fps, and the session's start.
     std::thread::sleep(Duration::from_secs(6));
-    // SAFETY: kill(2) on our own child's pid.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let o = finish(child, "rtsp receiver", Duration::from_secs(60));
-    let out = String::from_utf8_lossy(&o.stdout);
-    assert_eq!(json_field(&out, "live"), "true", "{out}{}", stderr(&o));
-    let (fin, dropped): (u64, u64) = (
-        json_field(&out, "frames_in").parse().unwrap(),
-        json_field(&out, "dropped").parse().unwrap(),
-    );
-    assert!(fin > 30, "{out}{}", stderr(&o));
-    assert!(dropped > 0, "nothing dropped: {out}");
+    stopped_live_and_kept_pace(child, "rtsp receiver");
     drop(server);
 }
 
@@ -593,15 +595,7 @@ fn an_rtsp_stream_is_live() {
 /// "is it a complete, playable video?").
 #[test]
 fn a_live_source_that_waits_for_its_sender_is_waited_for() {
-    let port = std::net::UdpSocket::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let input = format!(
-        "udpsrc address=127.0.0.1 port={port} caps=\"application/x-rtp,media=video,clock-rate=90000,encoding-name=H264,payload=96\" \
-         ! rtph264depay ! h264parse ! avdec_h264"
-    );
+    let (_, input) = rtp_receiver();
     let mut child = spawn(&["run", &input, "null"]);
     std::thread::sleep(Duration::from_secs(24));
     assert!(

@@ -293,11 +293,6 @@ fn table(r: &Report) -> String {
 
 fn json(r: &Report) -> String {
     use serde_json::json;
-    // Rounded as before (a NaN, from a case that did not run, is null).
-    let round = |x: f64, places: i32| {
-        let scale = 10f64.powi(places);
-        (x * scale).round() / scale
-    };
     let ops: Vec<serde_json::Value> = r
         .ops
         .iter()
@@ -306,9 +301,9 @@ fn json(r: &Report) -> String {
                 "op": t.label,
                 "width": t.width,
                 "height": t.height,
-                "median_us": round(t.median_us, 3),
-                "p10_us": round(t.p10_us, 3),
-                "p90_us": round(t.p90_us, 3),
+                "median_us": crate::rounded(t.median_us, 3),
+                "p10_us": crate::rounded(t.p10_us, 3),
+                "p90_us": crate::rounded(t.p90_us, 3),
                 "target_us": t.target_us,
             })
         })
@@ -321,10 +316,10 @@ fn json(r: &Report) -> String {
                 "width": t.width,
                 "height": t.height,
                 "bytes": t.bytes,
-                "up_us": round(t.up_us, 3),
-                "down_us": round(t.down_us, 3),
-                "up_gbs": round(t.up_gbs(), 2),
-                "down_gbs": round(t.down_gbs(), 2),
+                "up_us": crate::rounded(t.up_us, 3),
+                "down_us": crate::rounded(t.down_us, 3),
+                "up_gbs": crate::rounded(t.up_gbs(), 2),
+                "down_gbs": crate::rounded(t.down_gbs(), 2),
             })
         })
         .collect();
@@ -338,13 +333,13 @@ fn json(r: &Report) -> String {
                 "height": t.height,
                 "slots": t.slots,
                 "frames": t.frames,
-                "pipelined_ms": round(t.pipelined_ms, 4),
-                "serial_ms": round(t.serial_ms, 4),
-                "upload_ms": round(t.upload_ms, 4),
-                "chain_ms": round(t.chain_ms, 4),
-                "download_ms": round(t.download_ms, 4),
-                "host_copy_ms": round(t.host_copy_ms, 4),
-                "overlap_ratio": round(t.overlap_ratio(), 3),
+                "pipelined_ms": crate::rounded(t.pipelined_ms, 4),
+                "serial_ms": crate::rounded(t.serial_ms, 4),
+                "upload_ms": crate::rounded(t.upload_ms, 4),
+                "chain_ms": crate::rounded(t.chain_ms, 4),
+                "download_ms": crate::rounded(t.download_ms, 4),
+                "host_copy_ms": crate::rounded(t.host_copy_ms, 4),
+                "overlap_ratio": crate::rounded(t.overlap_ratio(), 3),
             })
         })
         .collect();

@@ -229,16 +229,16 @@ fn connect(
                     }
                     _ => {}
                 }
-                if let Some(why) = sample
-                    .caps()
-                    .and_then(|c| gst_video::VideoInfo::from_caps(c).ok())
-                    .and_then(|info| refuse_interlaced(deinterlaced, &info))
-                {
-                    let _ = hand_over_waiting(&tx, Msg::Failed(Error::Unsupported(why)), &shared);
-                    return Err(gst::FlowError::Error);
-                }
                 let start = Instant::now();
-                let msg = take_sample(&sample, &take).map(|mut t| {
+                // The frame's caps are read once, by take_sample; an
+                // interlaced frame where nothing deinterlaces is refused.
+                let msg = take_sample(&sample, &take).and_then(|t| {
+                    match refuse_interlaced(deinterlaced, &t.info) {
+                        Some(why) => Err(Error::Unsupported(why)),
+                        None => Ok(t),
+                    }
+                });
+                let msg = msg.map(|mut t| {
                     if stamper.stamp(&mut t) {
                         shared.untimed.fetch_add(1, Ordering::Relaxed);
                     }
