@@ -20,12 +20,11 @@ if [ "${1:-}" = quality ]; then
   exit 0
 fi
 tests=()
-for n in segments elements gpu kernel_cache; do
+# (seamstream_cuda: the GPU crate's own tests, some of which drive the GPU)
+for n in segments elements gpu kernel_cache seamstream_cuda; do
   f=$(ls -t target/release/deps/$n-* 2>/dev/null | grep -v '\.d$' | head -1 || true)
   [ -n "$f" ] && tests+=("$f")
 done
-# The library's own tests (some of them drive the GPU directly), when given.
-[ -x target/release/seamstream_libtests ] && tests+=(target/release/seamstream_libtests)
 rm -rf .gpu/b
 # The default plugins, and the audio parsers (parsebin reads the AAC of a
 # split job's check with them).
@@ -58,5 +57,5 @@ ffmpeg -v error -y -i ../shared/data/video/dog-walk-720p.mp4 -an -vf scale=1920:
 ffmpeg -v error -y -stream_loop 3 -i .gpu/clips/dog-walk-1080p.mp4 -c copy \
   .gpu/clips/dog-walk-1080p-x4.mp4 || true
 # Symbols off: the carry to the GPU host is limited to 64 MiB.
-strip .gpu/b/plugin/libgstseamstream.so .gpu/b/bin/seamstream .gpu/b/bin/elements* .gpu/b/bin/gpu-* .gpu/b/bin/kernel_cache* .gpu/b/bin/segments* .gpu/b/bin/seamstream_libtests 2>/dev/null || true
+strip .gpu/b/plugin/libgstseamstream.so .gpu/b/bin/seamstream .gpu/b/bin/elements* .gpu/b/bin/gpu-* .gpu/b/bin/kernel_cache* .gpu/b/bin/segments* .gpu/b/bin/seamstream_cuda-* 2>/dev/null || true
 du -sh .gpu/b

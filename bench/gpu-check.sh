@@ -28,11 +28,12 @@ step() { # name command...
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,utilization.gpu --format=csv > "$out/nvidia-smi.txt" 2>&1
 seamstream devices > "$out/devices.txt" 2>&1
 if [ "$what" = tests ] || [ "$what" = all ]; then
-  if [ -x .gpu/b/bin/seamstream_libtests ]; then
-    step test-lib-gpu .gpu/b/bin/seamstream_libtests gpu --test-threads=2
+  for t in .gpu/b/bin/seamstream_cuda-*; do
+    [ -x "$t" ] || continue
+    step test-lib-gpu "$t" --test-threads=2
     grep -E "FAILED|panicked" "$out/test-lib-gpu.log" | head -5
     grep -E "test result" "$out/test-lib-gpu.log"
-  fi
+  done
   for t in .gpu/b/bin/gpu-* .gpu/b/bin/elements* .gpu/b/bin/kernel_cache*; do
     [ -x "$t" ] || continue
     n=$(basename "$t" | sed 's/-[0-9a-f]*$//')

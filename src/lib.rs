@@ -6,23 +6,16 @@
 //! host frame types and [`planes`] lays them out as packed bytes; [`io`]
 //! reads and writes still images.
 
-pub mod args;
-pub mod color;
-pub mod cuda;
-pub mod device;
-pub mod error;
-pub mod fault;
-pub mod frame;
 pub mod gst;
-pub mod io;
-pub mod noise;
-pub mod ops;
 pub mod pipeline;
-pub mod planes;
 pub mod plugin;
 pub mod quality;
-pub mod registry;
 pub mod split;
+
+pub use seamstream_core::{
+    args, color, device, error, fault, frame, io, noise, ops, planes, registry,
+};
+pub use seamstream_cuda as cuda;
 
 pub use device::Device;
 pub use error::{Error, Result};

@@ -246,7 +246,7 @@ impl Engine {
                             // which refuses it naming the property
                             // (dropping it gave "not-negotiated").
                             if let Ok((ow, oh, of)) =
-                                registry::output_shape(c, w as usize, h as usize, f)
+                                crate::cuda::output_shape(c, w as usize, h as usize, f)
                             {
                                 s.set("width", ow as i32);
                                 s.set("height", oh as i32);
@@ -334,7 +334,7 @@ impl Engine {
         let input = (in_info.width() as usize, in_info.height() as usize, format);
         let chain = registry::parse_chain_line_for(&settings.chain, Media::Video)
             .map_err(|e| fail(format!("ops: {e}")))?;
-        let output = registry::output_shape(&chain, input.0, input.1, input.2)
+        let output = crate::cuda::output_shape(&chain, input.0, input.1, input.2)
             .map_err(|e| fail(e.to_string()))?;
         let (in_cuda, out_cuda) = (cuda::caps_in_cuda(incaps), cuda::caps_in_cuda(outcaps));
         let shared = self.cuda.gpu().ok();

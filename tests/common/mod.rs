@@ -6,10 +6,11 @@
 pub mod data;
 pub mod video;
 
+use seamstream::cuda::gpu_half;
 use seamstream::cuda::{DevFormat, DevFrame, Gpu};
 use seamstream::frame::Frame;
 use seamstream::noise::Noise;
-use seamstream::registry::{gpu_half, parse_op};
+use seamstream::registry::parse_op;
 
 /// Sizes every kernel is checked at (docs/DESIGN.md §6, issue 4).
 pub const SIZES: &[(usize, usize)] = &[(1, 1), (17, 3), (321, 241), (1917, 1081), (3840, 2160)];

@@ -2,11 +2,12 @@
 
 use crate::common::*;
 use seamstream::color::{Colorimetry, Matrix, Range};
+use seamstream::cuda::gpu_half;
 use seamstream::cuda::ops::yuv::{rgba_to_yuv420, yuv420_len, yuv420_to_rgba};
 use seamstream::cuda::{DevFormat, DevFrame, Gpu};
 use seamstream::frame::{Frame, PixelFormat, Plane, Yuv420};
 use seamstream::ops::yuv::{rgba_to_yuv420 as cpu_to_yuv420, yuv420_to_rgba as cpu_to_rgba};
-use seamstream::registry::{gpu_half, parse_op};
+use seamstream::registry::parse_op;
 
 /// Exact: the kernel does the CPU's f32 operations in the same order,
 /// without fused multiply-adds, and rounds the same way.

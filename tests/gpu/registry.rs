@@ -7,11 +7,13 @@
 //! Skipped without a GPU; `SEAMSTREAM_REQUIRE_GPU=1` makes that a failure.
 
 use crate::common::{assert_close, gpu};
+use seamstream::cuda::gpu_half;
+use seamstream::cuda::halves::HALVES;
 use seamstream::cuda::{DevFormat, DevFrame, Gpu, GpuOp};
 use seamstream::error::Result;
 use seamstream::frame::Frame;
 use seamstream::noise::Noise;
-use seamstream::registry::{REGISTRY, gpu_half, parse_op};
+use seamstream::registry::parse_op;
 
 /// Sizes that catch edge handling: a single pixel, odd and prime sides,
 /// shapes narrower than a warp or taller than wide, and a frame of several
@@ -73,14 +75,14 @@ fn check(gpu: &Gpu, text: &str, seed: u64) {
 fn every_gpu_half_equals_its_cpu_half_on_awkward_sizes() {
     let Some(gpu) = gpu() else { return };
     let mut checked = 0;
-    for (n, entry) in REGISTRY.iter().enumerate() {
-        for (c, text) in std::iter::once(&entry.spec.example)
-            .chain(entry.gpu_cases)
+    for (n, half) in HALVES.iter().enumerate() {
+        for (c, text) in std::iter::once(&half.spec.example)
+            .chain(half.cases)
             .enumerate()
         {
             check(&gpu, text, 1000 * n as u64 + 100 * c as u64);
             checked += 1;
         }
     }
-    assert!(checked >= REGISTRY.len(), "only {checked} settings checked");
+    assert!(checked >= HALVES.len(), "only {checked} settings checked");
 }

@@ -229,8 +229,8 @@ fn a_mask_of_another_size_is_refused() {
     let Some(gpu) = gpu() else { return };
     let mask = MaskFile::new("small", 10, 10, |x, _| x < 5);
     let op = format!("retarget:width=10,protect={}", mask.path());
-    let g = seamstream::registry::gpu_half(seamstream::registry::parse_op(&op).unwrap().as_ref())
-        .unwrap();
+    let g =
+        seamstream::cuda::gpu_half(seamstream::registry::parse_op(&op).unwrap().as_ref()).unwrap();
     let Err(e) = g.prepare(&gpu, 20, 10, DevFormat::Rgba) else {
         panic!("a 10x10 mask was taken for 20x10 frames")
     };
@@ -324,7 +324,8 @@ fn masks_on_wide_frames_steer_the_seams_as_on_the_cpu() {
 #[test]
 fn a_prepared_carver_carves_each_new_frame_as_on_the_cpu() {
     use seamstream::cuda::DevFrame;
-    use seamstream::registry::{gpu_half, parse_op};
+    use seamstream::cuda::gpu_half;
+    use seamstream::registry::parse_op;
     let Some(gpu) = gpu() else { return };
     for (w, h, args) in [
         (1920, 64, "width=1900"),

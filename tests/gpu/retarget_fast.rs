@@ -7,13 +7,13 @@
 //! real footage ([`crate::common::data::CLIPS`]). These skip without a GPU.
 
 use crate::common::{bytes, compare_frames, gpu, random_frame};
+use seamstream::cuda::gpu_half;
 use seamstream::cuda::{DevFormat, DevFrame, Gpu};
 use seamstream::frame::{Frame, Plane, Rgba};
 use seamstream::gst::decode::FrameReader;
 use seamstream::ops::params::SizeSpec;
 use seamstream::ops::retarget::fast::{FastParams, FastState};
 use seamstream::ops::retarget::{Energy, Mode, Retarget};
-use seamstream::registry::gpu_half;
 
 fn op(tw: usize, th: usize, energy: Energy) -> Retarget {
     Retarget {

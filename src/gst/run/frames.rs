@@ -104,7 +104,7 @@ pub(crate) fn picture_from_buffer(
 mod tests {
     use super::*;
     use crate::cuda::stage::Layout;
-    use crate::planes::tests::noise;
+    use crate::noise::Noise;
     use crate::planes::{pack_planes, write_packed, write_yuv};
 
     const FORMATS: [(gst_video::VideoFormat, PixelFormat); 3] = [
@@ -139,7 +139,8 @@ mod tests {
                             size += strides[i] as usize * rows;
                         }
                     }
-                    let mut buffer = gst::Buffer::from_mut_slice(noise(size, (w * h) as u64));
+                    let mut buffer =
+                        gst::Buffer::from_mut_slice(Noise::new((w * h) as u64).bytes(size));
                     if padded {
                         let b = buffer.get_mut().unwrap();
                         gst_video::VideoMeta::add_full(

@@ -594,7 +594,7 @@ mod tests {
     use crate::cuda::DevFormat;
     use crate::cuda::stage::Layout;
     use crate::frame::{PixelFormat, Plane, Yuv420};
-    use crate::planes::tests::noise;
+    use crate::noise::Noise;
     use crate::planes::write_yuv;
 
     /// Output buffers from the pool, the first one dirtied and given back
@@ -628,7 +628,7 @@ mod tests {
                 let (picture, packed) = if yuv {
                     let mut y = Yuv420::new(PixelFormat::I420, w, h).unwrap();
                     for (k, p) in [&mut y.y, &mut y.u, &mut y.v].into_iter().enumerate() {
-                        let bytes = noise(p.width() * p.height(), k as u64 + 3);
+                        let bytes = Noise::new(k as u64 + 3).bytes(p.width() * p.height());
                         *p = Plane::from_vec(p.width(), p.height(), bytes).unwrap();
                     }
                     let mut packed = vec![
@@ -640,7 +640,7 @@ mod tests {
                     write_yuv(&y, &mut packed);
                     (Picture::Yuv(y), packed)
                 } else {
-                    let px = noise(4 * w * h, 9);
+                    let px = Noise::new(9).bytes(4 * w * h);
                     let p = Plane::from_vec(
                         w,
                         h,
