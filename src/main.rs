@@ -13,8 +13,6 @@ use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
 use seamstream::error::ErrorKind;
 
-use seamstream::cuda::DevFormat;
-use seamstream::cuda::stage::GpuChain;
 use seamstream::gst::run::Backend;
 use seamstream::{Device, Frame, io};
 
@@ -322,9 +320,18 @@ fn run_image(
     ));
     let result = match &backend {
         Backend::Cpu => chain.apply(frame).map_err(anyhow::Error::from),
-        Backend::Cuda(gpu) => GpuChain::new(gpu, &chain, w, h, DevFormat::of(&frame))
-            .and_then(|mut g| g.apply(gpu, &frame))
-            .map_err(anyhow::Error::from),
+        #[cfg(feature = "cuda")]
+        Backend::Cuda(gpu) => seamstream::cuda::stage::GpuChain::new(
+            gpu,
+            &chain,
+            w,
+            h,
+            seamstream::frame::DevFormat::of(&frame),
+        )
+        .and_then(|mut g| g.apply(gpu, &frame))
+        .map_err(anyhow::Error::from),
+        #[cfg(not(feature = "cuda"))]
+        Backend::Cuda(gpu) => match *gpu {},
     };
     bar.finish_and_clear();
     let out = result?;

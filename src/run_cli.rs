@@ -189,6 +189,9 @@ pub(crate) fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
     // starts, so that a live source loses no frames to it; the time is its
     // own line of the summary.
     let kernels = match &backend {
+        #[cfg(not(feature = "cuda"))]
+        Backend::Cuda(gpu) => match *gpu {},
+        #[cfg(feature = "cuda")]
         Backend::Cuda(gpu) => {
             use std::sync::atomic::Ordering::Relaxed;
             let bar = spinner(

@@ -9,6 +9,7 @@ use clap::Args;
 use crate::bench::{self, CASES, OpTime, StageTime, TransferTime};
 use seamstream::cuda::{self, Gpu};
 
+#[cfg(feature = "cuda")]
 /// `seamstream devices`: every GPU, and whether kernels can be compiled.
 pub fn devices() -> anyhow::Result<ExitCode> {
     let nvrtc = match cuda::module::nvrtc_version() {
@@ -38,6 +39,14 @@ pub fn devices() -> anyhow::Result<ExitCode> {
             println!("{nvrtc}");
         }
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `seamstream devices` in a build without CUDA: says so.
+#[cfg(not(feature = "cuda"))]
+pub fn devices() -> anyhow::Result<ExitCode> {
+    println!("no GPU: {}", seamstream::Error::NoCudaBuild);
+    println!("seamstream runs on the CPU here (--device cpu, or auto).");
     Ok(ExitCode::SUCCESS)
 }
 
@@ -134,34 +143,20 @@ pub fn run_bench(a: &BenchArgs) -> anyhow::Result<ExitCode> {
             "`seamstream bench {w}`: expected all, ops, transfers, stage, retarget or reframe"
         ),
     };
-    let gpu =
-        match a.device.as_str() {
-            "cpu" => None,
-            "auto" => match Gpu::open(0) {
-                Ok(g) => Some(g),
-                Err(e) => {
-                    eprintln!(
-                        "note: no GPU ({}); timing the operations on the CPU",
-                        first_line(&e.to_string())
-                    );
-                    None
-                }
-            },
-            d => {
-                let n = match d {
-                    "cuda" => 0,
-                    _ => d
-                        .strip_prefix("cuda:")
-                        .and_then(|n| n.parse().ok())
-                        .ok_or_else(|| {
-                            anyhow::anyhow!("`--device {d}`: expected auto, cpu, cuda or cuda:N")
-                        })?,
-                };
-                Some(Gpu::open(n).map_err(|e| {
-                    anyhow::anyhow!("`--device {d}`: {}", first_line(&e.to_string()))
-                })?)
+    let device = crate::parse_device(&a.device)?;
+    let gpu = match cuda::place(device, None) {
+        Ok(cuda::Placed::Gpu(g)) => Some(g),
+        Ok(cuda::Placed::Cpu { why }) => {
+            if let Some(e) = why {
+                eprintln!(
+                    "note: no GPU ({}); timing the operations on the CPU",
+                    first_line(&e.to_string())
+                );
             }
-        };
+            None
+        }
+        Err(e) => bail!("`--device {device}`: {}", first_line(&e.to_string())),
+    };
     if a.what == "retarget" {
         return retarget_bench(a, &sizes, gpu.as_ref());
     }
@@ -170,10 +165,7 @@ pub fn run_bench(a: &BenchArgs) -> anyhow::Result<ExitCode> {
     }
     let mut r = Report {
         device: match &gpu {
-            Some(g) => {
-                let name = g.ctx().name().unwrap_or_else(|_| "GPU".into());
-                format!("{name} ({g:?})")
-            }
+            Some(g) => format!("{} ({g:?})", g.name()),
             None => "CPU".into(),
         },
         ..Default::default()
@@ -190,7 +182,10 @@ pub fn run_bench(a: &BenchArgs) -> anyhow::Result<ExitCode> {
         for &(w, h) in &sizes {
             for c in &cases {
                 let t = match &gpu {
+                    #[cfg(feature = "cuda")]
                     Some(g) => bench::time_case_gpu(g, c, w, h, a.runs),
+                    #[cfg(not(feature = "cuda"))]
+                    Some(g) => match *g {},
                     None => bench::time_case_cpu(c, w, h, a.runs.min(20)),
                 };
                 match t {
@@ -200,6 +195,11 @@ pub fn run_bench(a: &BenchArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
+    #[cfg(not(feature = "cuda"))]
+    if let Some(g) = &gpu {
+        match *g {}
+    }
+    #[cfg(feature = "cuda")]
     if let Some(g) = &gpu {
         if do_transfers {
             for &(w, h) in &sizes {
@@ -212,7 +212,8 @@ pub fn run_bench(a: &BenchArgs) -> anyhow::Result<ExitCode> {
                     .push(bench::time_stage(g, &a.ops, w, h, a.frames, a.slots)?);
             }
         }
-    } else if do_transfers || do_stage {
+    }
+    if gpu.is_none() && (do_transfers || do_stage) {
         eprintln!("note: transfers and the GPU stage need a GPU; skipped");
     }
     let text = if a.json { json(&r) } else { table(&r) };
@@ -395,6 +396,7 @@ fn retarget_bench(
             };
             let seam = br::time_exact_seam(gpu, w, h, runs)?;
             row("one exact seam", (w, h), on, seam, target("0.15", ""));
+            #[cfg(feature = "cuda")]
             if let Some(g) = gpu {
                 let dp = br::time_dp(g, w, h, runs.max(20))?;
                 row("  of which the DP (forward energy)", (w, h), "cuda", dp, "");
@@ -519,7 +521,7 @@ fn reframe_bench(
     };
     let n = a.frames.min(REFRAME_FRAMES);
     let on = match gpu {
-        Some(g) => g.ctx().name().unwrap_or_else(|_| "GPU".into()),
+        Some(g) => g.name(),
         None => format!("CPU, {} threads", rayon::current_num_threads()),
     };
     println!(

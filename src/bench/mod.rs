@@ -13,16 +13,26 @@ pub mod cli;
 pub mod reframe;
 pub mod retarget;
 
-use std::cell::Cell;
 use std::time::Instant;
 
+use seamstream::cuda::Gpu;
+#[cfg(feature = "cuda")]
 use seamstream::cuda::stage::{Finished, GpuChain, Stage};
+#[cfg(feature = "cuda")]
 use seamstream::cuda::timing::time_gpu;
-use seamstream::cuda::{DevFormat, DevFrame, Gpu, cuda_err};
-use seamstream::error::{Error, Result};
-use seamstream::frame::{Frame, PixelFormat};
+#[cfg(feature = "cuda")]
+use seamstream::cuda::{DevFrame, cuda_err};
+use seamstream::error::Result;
+use seamstream::frame::{DevFormat, Frame};
 use seamstream::noise::Noise;
-use seamstream::planes::{read_packed, write_packed};
+// What only the GPU's timings use.
+#[cfg(feature = "cuda")]
+use {
+    seamstream::error::Error,
+    seamstream::frame::PixelFormat,
+    seamstream::planes::{read_packed, write_packed},
+    std::cell::Cell,
+};
 
 /// One operation case: a label, the chain text, and the input format.
 #[derive(Clone, Debug)]
@@ -89,7 +99,9 @@ pub static CASES: &[Case] = &[
     case("segment gray", "segment", DevFormat::Gray),
 ];
 
-/// docs/DESIGN.md §5's targets in µs at (1080p, 4K), by case label.
+/// docs/DESIGN.md §5's targets in µs at (1080p, 4K), by case label (the
+/// GPU's).
+#[cfg(feature = "cuda")]
 pub fn target_us(label: &str) -> Option<(f64, f64)> {
     Some(match label {
         "gaussian 17 taps RGBA" => (20.0, 60.0),
@@ -172,13 +184,16 @@ pub fn frame_times(
     chain: &mut seamstream::Chain,
     frames: &[Frame],
 ) -> Result<Vec<f64>> {
-    let Some(first) = frames.first() else {
+    if frames.is_empty() {
         return Ok(Vec::new());
-    };
-    let (w, h) = (first.width(), first.height());
+    }
     let mut times = Vec::with_capacity(frames.len());
     match gpu {
+        #[cfg(not(feature = "cuda"))]
+        Some(gpu) => match *gpu {},
+        #[cfg(feature = "cuda")]
         Some(gpu) => {
+            let (w, h) = (frames[0].width(), frames[0].height());
             let mut g = GpuChain::new(gpu, chain, w, h, DevFormat::Rgba)?;
             let uploads = frames
                 .iter()
@@ -218,6 +233,7 @@ pub fn percentile(sorted: &[f64], p: f64) -> f64 {
 /// in the 50 MB L2 from one run to the next.
 pub const SETS: usize = 4;
 
+#[cfg(feature = "cuda")]
 /// Times one case on the GPU at `w`×`h`.
 pub fn time_case_gpu(gpu: &Gpu, c: &Case, w: usize, h: usize, runs: usize) -> Result<OpTime> {
     let inputs = (0..SETS)
@@ -247,6 +263,7 @@ pub fn time_case_gpu(gpu: &Gpu, c: &Case, w: usize, h: usize, runs: usize) -> Re
     })
 }
 
+#[cfg(feature = "cuda")]
 /// Times the integral tables alone (not the op's view of them).
 fn integral_tables_gpu(
     gpu: &Gpu,
@@ -323,6 +340,7 @@ pub fn time_case_cpu(c: &Case, w: usize, h: usize, runs: usize) -> Result<OpTime
     })
 }
 
+#[cfg(feature = "cuda")]
 /// Upload and download of an RGBA frame from pinned memory, with events.
 pub fn time_transfers(gpu: &Gpu, w: usize, h: usize, runs: usize) -> Result<TransferTime> {
     let bytes = w * h * 4;
@@ -352,6 +370,7 @@ pub fn time_transfers(gpu: &Gpu, w: usize, h: usize, runs: usize) -> Result<Tran
     })
 }
 
+#[cfg(feature = "cuda")]
 /// Pushes `frames` in-memory frames through a ring of `slots`, pipelined and
 /// then serial, and times the parts.
 pub fn time_stage(

@@ -4,10 +4,15 @@ use seamstream::ops::params::Media;
 use std::time::Instant;
 
 use super::{SETS, frame_times, percentile, random_frame};
+#[cfg(feature = "cuda")]
+use seamstream::cuda::DevFrame;
+use seamstream::cuda::Gpu;
+#[cfg(feature = "cuda")]
 use seamstream::cuda::stage::GpuChain;
+#[cfg(feature = "cuda")]
 use seamstream::cuda::timing::{time_gpu, time_seam_dp};
-use seamstream::cuda::{DevFormat, DevFrame, Gpu};
 use seamstream::error::Result;
+use seamstream::frame::DevFormat;
 use seamstream::frame::Frame;
 
 /// The median time (ms) of `op` on RGBA frames of `w`×`h`, on the GPU when
@@ -19,6 +24,9 @@ pub fn time_op(gpu: Option<&Gpu>, op: &str, w: usize, h: usize, runs: usize) -> 
         .collect();
     let mut chain = seamstream::registry::parse_chain(&[op])?;
     let times = match gpu {
+        #[cfg(not(feature = "cuda"))]
+        Some(gpu) => match *gpu {},
+        #[cfg(feature = "cuda")]
         Some(gpu) => {
             let inputs = frames
                 .iter()
@@ -70,6 +78,7 @@ pub fn time_exact_seam(gpu: Option<&Gpu>, w: usize, h: usize, runs: usize) -> Re
     Ok((many - one) / 32.0)
 }
 
+#[cfg(feature = "cuda")]
 /// The DP alone (its two launches, forward energy, no mask) on a random
 /// w×h luma plane, in ms: the part of an exact seam that is one sweep over
 /// the frame.

@@ -12,6 +12,9 @@
 //! `run`, which has its GPU before its pipelines, wraps the GPU's context in
 //! a `GstCudaContext` and sets it on them ([`PipelineContext`]).
 
+// Without CUDA, `Gpu` has no values, so what follows one is unreachable.
+#![cfg_attr(not(feature = "cuda"), allow(unreachable_code, unused_mut))]
+
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -23,7 +26,7 @@ use gstreamer::prelude::*;
 use gstreamer_video as gst_video;
 
 use crate::cuda::Gpu;
-use crate::cuda::stage::DevicePlane;
+use crate::planes::DevicePlane;
 
 /// `GST_MAP_CUDA`: `GST_MAP_FLAG_LAST << 1`, a mapping that gives the
 /// device pointer.
@@ -276,6 +279,14 @@ pub struct PipelineContext {
 impl PipelineContext {
     /// GStreamer's context on `gpu`; an error says why there is none
     /// (GStreamer's CUDA library or the driver missing).
+    #[cfg(not(feature = "cuda"))]
+    pub fn wrap(gpu: &Gpu) -> Result<PipelineContext, String> {
+        match *gpu {}
+    }
+
+    /// GStreamer's context on `gpu`; an error says why there is none
+    /// (GStreamer's CUDA library or the driver missing).
+    #[cfg(feature = "cuda")]
     pub fn wrap(gpu: &Gpu) -> Result<PipelineContext, String> {
         let api = api()?;
         let ctx = gpu.ctx();

@@ -8,6 +8,9 @@
 //! (`video/x-raw(memory:CUDAMemory)`, from NVIDIA's decoder) frames stay on
 //! the device, in the context the element shares with its neighbours.
 
+// Without CUDA, `Gpu` has no values, so what follows one is unreachable.
+#![cfg_attr(not(feature = "cuda"), allow(unreachable_code, unused_mut))]
+
 use std::collections::VecDeque;
 use std::sync::{LazyLock, Mutex, MutexGuard};
 
@@ -18,7 +21,8 @@ use gstreamer_base as gst_base;
 use gstreamer_base::prelude::*;
 use gstreamer_video as gst_video;
 
-use crate::cuda::{DevFormat, Gpu};
+use crate::cuda::Gpu;
+use crate::frame::DevFormat;
 use crate::frame::PixelFormat;
 use crate::gst::cuda;
 use crate::gst::run::engine::{DeviceIn, DeviceOut, Pixels, Timed, Work};
@@ -245,9 +249,7 @@ impl Engine {
                             // came, so that negotiation reaches `set_caps`,
                             // which refuses it naming the property
                             // (dropping it gave "not-negotiated").
-                            if let Ok((ow, oh, of)) =
-                                crate::cuda::output_shape(c, w as usize, h as usize, f)
-                            {
+                            if let Ok((ow, oh, of)) = c.output_shape(w as usize, h as usize, f) {
                                 s.set("width", ow as i32);
                                 s.set("height", oh as i32);
                                 s.set("format", video_format(vf, of).to_str());
@@ -293,7 +295,10 @@ impl Engine {
         };
         let shared = self.cuda.gpu().ok();
         if let Ok(Some(gpu)) = open_device(&settings.device, shared.as_ref()) {
+            #[cfg(feature = "cuda")]
             crate::cuda::stage::warm_up(&gpu, &chain);
+            #[cfg(not(feature = "cuda"))]
+            let _ = chain;
             *lock(&self.warm) = Some(gpu);
         }
     }
@@ -334,7 +339,8 @@ impl Engine {
         let input = (in_info.width() as usize, in_info.height() as usize, format);
         let chain = registry::parse_chain_line_for(&settings.chain, Media::Video)
             .map_err(|e| fail(format!("ops: {e}")))?;
-        let output = crate::cuda::output_shape(&chain, input.0, input.1, input.2)
+        let output = chain
+            .output_shape(input.0, input.1, input.2)
             .map_err(|e| fail(e.to_string()))?;
         let (in_cuda, out_cuda) = (cuda::caps_in_cuda(incaps), cuda::caps_in_cuda(outcaps));
         let shared = self.cuda.gpu().ok();

@@ -731,11 +731,10 @@ pub fn measure_chain_with(
     limit: Option<usize>,
     mut progress: impl FnMut(usize),
 ) -> crate::Result<(Meter, std::time::Duration)> {
-    use crate::cuda::DevFormat;
-    use crate::cuda::stage::GpuChain;
     use crate::frame::Frame;
     let mut reader = crate::gst::decode::FrameReader::open(original)?;
-    let mut gpu_chain: Option<GpuChain> = None;
+    #[cfg(feature = "cuda")]
+    let mut gpu_chain: Option<crate::cuda::stage::GpuChain> = None;
     let mut spent = std::time::Duration::ZERO;
     let mut n = 0;
     while limit.is_none_or(|l| n < l) {
@@ -746,15 +745,18 @@ pub fn measure_chain_with(
         let start = std::time::Instant::now();
         let out = match gpu {
             None => chain.apply(input)?,
+            #[cfg(not(feature = "cuda"))]
+            Some(gpu) => match *gpu {},
+            #[cfg(feature = "cuda")]
             Some(gpu) => {
                 let g = match &mut gpu_chain {
                     Some(g) => g,
-                    None => gpu_chain.insert(GpuChain::new(
+                    None => gpu_chain.insert(crate::cuda::stage::GpuChain::new(
                         gpu,
                         &chain,
                         frame.width(),
                         frame.height(),
-                        DevFormat::Rgba,
+                        crate::frame::DevFormat::Rgba,
                     )?),
                 };
                 g.apply(gpu, &input)?

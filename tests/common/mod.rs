@@ -6,15 +6,16 @@
 pub mod data;
 pub mod video;
 
-use seamstream::cuda::gpu_half;
-use seamstream::cuda::{DevFormat, DevFrame, Gpu};
-use seamstream::frame::Frame;
+#[cfg(feature = "cuda")]
+use seamstream::cuda::{DevFrame, Gpu, gpu_half};
+use seamstream::frame::{DevFormat, Frame};
 use seamstream::noise::Noise;
 use seamstream::registry::parse_op;
 
 /// Sizes every kernel is checked at (docs/DESIGN.md §6, issue 4).
 pub const SIZES: &[(usize, usize)] = &[(1, 1), (17, 3), (321, 241), (1917, 1081), (3840, 2160)];
 
+#[cfg(feature = "cuda")]
 /// The GPU, or `None` after printing why these tests skip. The notice is
 /// written straight to stderr (not through `eprintln!`, which the test
 /// harness captures), once per test binary, so it shows in CI logs.
@@ -40,6 +41,7 @@ pub fn random_frame(w: usize, h: usize, format: DevFormat, seed: u64) -> Frame {
     Noise::new(seed).frame(w, h, format == DevFormat::Gray)
 }
 
+#[cfg(feature = "cuda")]
 /// Runs `op` (chain syntax) on `frame` on the GPU twice, with the output
 /// poisoned with two different bytes first; both runs must agree, so a
 /// pixel the kernel never wrote fails. Returns the output.
@@ -106,6 +108,7 @@ pub fn assert_close(gpu: &Frame, cpu: &Frame, tolerance: u8, what: &str) {
     }
 }
 
+#[cfg(feature = "cuda")]
 /// Runs `cpu` (an op that keeps state from frame to frame) and its GPU half
 /// over `frames` in order, asserting every output equal; each GPU output
 /// buffer is filled with another byte first, so a pixel left unwritten

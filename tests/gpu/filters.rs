@@ -4,7 +4,7 @@
 //! (fused multiply-adds where the CPU's `mul_add` is), or integer arithmetic.
 
 use crate::common::*;
-use seamstream::cuda::DevFormat;
+use seamstream::frame::DevFormat;
 
 const BORDERS: [&str; 3] = ["zero", "replicate", "reflect101"];
 

@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 
 use crate::common::*;
-use seamstream::cuda::DevFormat;
+use seamstream::frame::DevFormat;
 use seamstream::frame::{Frame, Plane};
 use seamstream::ops::segment::{Settings, label_colour, labels};
 

@@ -101,6 +101,13 @@ pub enum Error {
     #[error("the CUDA driver sees no GPU")]
     NoGpu,
 
+    /// This build has no CUDA backend: it was built without the `cuda`
+    /// feature (`--no-default-features`).
+    #[error(
+        "this seamstream was built without CUDA (cargo's `--no-default-features`); build it with the `cuda` feature to run on a GPU"
+    )]
+    NoCudaBuild,
+
     /// The driver works, but GPU `asked` is not one of its `have`.
     #[error(
         "`cuda:{asked}`: there {} {have} GPU{} (cuda:0{}); `seamstream devices` lists them",
@@ -201,7 +208,7 @@ impl Error {
                 library: CudaLibrary::Driver,
                 ..
             } => ErrorKind::NoDriver,
-            Error::NoGpu | Error::NoSuchGpu { .. } => ErrorKind::NoGpu,
+            Error::NoGpu | Error::NoSuchGpu { .. } | Error::NoCudaBuild => ErrorKind::NoGpu,
             Error::UnknownOp { .. }
             | Error::UnknownKey { .. }
             | Error::BadValue { .. }

@@ -364,6 +364,32 @@ pub fn rgba_to_luma(src: &Plane<Rgba>, m: Matrix) -> Plane<u8> {
     out
 }
 
+/// The pixel layout of a frame as the GPU holds it, and as an operation
+/// gives it ([`crate::ops::Op::output_format`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DevFormat {
+    /// 4 bytes a pixel, R G B A.
+    Rgba,
+    /// 1 byte a pixel.
+    Gray,
+}
+
+impl DevFormat {
+    pub fn bytes_per_pixel(self) -> usize {
+        match self {
+            DevFormat::Rgba => 4,
+            DevFormat::Gray => 1,
+        }
+    }
+
+    pub fn of(frame: &Frame) -> DevFormat {
+        match frame {
+            Frame::Rgba(_) => DevFormat::Rgba,
+            Frame::Gray(_) => DevFormat::Gray,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -200,6 +200,14 @@ pub fn read_packed(bytes: &[u8], w: usize, h: usize, format: PixelFormat) -> Res
     })
 }
 
+/// One plane of a frame in device memory (GStreamer's CUDA memory): its
+/// first byte and the bytes from one row to the next.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DevicePlane {
+    pub ptr: u64,
+    pub pitch: usize,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,7 +11,7 @@ use seamstream_core::registry;
 
 use crate::error::{Error, Result};
 use crate::ops as gpu;
-use crate::{DevFormat, GpuHalves, GpuOp};
+use crate::{GpuHalves, GpuOp};
 
 /// Builds an operation's GPU half from its CPU half.
 pub type GpuBuilder = fn(&dyn Op) -> Result<Box<dyn GpuOp>>;
@@ -91,23 +91,6 @@ pub fn gpu_half(op: &dyn Op) -> Result<Box<dyn GpuOp>> {
     (half_of(op.name())?.build)(op)
 }
 
-/// The size and format that come out of `chain` for frames of `width` ×
-/// `height` in `format`, on either device (taken from the GPU halves, which
-/// know their output formats; building one needs no GPU).
-pub fn output_shape(
-    chain: &Chain,
-    width: usize,
-    height: usize,
-    format: DevFormat,
-) -> Result<(usize, usize, DevFormat)> {
-    chain
-        .ops()
-        .iter()
-        .try_fold((width, height, format), |(w, h, f), op| {
-            gpu_half(op.as_ref())?.output(w, h, f)
-        })
-}
-
 impl GpuHalves for Chain {
     fn gpu_halves(&self) -> Result<Vec<Box<dyn GpuOp>>> {
         self.ops().iter().map(|op| gpu_half(op.as_ref())).collect()
@@ -140,6 +123,28 @@ mod tests {
                 assert_eq!(op.name(), half.spec.name, "{text}");
                 let built = gpu_half(op.as_ref()).unwrap_or_else(|e| panic!("{text}: {e}"));
                 assert_eq!(built.name(), half.spec.name, "{text}");
+            }
+        }
+    }
+
+    /// The GPU half gives the size and layout its CPU half defines
+    /// (`Op::output_size`, `Op::output_format`), which the elements offer
+    /// downstream before a frame.
+    #[test]
+    fn every_gpu_half_gives_the_cpu_halfs_output_shape() {
+        use crate::DevFormat;
+        for half in HALVES {
+            for text in std::iter::once(&half.spec.example).chain(half.cases) {
+                let op = parse_op(text).unwrap();
+                let built = gpu_half(op.as_ref()).unwrap();
+                let chain = Chain::new(vec![op]);
+                for (w, h) in [(64, 48), (33, 70)] {
+                    for f in [DevFormat::Rgba, DevFormat::Gray] {
+                        let cpu = chain.output_shape(w, h, f).map_err(|e| e.to_string());
+                        let gpu = built.output(w, h, f).map_err(|e| e.to_string());
+                        assert_eq!(gpu, cpu, "{text} at {w}x{h} {f:?}");
+                    }
+                }
             }
         }
     }

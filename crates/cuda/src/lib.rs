@@ -29,10 +29,26 @@ use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStrea
 // crate's GPU halves, `crate::ops::…`.
 use seamstream_core::{color, error, fault, frame, planes};
 
-pub use halves::{gpu_half, output_shape};
+pub use halves::gpu_half;
+pub use seamstream_core::frame::DevFormat;
 
 use crate::error::{Error, Result};
 use crate::frame::{Frame, Plane};
+
+/// Whether the experiment switch `var` (`SEAMSTREAM_DP_COARSE=0`,
+/// `SEAMSTREAM_GRAPHS=0`) turns a faster path off, to compare against it:
+/// read only in a build with the `experiments` feature, never for users.
+pub(crate) fn switched_off(var: &str) -> bool {
+    #[cfg(feature = "experiments")]
+    {
+        std::env::var(var).is_ok_and(|v| v == "0")
+    }
+    #[cfg(not(feature = "experiments"))]
+    {
+        let _ = var;
+        false
+    }
+}
 
 /// A CUDA result as our error, naming what was being done.
 pub fn cuda_err(doing: &str, e: impl std::fmt::Display) -> Error {
@@ -218,6 +234,11 @@ impl Gpu {
         &self.inner.ctx
     }
 
+    /// The GPU's name, as the driver gives it (`GPU` where it gives none).
+    pub fn name(&self) -> String {
+        self.ctx().name().unwrap_or_else(|_| "GPU".into())
+    }
+
     /// The stream every operation enqueues its kernels on.
     pub fn stream(&self) -> &Arc<CudaStream> {
         &self.inner.stream
@@ -278,31 +299,6 @@ impl Gpu {
             )
         };
         found == sys::CUresult::CUDA_SUCCESS && ctx == self.inner.ctx.cu_ctx()
-    }
-}
-
-/// The pixel layout of a frame on the device.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DevFormat {
-    /// 4 bytes a pixel, R G B A.
-    Rgba,
-    /// 1 byte a pixel.
-    Gray,
-}
-
-impl DevFormat {
-    pub fn bytes_per_pixel(self) -> usize {
-        match self {
-            DevFormat::Rgba => 4,
-            DevFormat::Gray => 1,
-        }
-    }
-
-    pub fn of(frame: &Frame) -> DevFormat {
-        match frame {
-            Frame::Rgba(_) => DevFormat::Rgba,
-            Frame::Gray(_) => DevFormat::Gray,
-        }
     }
 }
 

@@ -20,6 +20,7 @@ use super::{DevFormat, DevFrame, Gpu, GpuHalves, Prepared, cuda_err};
 use crate::color::Colorimetry;
 use crate::error::{Error, Result};
 use crate::frame::{Frame, Picture, PixelFormat};
+pub use crate::planes::DevicePlane;
 use crate::planes::{plane_shapes, read_packed, read_yuv};
 
 /// How frames cross PCIe: as the chain's pixels, or as 4:2:0 YUV converted
@@ -71,14 +72,6 @@ impl Layout {
     pub fn planes(&self, w: usize, h: usize) -> [(usize, usize); 3] {
         plane_shapes(self.format(), w, h)
     }
-}
-
-/// One plane of a frame in device memory (GStreamer's CUDA memory): its
-/// first byte and the bytes from one row to the next.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct DevicePlane {
-    pub ptr: u64,
-    pub pitch: usize,
 }
 
 /// Where a frame comes into the ring from: written by `fill` into the slot's

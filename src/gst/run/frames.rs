@@ -100,7 +100,8 @@ pub(crate) fn picture_from_buffer(
     Ok(Picture::Yuv(yuv))
 }
 
-#[cfg(test)]
+// The packing is checked against the GPU ring's layouts (`Layout`).
+#[cfg(all(test, feature = "cuda"))]
 mod tests {
     use super::*;
     use crate::cuda::stage::Layout;

@@ -27,8 +27,14 @@ pub(crate) use output::{OutBuffers, buffer_from_picture, write_picture};
 pub(crate) mod engine;
 use engine::{Pixels, Timed};
 mod output;
+mod pixels;
 mod progress;
 pub use progress::PROGRESS_LINES;
+#[cfg(feature = "cuda")]
+mod ring;
+#[cfg(not(feature = "cuda"))]
+#[path = "ring_absent.rs"]
+mod ring;
 mod worker;
 
 use std::sync::Arc;

@@ -587,12 +587,13 @@ fn explain_output_error(e: Error, summary: &Summary, output: &Output) -> Error {
     e
 }
 
-#[cfg(test)]
+// The packing is checked against the GPU ring's layouts (`Layout`).
+#[cfg(all(test, feature = "cuda"))]
 mod tests {
     use super::*;
     use crate::color::Colorimetry;
-    use crate::cuda::DevFormat;
     use crate::cuda::stage::Layout;
+    use crate::frame::DevFormat;
     use crate::frame::{PixelFormat, Plane, Yuv420};
     use crate::noise::Noise;
     use crate::planes::write_yuv;

@@ -4,7 +4,7 @@ use super::params::{Kind, OpSpec, ParamSpec, Params};
 use super::{Op, OpBox};
 use crate::color::Matrix;
 use crate::error::Result;
-use crate::frame::{Frame, rgba_to_luma};
+use crate::frame::{DevFormat, Frame, rgba_to_luma};
 
 pub static SPEC: OpSpec = OpSpec {
     name: "gray",
@@ -47,6 +47,13 @@ pub fn build(p: &Params) -> Result<OpBox> {
 impl Op for Gray {
     fn name(&self) -> &'static str {
         "gray"
+    }
+
+    fn output_format(&self, _: DevFormat) -> DevFormat {
+        match self.as_rgba {
+            true => DevFormat::Rgba,
+            false => DevFormat::Gray,
+        }
     }
 
     fn apply(&mut self, frame: &Frame) -> Result<Frame> {

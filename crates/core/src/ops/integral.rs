@@ -18,7 +18,7 @@ use rayon::prelude::*;
 use super::params::{OpSpec, Params};
 use super::{Op, OpBox};
 use crate::error::Result;
-use crate::frame::{Frame, Plane};
+use crate::frame::{DevFormat, Frame, Plane};
 
 pub static SPEC: OpSpec = OpSpec {
     name: "integral",
@@ -384,6 +384,10 @@ pub fn build(_p: &Params) -> Result<OpBox> {
 impl Op for IntegralView {
     fn name(&self) -> &'static str {
         "integral"
+    }
+
+    fn output_format(&self, _: DevFormat) -> DevFormat {
+        DevFormat::Gray
     }
 
     fn apply(&mut self, frame: &Frame) -> Result<Frame> {

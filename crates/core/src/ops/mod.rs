@@ -30,7 +30,7 @@ pub use params::{OpSpec, Params};
 pub use pixel::Pixel;
 
 use crate::error::{Error, Result};
-use crate::frame::Frame;
+use crate::frame::{DevFormat, Frame};
 
 /// One operation of a chain, built from validated parameters.
 pub trait Op: std::any::Any + Send + std::fmt::Debug {
@@ -45,6 +45,12 @@ pub trait Op: std::any::Any + Send + std::fmt::Debug {
     /// operation cannot take that size.
     fn output_size(&self, width: usize, height: usize) -> Result<(usize, usize)> {
         Ok((width, height))
+    }
+
+    /// The pixel layout that comes out for an input in `input`: the same,
+    /// unless the operation makes gray frames (or RGBA from gray).
+    fn output_format(&self, input: DevFormat) -> DevFormat {
+        input
     }
 
     /// Whether a frame's output depends on the frames before it (fast
@@ -129,5 +135,22 @@ impl Chain {
         self.ops
             .iter()
             .try_fold((width, height), |(w, h), op| op.output_size(w, h))
+    }
+
+    /// The size and pixel layout that come out for frames of `width`×`height`
+    /// in `format`, on either device: what an element offers downstream
+    /// before it has seen a frame.
+    pub fn output_shape(
+        &self,
+        width: usize,
+        height: usize,
+        format: DevFormat,
+    ) -> Result<(usize, usize, DevFormat)> {
+        self.ops
+            .iter()
+            .try_fold((width, height, format), |(w, h, f), op| {
+                let (w, h) = op.output_size(w, h)?;
+                Ok((w, h, op.output_format(f)))
+            })
     }
 }

@@ -7,7 +7,8 @@
 //! back; tests.rs checks the schedule against the row-by-row DP. Forward
 //! energy without a mask on Hopper takes the four-row DP instead
 //! (kernels/retarget_coarse.cu: a quarter of the sequential steps, the
-//! same outputs); SEAMSTREAM_DP_COARSE=0 turns it off, to compare.
+//! same outputs); SEAMSTREAM_DP_COARSE=0 turns it off, to compare (read in a build with
+//! the `experiments` feature).
 
 use std::sync::Arc;
 
@@ -202,7 +203,7 @@ pub(super) fn file_for(gpu: &Gpu, energy: Energy) -> String {
 
 impl SeamDp {
     pub(crate) fn load(gpu: &Gpu, energy: Energy) -> Result<SeamDp> {
-        let coarse = std::env::var("SEAMSTREAM_DP_COARSE").map_or(true, |v| v != "0");
+        let coarse = !crate::switched_off("SEAMSTREAM_DP_COARSE");
         SeamDp::load_with(gpu, energy, true, DP_NARROW, coarse)
     }
 

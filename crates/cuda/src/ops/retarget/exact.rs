@@ -136,7 +136,7 @@ impl State {
             dp: DpScratch::new(st, &[(pitch, pitch_t), (pitch_t, pitch)], 2)?,
             seams: [alloc(st, side, "a seam")?, alloc(st, side, "a seam")?],
             // SEAMSTREAM_GRAPHS=0: launched directly, to compare.
-            graphs: if std::env::var("SEAMSTREAM_GRAPHS").is_ok_and(|v| v == "0") {
+            graphs: if crate::switched_off("SEAMSTREAM_GRAPHS") {
                 [Some(None), Some(None)]
             } else {
                 [None, None]
