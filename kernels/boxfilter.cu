@@ -11,10 +11,11 @@
 //    same way. The cost does not depend on r.
 // Gray is `u8`, RGBA `u8x4` (RGB filtered, alpha copied).
 #include "filters.cuh"
+// BOX_TH, BOX_THREADS: from the Rust code that launches these kernels (shared.cuh,
+// made from seamstream-cuda's shared.rs).
+#include "shared.cuh"
 
 #define BOX_SEG 16
-#define BOX_TH 64
-#define BOX_THREADS 256
 
 template <int C> struct BoxTile { static constexpr int TW = C == 1 ? 64 : 32; };
 

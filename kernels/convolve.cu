@@ -6,14 +6,13 @@
 // through the border (zero reads 0, the same as the CPU skipping a row).
 // Gray is `u8`, RGBA `u8x4` (RGB filtered, alpha copied).
 #include "filters.cuh"
+// SEP_*, ROWS_TW, ROWS_TH, F2D_TH, F2D_THREADS: from the Rust code that launches these kernels (shared.cuh,
+// made from seamstream-cuda's shared.rs).
+#include "shared.cuh"
 
 // Outputs a thread computes along the filtered axis (register blocking).
-#define SEP_B 8
-#define SEP_THREADS 128
 // Output tile height of the fused kernels.
-#define SEP_TH 64
 // Longest tap list of the fixed-length fused kernels (`sep_fused_*_n*`).
-#define SEP_NMAX 25
 
 // Output tile width of the fused kernel: 64 gray pixels, 32 RGBA pixels.
 template <int C> struct SepTile { static constexpr int TW = C == 1 ? 64 : 32; };
@@ -156,8 +155,6 @@ SEP_FIXED_OF(SEP_N)
 // Taps too long for the fused tile (a wide Gaussian): the row pass over
 // every frame row into `mid` (C planes of w × h floats), then the column
 // pass from `mid` to the frame.
-#define ROWS_TW 128
-#define ROWS_TH 16
 
 // Row pass of a ROWS_TW × ROWS_TH block of frame rows. Dynamic shared memory
 // (`rows_smem` on the host): nr taps rounded up to 4, then ROWS_TH rows ×
@@ -275,8 +272,6 @@ struct Kernel49 {
     float k[49];
 };
 
-#define F2D_TH 32
-#define F2D_THREADS 128
 
 // One TW × F2D_TH output tile: the source tile with its halo in shared
 // memory, then per thread B consecutive outputs of one row, summed over ky

@@ -4,10 +4,12 @@
 // type, so a frame's first byte is 16-byte aligned.
 #pragma once
 #include "common.cuh"
+// HIST_THREADS: from the Rust code that launches these kernels (shared.cuh,
+// made from seamstream-cuda's shared.rs).
+#include "shared.cuh"
 
 // Threads a block of every kernel here (and of the apply kernels that load
 // a 256-entry table, one entry a thread).
-#define HIST_THREADS 256
 #define HIST_WARPS (HIST_THREADS / 32)
 
 // The CPU's Pixel::luma for RGBA: gray.cu's f32 operations with

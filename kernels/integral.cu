@@ -2,8 +2,8 @@
 // u32 table of sums and, in the `_sq` kernels, the u64 table of squares, both
 // (W+1)×(H+1) with a zero first row and column.
 //
-// The frame is cut into tiles of TILE_H rows × TILE_W columns (bands b of
-// TILE_H rows, tile columns t; nt tile columns). Three passes, so that the
+// The frame is cut into tiles of INTEGRAL_TILE_H rows × INTEGRAL_TILE_W columns (bands b of
+// INTEGRAL_TILE_H rows, tile columns t; nt tile columns). Three passes, so that the
 // tables are written once and the frame read twice:
 //  1. integral_tile_sums: per tile, the column sums over the band and the
 //     tile's total into `cols` (nb rows of W + nt: cols[b][x] for x < W,
@@ -12,20 +12,20 @@
 //  2. integral_band_scan: `cols` scanned down the bands (exclusive), so that
 //     cols[b][x] is the sum of column x above band b and cols[b][W + t] the
 //     sum of tile column t above band b.
-//  3. integral_tiles: each tile writes its TILE_H rows of the table: the
+//  3. integral_tiles: each tile writes its INTEGRAL_TILE_H rows of the table: the
 //     table row above the band (the corner from the scanned totals, then the
 //     scanned column sums along the tile) plus, row by row, the row's prefix
 //     sums, which start from the row's sum left of the tile (from `rows`).
 // Every sum is unsigned and wraps as the CPU's wrapping adds do, so any
 // order of additions gives the CPU's table exactly.
 #include "common.cuh"
+// INTEGRAL_*: from the Rust code that launches these kernels (shared.cuh,
+// made from seamstream-cuda's shared.rs).
+#include "shared.cuh"
 
-#define TILE_W 128
-#define TILE_H 16
 // One thread a tile column; warp w takes rows w, w + 4, w + 8, w + 12, each
 // lane four adjacent columns of them.
-#define THREADS 128
-#define WARPS (THREADS / 32)
+#define WARPS (INTEGRAL_THREADS / 32)
 
 template <typename T> __device__ __forceinline__ T warp_sum(T v) {
 #pragma unroll
@@ -65,17 +65,17 @@ template <bool SQ>
 __device__ __forceinline__ void tile_sums(const u8* __restrict__ src, u32 w, u32 h, u32 nt,
                                           u32* __restrict__ cols, u32* __restrict__ rows,
                                           u64* __restrict__ cols_sq, u64* __restrict__ rows_sq) {
-    __shared__ __align__(16) u32 part[WARPS][TILE_W];
-    __shared__ __align__(16) u32 part_sq[SQ ? WARPS : 1][TILE_W];
+    __shared__ __align__(16) u32 part[WARPS][INTEGRAL_TILE_W];
+    __shared__ __align__(16) u32 part_sq[SQ ? WARPS : 1][INTEGRAL_TILE_W];
     __shared__ u32 tot[WARPS], tot_sq[WARPS];
     const u32 t = blockIdx.x, b = blockIdx.y;
     const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const u32 x0 = t * TILE_W + 4 * lane;
+    const u32 x0 = t * INTEGRAL_TILE_W + 4 * lane;
     const bool aligned = (w & 3) == 0;
     u32 cs[4] = {0, 0, 0, 0}, cq[4] = {0, 0, 0, 0};
 #pragma unroll
-    for (int k = 0; k < TILE_H / WARPS; ++k) {
-        const u32 y = b * TILE_H + warp + WARPS * k;
+    for (int k = 0; k < INTEGRAL_TILE_H / WARPS; ++k) {
+        const u32 y = b * INTEGRAL_TILE_H + warp + WARPS * k;
         u32 v[4];
         load4(src, w, h, y, x0, aligned, v);
         u32 rs = 0, rq = 0;
@@ -98,7 +98,7 @@ __device__ __forceinline__ void tile_sums(const u8* __restrict__ src, u32 w, u32
     *(uint4*)&part[warp][4 * lane] = make_uint4(cs[0], cs[1], cs[2], cs[3]);
     if (SQ) *(uint4*)&part_sq[warp][4 * lane] = make_uint4(cq[0], cq[1], cq[2], cq[3]);
     __syncthreads();
-    const u32 x = threadIdx.x, gx = t * TILE_W + x;
+    const u32 x = threadIdx.x, gx = t * INTEGRAL_TILE_W + x;
     const size_t stride = (size_t)w + nt;
     u32 c = 0, q = 0;
 #pragma unroll
@@ -129,19 +129,18 @@ __device__ __forceinline__ void tile_sums(const u8* __restrict__ src, u32 w, u32
     }
 }
 
-// Pass 2; block (32, SCAN_GROUPS), grid ceil((W + nt) / 32): each column of
+// Pass 2; block (32, INTEGRAL_SCAN_GROUPS), grid ceil((W + nt) / 32): each column of
 // `cols` scanned down its nb bands, each group of threads taking a run of
 // bands: the runs' totals, their exclusive scan in shared memory, then each
 // run rewritten from its start.
-#define SCAN_GROUPS 16
 
 template <bool SQ>
 __device__ __forceinline__ void band_scan(u32 ncols, u32 nb, u32* __restrict__ cols,
                                           u64* __restrict__ cols_sq) {
-    __shared__ u32 tot[SCAN_GROUPS][32];
-    __shared__ u64 tot_sq[SQ ? SCAN_GROUPS : 1][32];
+    __shared__ u32 tot[INTEGRAL_SCAN_GROUPS][32];
+    __shared__ u64 tot_sq[SQ ? INTEGRAL_SCAN_GROUPS : 1][32];
     const u32 x = threadIdx.x, g = threadIdx.y, col = blockIdx.x * 32 + x;
-    const u32 per = (nb + SCAN_GROUPS - 1) / SCAN_GROUPS;
+    const u32 per = (nb + INTEGRAL_SCAN_GROUPS - 1) / INTEGRAL_SCAN_GROUPS;
     const u32 b0 = min(nb, g * per), b1 = min(nb, b0 + per);
     u32 s = 0;
     u64 q = 0;
@@ -182,19 +181,19 @@ __device__ __forceinline__ void tiles(const u8* __restrict__ src, u32 w, u32 h, 
                                       const u64* __restrict__ rows_sq, u32* __restrict__ sum,
                                       u64* __restrict__ sq) {
     // Each row's prefix sums over the tile, from the row's sum left of it.
-    __shared__ __align__(16) u32 pre[TILE_H][TILE_W];
-    __shared__ __align__(16) u64 pre_sq[SQ ? TILE_H : 1][TILE_W];
+    __shared__ __align__(16) u32 pre[INTEGRAL_TILE_H][INTEGRAL_TILE_W];
+    __shared__ __align__(16) u64 pre_sq[SQ ? INTEGRAL_TILE_H : 1][INTEGRAL_TILE_W];
     __shared__ u32 edge[WARPS];
     __shared__ u64 edge_sq[WARPS];
     __shared__ u32 corner;
     __shared__ u64 corner_sq;
     const u32 t = blockIdx.x, b = blockIdx.y;
     const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const u32 x0 = t * TILE_W + 4 * lane;
+    const u32 x0 = t * INTEGRAL_TILE_W + 4 * lane;
     const bool aligned = (w & 3) == 0;
 #pragma unroll
-    for (int k = 0; k < TILE_H / WARPS; ++k) {
-        const u32 r = warp + WARPS * k, y = b * TILE_H + r;
+    for (int k = 0; k < INTEGRAL_TILE_H / WARPS; ++k) {
+        const u32 r = warp + WARPS * k, y = b * INTEGRAL_TILE_H + r;
         u32 v[4];
         load4(src, w, h, y, x0, aligned, v);
         u32 left = 0;
@@ -230,7 +229,7 @@ __device__ __forceinline__ void tiles(const u8* __restrict__ src, u32 w, u32 h, 
     // The table row above the band over this tile: the corner (everything
     // above the band and left of the tile), then the sums of the columns
     // above the band, scanned along the tile.
-    const u32 x = threadIdx.x, gx = t * TILE_W + x;
+    const u32 x = threadIdx.x, gx = t * INTEGRAL_TILE_W + x;
     const size_t stride = (size_t)w + nt;
     const u32 above = gx < w ? cols[b * stride + gx] : 0;
     const u32 above_scan = warp_inclusive_scan(above, lane);
@@ -268,8 +267,8 @@ __device__ __forceinline__ void tiles(const u8* __restrict__ src, u32 w, u32 h, 
             sum[gx + 1] = 0;
             if (SQ) sq[gx + 1] = 0;
         }
-        for (u32 r = 0; r < TILE_H; ++r) {
-            const u32 y = b * TILE_H + r;
+        for (u32 r = 0; r < INTEGRAL_TILE_H; ++r) {
+            const u32 y = b * INTEGRAL_TILE_H + r;
             if (y >= h) break;
             const size_t k = (y + 1) * tw + gx + 1;
             run += pre[r][x];
@@ -281,8 +280,8 @@ __device__ __forceinline__ void tiles(const u8* __restrict__ src, u32 w, u32 h, 
         }
     }
     // The zero first column of the band's rows, and the corner cell.
-    if (t == 0 && x <= TILE_H) {
-        const u32 y = b * TILE_H + x;  // table row y (x = 0: the row above, for b = 0 only)
+    if (t == 0 && x <= INTEGRAL_TILE_H) {
+        const u32 y = b * INTEGRAL_TILE_H + x;  // table row y (x = 0: the row above, for b = 0 only)
         if ((x > 0 || b == 0) && y <= h) {
             sum[y * tw] = 0;
             if (SQ) sq[y * tw] = 0;
@@ -290,13 +289,13 @@ __device__ __forceinline__ void tiles(const u8* __restrict__ src, u32 w, u32 h, 
     }
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS)
+extern "C" __global__ void __launch_bounds__(INTEGRAL_THREADS)
     integral_tile_sums(const u8* __restrict__ src, u32 w, u32 h, u32 nt, u32* __restrict__ cols,
                        u32* __restrict__ rows) {
     tile_sums<false>(src, w, h, nt, cols, rows, nullptr, nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS)
+extern "C" __global__ void __launch_bounds__(INTEGRAL_THREADS)
     integral_tile_sums_sq(const u8* __restrict__ src, u32 w, u32 h, u32 nt,
                           u32* __restrict__ cols, u32* __restrict__ rows,
                           u64* __restrict__ cols_sq, u64* __restrict__ rows_sq) {
@@ -312,14 +311,14 @@ extern "C" __global__ void integral_band_scan_sq(u32 ncols, u32 nb, u32* __restr
     band_scan<true>(ncols, nb, cols, cols_sq);
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS)
+extern "C" __global__ void __launch_bounds__(INTEGRAL_THREADS)
     integral_tiles(const u8* __restrict__ src, u32 w, u32 h, u32 nt,
                    const u32* __restrict__ cols, const u32* __restrict__ rows,
                    u32* __restrict__ sum) {
     tiles<false>(src, w, h, nt, cols, rows, nullptr, nullptr, sum, nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS)
+extern "C" __global__ void __launch_bounds__(INTEGRAL_THREADS)
     integral_tiles_sq(const u8* __restrict__ src, u32 w, u32 h, u32 nt,
                       const u32* __restrict__ cols, const u32* __restrict__ rows,
                       const u64* __restrict__ cols_sq, const u64* __restrict__ rows_sq,

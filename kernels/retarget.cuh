@@ -4,6 +4,9 @@
 // that a chain compiles only the sweeps it launches.
 #pragma once
 #include "common.cuh"
+// The constants the Rust code shares (ANCHOR_ROWS, DP_*, CO_*, OUT32,
+// ENERGY_*, …): made from it, see seamstream-cuda's shared.rs.
+#include "shared.cuh"
 
 typedef long long i64;
 typedef signed char i8;
@@ -12,14 +15,10 @@ typedef unsigned short u16;
 #define I64_MAX 0x7FFFFFFFFFFFFFFFLL
 
 // Energy kinds (Energy::Forward has no per-pixel energy).
-#define ENERGY_BASIC 0
-#define ENERGY_SOBEL3 1
-#define ENERGY_SOBEL5 2
 
 // Every how many rows the DP keeps a jump table for the backtrack (so the
 // walk is ~h/32 + 32 dependent loads, not h); ANCHOR_ROWS in
 // src/cuda/ops/retarget/dp.rs.
-#define ANCHOR_ROWS 32
 
 // -------------------------------------------------------- dynamic programme
 //
@@ -44,18 +43,11 @@ typedef unsigned short u16;
 
 // The cost plane's columns start DP_PAD elements into each row, so that a
 // window's first column (64g − 32) is at a 16-byte aligned element (64g).
-#define DP_PAD 32
-#define DP_OWN 64
 #define DP_WIN (DP_OWN + 2 * DP_PAD)
 #define DP_DEPTH 16
-#define DP_CLUSTER 8
-#define DP_MAX_WARPS_CLUSTER 8
-#define DP_MAX_WARPS_BLOCK 16
 // Bands (anchor chunks) of the tallest plane (MAX_SIDE rows).
-#define DP_MAX_CHUNKS 512
 // "Outside" for 32-bit sums (the host takes the 32-bit sweep only where
 // every in-frame sum stays below it).
-#define OUT32 (1 << 30)
 
 // The profiled sweeps' record (u64 words), for the first and the last
 // block: a header (nanoseconds of %globaltimer, cycles of %clock64) and

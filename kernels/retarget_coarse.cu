@@ -26,11 +26,12 @@
 // - coarse_walk: the least top-row cost and the seam: anchor to anchor,
 //   then each chunk's path.
 #include "retarget.cuh"
+// CO_WORDS, CO_TILE, CO_CLUSTER, CO_HALO, CO_RING and CO_FILL_OWN come
+// from the Rust code (shared.cuh, by way of retarget.cuh).
 
 // A cell's taps: word j of group g (rows 4g … 4g + 3) at
 // taps[(5g + j)·cpitch + x + DP_PAD] holds taps 2j (low half) and 2j + 1;
 // tap k leads to column x + k − 4, 0xFFFF where that is outside the frame.
-#define CO_WORDS 5
 #define CO_NONE 0xFFFF
 #define CO_INF (1 << 24)
 
@@ -91,7 +92,6 @@ __device__ __forceinline__ void co_base(const u32* __restrict__ cost, int w, int
 // A block a tile of CO_TILE columns of one group (its four rows' cost
 // words, with four columns either side, in shared memory), a thread a cell
 // (x, 4g); and a last block for the bottom rows.
-#define CO_TILE 256
 extern "C" __global__ void __launch_bounds__(CO_TILE) coarse_taps(
     const u32* __restrict__ cost, u32* __restrict__ taps, u32 w_, u32 h_, u32 cpitch,
     u32 groups, int* xrows, int* mrows, u32 pitch) {
@@ -154,13 +154,10 @@ extern "C" __global__ void __launch_bounds__(CO_TILE) coarse_taps(
 // barrier and no memory fence a band. The work of a step is all
 // independent columns, so the warps of a block hide each other's latency,
 // where a warp a window waited on its own chain of shuffles.
-#define CO_CLUSTER 8
-#define CO_HALO 32
 #define CO_BAND 32
 // The taps ring: CO_RING steps of the span's CO_WORDS rows of words, fetched
 // (cp.async, 16 bytes a copy) CO_AHEAD steps ahead. A slot is refilled two
 // steps after its last read, past a block barrier.
-#define CO_RING 8
 #define CO_AHEAD 6
 // The most copies a thread makes a step: 5·span/4 ≤ 2·threads.
 #define CO_COPIES 2
@@ -349,7 +346,6 @@ extern "C" __global__ void __cluster_dims__(CO_CLUSTER, 1, 1) __launch_bounds__(
 // exact), a thread a column, its 32 rows' costs fetched at once. Writes the
 // owned columns' steps, their chunk's jumps (anchors) and `paths`: for each
 // row y in (32c, R], the column at row y of the path from (x, 32c).
-#define CO_FILL_OWN 256
 #define CO_FILL (CO_FILL_OWN + 2 * ANCHOR_ROWS)
 extern "C" __global__ void __launch_bounds__(CO_FILL) coarse_fill(
     const u32* __restrict__ cost, u32 w_, u32 h_, u32 cpitch, const int* __restrict__ mrows,

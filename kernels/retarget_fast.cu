@@ -4,33 +4,25 @@
 // them. Planes keep a fixed row pitch (elements) while their width changes;
 // every step is integer, so the frames are the CPU's.
 #include "common.cuh"
+// MASK_*, PROTECT_COST, REMOVE_BONUS, BAND_OUT, FLAT, STILL, MOTION_*,
+// STACKED_*, CHOOSE_THREADS, MS_LEVEL_X and MS_WORDS: from the Rust code.
+#include "shared.cuh"
 
 typedef long long i64;
 typedef signed char i8;
 typedef unsigned short u16;
 
-#define MASK_PROTECT 1
-#define MASK_REMOVE -1
-// PROTECT_COST and REMOVE_BONUS of src/ops/retarget/mod.rs.
-#define PROTECT_COST (1LL << 44)
-#define REMOVE_BONUS (1LL << 34)
-// OUT in src/ops/retarget/temporal.rs: i64::MAX / 4.
-#define BAND_OUT (0x7FFFFFFFFFFFFFFFLL / 4)
 // Rows of the band DP whose costs are fetched before their steps (a
 // divisor of 32).
 #define BAND_AHEAD 8
 
-// Motion's constants (src/ops/retarget/motion.rs).
-#define FLAT 8
-#define STILL 1
-#define MOTION_CELL 4
-#define MOTION_KEEP 12
-
-// The words of the motion state, shared by the kernels of one frame.
-#define MS_LEVEL_X 0  // MS_LEVEL_X + 2·l, MS_LEVEL_X + 2·l + 1: level l's answer
-#define MS_DIFF 8     // the cut test's Σ|cur − last|
-#define MS_POINTS 9   // and its number of grid points
-#define MS_WORDS 10
+// The words of the motion state, shared by the kernels of one frame
+// (MS_WORDS of them): MS_LEVEL_X + 2·l and MS_LEVEL_X + 2·l + 1 hold level
+// l's answer; then the cut test's Σ|cur − last| and its number of grid
+// points.
+#define MS_DIFF 8
+#define MS_POINTS 9
+static_assert(MS_LEVEL_X + 6 <= MS_DIFF && MS_POINTS < MS_WORDS, "the motion state's words");
 
 // A vote that is no vote.
 #define NO_VOTE 0x7FFFFFFF
@@ -796,10 +788,10 @@ extern "C" __global__ void start_sums(const u8* __restrict__ luma, const u32* __
 // Chooses between the two placements (prefer_stacked: 20·J < 13·J' and
 // 10·R < 14·R') from the rows' sums (stacked's, then fine's), and copies
 // the winner into `out` (n values). One block.
-extern "C" __global__ void start_choose(const u64* __restrict__ sums, u32 h,
+extern "C" __global__ void __launch_bounds__(CHOOSE_THREADS) start_choose(const u64* __restrict__ sums, u32 h,
                                         const u32* __restrict__ stacked,
                                         const u32* __restrict__ fine, u32 n, u32* __restrict__ out) {
-    __shared__ u64 part[4][256];
+    __shared__ u64 part[4][CHOOSE_THREADS];
     __shared__ int take_stacked;
     u64 s[4] = {0, 0, 0, 0};
     for (u32 y = threadIdx.x; y < h; y += blockDim.x)
@@ -813,7 +805,8 @@ extern "C" __global__ void start_choose(const u64* __restrict__ sums, u32 h,
     }
     if (threadIdx.x == 0) {
         u64 js = part[0][0], rs = part[1][0], jf = part[2][0], rf = part[3][0];
-        take_stacked = 20 * js < 13 * jf && 10 * rs < 14 * rf;
+        take_stacked = STACKED_JOINS_DEN * js < STACKED_JOINS_NUM * jf &&
+                       STACKED_DETAIL_DEN * rs < STACKED_DETAIL_NUM * rf;
     }
     __syncthreads();
     const u32* src = take_stacked ? stacked : fine;

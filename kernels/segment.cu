@@ -26,6 +26,9 @@
 // correctly rounded operations (compiled with --fmad=false), so every split
 // and merge decision is the CPU's.
 #include "common.cuh"
+// SEGMENT_MAX_LEVELS: from the Rust code that launches these kernels (shared.cuh,
+// made from seamstream-cuda's shared.rs).
+#include "shared.cuh"
 
 // (mean, deviation) of [x0, x1) x [y0, y1): Stats::mean_sd of the CPU.
 struct MeanSd {
@@ -84,11 +87,10 @@ extern "C" __global__ void segment_split(const u32* __restrict__ sum, const u64*
 // Up to 11 levels (tile 1024 down to min 1): each level's node side and,
 // for the levels above the leaves' level, its nodes a row and where its
 // flags start. The Rust struct Levels in src/cuda/ops/segment.rs.
-#define MAX_LEVELS 11
 struct Levels {
-    u32 side[MAX_LEVELS];
-    u32 nx[MAX_LEVELS];
-    u32 offset[MAX_LEVELS];
+    u32 side[SEGMENT_MAX_LEVELS];
+    u32 nx[SEGMENT_MAX_LEVELS];
+    u32 offset[SEGMENT_MAX_LEVELS];
 };
 
 // One thread a pixel (block 32 x 8); `depth` levels have flags, level

@@ -5,10 +5,10 @@
 // gives the value in R, G and B with alpha kept, the luma being the CPU's
 // Pixel::luma (BT.709 weights passed in, f32 operations in gray.cu's order).
 #include "filters.cuh"
+// SOBEL_TW, SOBEL_TH, SOBEL_THREADS: from the Rust code that launches these kernels (shared.cuh,
+// made from seamstream-cuda's shared.rs).
+#include "shared.cuh"
 
-#define SOBEL_TW 32
-#define SOBEL_TH 32
-#define SOBEL_THREADS 256
 
 // The kernels as outer products G[ky][kx] = col[ky] · row[kx], with the
 // factors of src/ops/sobel.rs (`separated`), Gx5's sign as specified there.

@@ -13,6 +13,7 @@ pub(crate) mod launch;
 pub mod module;
 pub mod ops;
 pub mod pinned;
+pub mod shared;
 pub mod stage;
 #[doc(hidden)]
 pub mod testing;

@@ -62,6 +62,11 @@ fn expand_into(file: &str, text: &str, out: &mut String, seen: &mut Vec<String>)
                 continue;
             }
             seen.push(header.to_string());
+            if header == crate::shared::HEADER {
+                // Made from the Rust constants, not a file.
+                out.push_str(&crate::shared::header());
+                continue;
+            }
             let body = source(header).ok_or_else(|| {
                 Error::Device(format!(
                     "kernels/{file}:{}: includes `{header}`, which is not in kernels/",

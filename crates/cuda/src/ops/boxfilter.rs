@@ -21,8 +21,8 @@ pub const TILE_MAX_RADIUS: usize = 16;
 
 /// Output tile height of `box_tile_*` (its `TH`), and threads of every box
 /// kernel (`BOX_THREADS`) but `box_colprefix_*`.
-const BOX_TH: usize = 64;
-const BOX_THREADS: u32 = 256;
+pub(crate) const BOX_TH: usize = 64;
+pub(crate) const BOX_THREADS: u32 = 256;
 
 /// `(magic, shift)` with `(x · magic) >> shift == x / n` for every `x < 2³¹`
 /// (`box_mean` in kernels/boxfilter.cu): shift = 31 + ⌈log2 n⌉, magic =

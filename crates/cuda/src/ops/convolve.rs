@@ -26,20 +26,20 @@ pub const FUSED_MAX_TAPS: usize = MAX_SEPARABLE_TAPS;
 
 /// Threads a block and outputs a thread of the separable kernels
 /// (`SEP_THREADS`, `SEP_B` in kernels/convolve.cu).
-const SEP_THREADS: u32 = 128;
-const SEP_B: usize = 8;
+pub(crate) const SEP_THREADS: u32 = 128;
+pub(crate) const SEP_B: usize = 8;
 /// Output tile height of the fused kernels (`SEP_TH`).
-const SEP_TH: usize = 64;
+pub(crate) const SEP_TH: usize = 64;
 /// Longest tap list of the fixed-length fused kernels (`SEP_NMAX`).
-const SEP_NMAX: usize = 25;
+pub(crate) const SEP_NMAX: usize = 25;
 /// Row-pass tile of the two-pass path (`ROWS_TW` × `ROWS_TH`), and the rows
 /// a column-pass block covers (4 warps of `SEP_B` rows, 32 columns).
-const ROWS_TW: usize = 128;
-const ROWS_TH: usize = 16;
+pub(crate) const ROWS_TW: usize = 128;
+pub(crate) const ROWS_TH: usize = 16;
 const COLS_TH: usize = 4 * SEP_B;
 /// Output tile height of `filter2d` (`F2D_TH`) and its threads.
-const F2D_TH: usize = 32;
-const F2D_THREADS: u32 = 128;
+pub(crate) const F2D_TH: usize = 32;
+pub(crate) const F2D_THREADS: u32 = 128;
 
 /// Output tile width of the fused separable kernel and of `filter2d`
 /// (`SepTile<C>::TW`): 64 gray or 32 RGBA pixels, 64 or 128 bytes a row.

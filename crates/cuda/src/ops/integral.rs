@@ -20,10 +20,10 @@ use seamstream_core::ops::gray::Gray;
 use seamstream_core::ops::integral::IntegralView;
 
 /// TILE_W, TILE_H, THREADS and SCAN_GROUPS of kernels/integral.cu.
-const TILE_W: usize = 128;
-const TILE_H: usize = 16;
-const THREADS: u32 = 128;
-const SCAN_GROUPS: u32 = 16;
+pub(crate) const TILE_W: usize = 128;
+pub(crate) const TILE_H: usize = 16;
+pub(crate) const THREADS: u32 = 128;
+pub(crate) const SCAN_GROUPS: u32 = 16;
 
 /// Cells in the table of a `width`×`height` frame: (W+1)×(H+1), row-major.
 pub fn table_len(width: usize, height: usize) -> usize {

@@ -18,7 +18,7 @@ use seamstream_core::ops::segment::{Output, Segment, Settings};
 /// MAX_LEVELS and struct Levels of kernels/segment.cu: per level its node
 /// side and, above the leaves' level, its nodes a row and the start of its
 /// split flags.
-const MAX_LEVELS: usize = 11;
+pub(crate) const MAX_LEVELS: usize = 11;
 
 #[repr(C)]
 #[derive(Clone, Copy, Default)]

@@ -11,8 +11,8 @@ use seamstream_core::ops::border::Border;
 use seamstream_core::ops::sobel::{Sobel, SobelOutput};
 
 /// Output tile side and threads of the kernels (`SOBEL_TW`, `SOBEL_THREADS`).
-const TILE: u32 = 32;
-const THREADS: u32 = 256;
+pub(crate) const TILE: u32 = 32;
+pub(crate) const THREADS: u32 = 256;
 
 /// The GPU half of [`Sobel`].
 #[derive(Clone)]

@@ -718,6 +718,13 @@ fn inner_lanes<T: Lane, const ONE: bool>(lanes: InnerLanes<T>, m: T, gc: T, d0: 
     }
 }
 
+/// The stacked placement is the better start when its seams' joins are
+/// under `STACKED_JOINS.0 / STACKED_JOINS.1` of the fine one's and the
+/// detail they remove under `STACKED_DETAIL.0 / STACKED_DETAIL.1` of it
+/// (tuned; the GPU's `start_choose` takes the same ratios).
+pub const STACKED_JOINS: (u64, u64) = (13, 20);
+pub const STACKED_DETAIL: (u64, u64) = (14, 10);
+
 /// Whether the stacked placement is the better start (see the module).
 pub fn prefer_stacked(luma: &Plane<u8>, stacked: &[u32], fine: &[u32], k: usize) -> bool {
     let detail = energy_map(luma, Energy::Sobel3);
@@ -748,7 +755,8 @@ pub fn prefer_stacked(luma: &Plane<u8>, stacked: &[u32], fine: &[u32], k: usize)
     };
     let (js, rs) = score(stacked);
     let (jf, rf) = score(fine);
-    20 * js < 13 * jf && 10 * rs < 14 * rf
+    let ((jn, jd), (dn, dd)) = (STACKED_JOINS, STACKED_DETAIL);
+    jd * js < jn * jf && dd * rs < dn * rf
 }
 
 #[cfg(test)]

@@ -27,8 +27,8 @@ pub(crate) const ANCHOR_ROWS: usize = 32;
 pub(crate) const MAX_SIDE: usize = 16384;
 /// DP_PAD and DP_OWN of the kernels: the wide window shape's halo and
 /// owned columns (and the cost plane's padding).
-const DP_PAD: usize = 32;
-const DP_OWN: usize = 64;
+pub(crate) const DP_PAD: usize = 32;
+pub(crate) const DP_OWN: usize = 64;
 /// Shared memory of one warp's prefetch ring in the wide shape: DP_DEPTH
 /// rows of 32 lanes' 16 bytes.
 const DP_RING_BYTES: usize = 16 * 32 * 16;
@@ -64,25 +64,25 @@ impl Shape {
 }
 const _: () = assert!(DP_OWN == 64 && DP_PAD == 32 && ANCHOR_ROWS == 32);
 /// DP_CLUSTER, DP_MAX_WARPS_CLUSTER and DP_MAX_WARPS_BLOCK of the kernels.
-pub(super) const DP_CLUSTER: usize = 8;
-pub(super) const DP_MAX_WARPS_CLUSTER: usize = 8;
-const DP_MAX_WARPS_BLOCK: usize = 16;
+pub(crate) const DP_CLUSTER: usize = 8;
+pub(crate) const DP_MAX_WARPS_CLUSTER: usize = 8;
+pub(crate) const DP_MAX_WARPS_BLOCK: usize = 16;
 /// Static shared memory of the sweep, kept out of the dynamic budget.
 const DP_STATIC_SHARED: usize = 2048;
 /// OUT32 of the kernels: "outside" for the 32-bit sweep.
-pub(super) const OUT32: i64 = 1 << 30;
+pub(crate) const OUT32: i64 = 1 << 30;
 /// The four-row DP (kernels/retarget_coarse.cu): its file, the words of a
 /// cell's taps (CO_WORDS), its sweep's cluster, halo and taps ring
 /// (CO_CLUSTER, CO_HALO, CO_RING).
 pub(super) const COARSE_FILE: &str = "retarget_coarse.cu";
-const CO_WORDS: usize = 5;
-const CO_CLUSTER: usize = 8;
-const CO_HALO: usize = 32;
-const CO_RING: usize = 8;
+pub(crate) const CO_WORDS: usize = 5;
+pub(crate) const CO_CLUSTER: usize = 8;
+pub(crate) const CO_HALO: usize = 32;
+pub(crate) const CO_RING: usize = 8;
 /// The columns of a taps block (CO_TILE), and a fill block's owned columns
 /// and threads (CO_FILL_OWN, CO_FILL).
-const CO_TILE: usize = 256;
-const CO_FILL_OWN: usize = 256;
+pub(crate) const CO_TILE: usize = 256;
+pub(crate) const CO_FILL_OWN: usize = 256;
 const CO_FILL: usize = CO_FILL_OWN + 2 * ANCHOR_ROWS;
 /// The widest plane (8K UHD): a sweep block gives each column of its span
 /// a thread, at most 1024 (wider planes take the row-by-row sweep).

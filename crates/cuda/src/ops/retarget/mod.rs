@@ -13,7 +13,8 @@
 //! Test-only: `tests.rs` checks the DP's schedule and the GPU's DP against
 //! the CPU's; `profile.rs` measures the DP on the GPU, by hand.
 
-mod dp;
+pub(crate) mod dp;
+pub(crate) use fast::{CHOOSE_THREADS, MS_LEVEL_X, MS_WORDS};
 mod exact;
 mod fast;
 #[cfg(test)]
@@ -98,12 +99,18 @@ pub(crate) fn per_row(h: usize, threads: u32) -> LaunchConfig {
     }
 }
 
+/// The energy kinds as the kernels take them (`ENERGY_*`, given them by
+/// [`crate::shared`]).
+pub(crate) const ENERGY_BASIC: i32 = 0;
+pub(crate) const ENERGY_SOBEL3: i32 = 1;
+pub(crate) const ENERGY_SOBEL5: i32 = 2;
+
 /// `ENERGY_*` of the kernels; `None` for forward energy (no energy map).
 fn energy_code(e: Energy) -> Option<i32> {
     match e {
-        Energy::Basic => Some(0),
-        Energy::Sobel3 => Some(1),
-        Energy::Sobel5 => Some(2),
+        Energy::Basic => Some(ENERGY_BASIC),
+        Energy::Sobel3 => Some(ENERGY_SOBEL3),
+        Energy::Sobel5 => Some(ENERGY_SOBEL5),
         Energy::Forward => None,
     }
 }

@@ -31,8 +31,11 @@ use seamstream_core::ops::retarget::{CarveOptions, Energy, combine_masks};
 
 pub(super) const FILE: &str = "retarget_fast.cu";
 /// The motion state's words (kernels/retarget_fast.cu).
-const MS_LEVEL_X: usize = 0;
-const MS_WORDS: usize = 10;
+pub(crate) const MS_LEVEL_X: usize = 0;
+pub(crate) const MS_WORDS: usize = 10;
+/// The threads of `start_choose`'s one block (its shared sums are sized
+/// by it).
+pub(crate) const CHOOSE_THREADS: usize = 256;
 /// The pyramid of the global shift: (cell side, search radius, block step).
 const LEVELS: [(usize, i32, usize); 3] = [(4, SEARCH / 4, 1), (2, 3, 1), (1, 3, 2)];
 /// Samples a side of a block of the shift's block matching.

@@ -8,7 +8,7 @@ use cudarc::driver::{CudaStream, LaunchConfig, PushKernelArg};
 
 use super::super::dp::ANCHOR_ROWS;
 use super::super::{PushOptional, launch, pair, per_pixel, per_row};
-use super::{Shrink, State, linear, one_block};
+use super::{CHOOSE_THREADS, Shrink, State, linear, one_block};
 use crate::error::{Error, Result};
 use crate::{blocks, cuda_err};
 use seamstream_core::ops::retarget::Energy;
@@ -317,8 +317,14 @@ impl State {
         b.arg(&mut self.slots[slot].seams);
         // SAFETY: start_choose takes (sums, h, stacked, fine, n, out); sums
         // holds 4·h (the stacked joins and detail, then the fine ones),
-        // stacked, fine and out n; one block of 256.
-        unsafe { launch(&mut b, one_block(256), "choosing the start") }
+        // stacked, fine and out n; one block of CHOOSE_THREADS.
+        unsafe {
+            launch(
+                &mut b,
+                one_block(CHOOSE_THREADS as u32),
+                "choosing the start",
+            )
+        }
     }
 
     /// carve_in_passes on the device: `count` seams of the working luma and
