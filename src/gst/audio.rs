@@ -133,9 +133,9 @@ impl Bridge {
                 .build(),
         );
         pipe.add(&sink)
-            .map_err(|e| Error::Pipeline(format!("cannot add an audio sink: {e}")))?;
+            .map_err(|e| crate::gst::gst_call("cannot add an audio sink", e))?;
         sink.sync_state_with_parent()
-            .map_err(|e| Error::Pipeline(format!("cannot start an audio sink: {e}")))?;
+            .map_err(|e| crate::gst::gst_call("cannot start an audio sink", e))?;
         pad.link(
             &sink
                 .static_pad("sink")
@@ -243,9 +243,9 @@ impl Bridge {
                 .max_bytes(0)
                 .build();
             pipe.add_many([src.upcast_ref::<gst::Element>(), bin.upcast_ref()])
-                .map_err(|e| Error::Pipeline(format!("cannot add the audio branch: {e}")))?;
+                .map_err(|e| crate::gst::gst_call("cannot add the audio branch", e))?;
             src.link(&bin)
-                .map_err(|e| Error::Pipeline(format!("cannot link the audio branch: {e}")))?;
+                .map_err(|e| crate::gst::gst_call("cannot link the audio branch", e))?;
             let mux_pad = mux.request_pad_simple("audio_%u").ok_or_else(|| {
                 Error::Pipeline(format!("{} takes no audio stream", container.muxer()))
             })?;

@@ -33,7 +33,7 @@ pub struct FrameReader {
 impl FrameReader {
     /// Starts decoding `input` (a file path or URI, as `run` takes it).
     pub fn open(input: &str) -> Result<Self> {
-        gst::init().map_err(|e| Error::Pipeline(format!("GStreamer did not start: {e}")))?;
+        gst::init().map_err(|e| crate::gst::gst_call("GStreamer did not start", e))?;
         let parsed = Input::parse(input)?;
         if !matches!(parsed, Input::Uri { .. }) {
             return Err(Error::Read {

@@ -78,7 +78,7 @@ pub fn join(
     audio: bool,
 ) -> Result<JoinSummary> {
     let audio_from = source.filter(|_| audio);
-    gst::init().map_err(|e| Error::Pipeline(format!("GStreamer did not start: {e}")))?;
+    gst::init().map_err(|e| crate::gst::gst_call("GStreamer did not start", e))?;
     let container = match Output::parse(&out.to_string_lossy())? {
         Output::File { container, .. } if container != Container::Y4m => container,
         _ => {
@@ -372,7 +372,7 @@ fn write(
         container.muxer_launch()
     );
     let pipe = gst::parse::launch(&description)
-        .map_err(|e| Error::Pipeline(format!("cannot build the join: {e}")))?
+        .map_err(|e| crate::gst::gst_call("cannot build the join", e))?
         .downcast::<gst::Pipeline>()
         .map_err(|_| Error::Pipeline("the join is not a pipeline".into()))?;
     let src = pipe
@@ -642,7 +642,7 @@ fn read_part(part: &Path) -> Result<Reader> {
         .build();
     pipe.add_many([&src, &parse, sink.upcast_ref()])
         .and_then(|()| src.link(&parse))
-        .map_err(|e| Error::Pipeline(format!("cannot read the part: {e}")))?;
+        .map_err(|e| crate::gst::gst_call("cannot read the part", e))?;
     let video_in = sink.static_pad("sink").expect("an appsink has a sink pad");
     super::route_first_video(&pipe, &parse, video_in);
     pipe.set_state(gst::State::Playing)
@@ -665,7 +665,7 @@ fn audio_source(path: &Path, bridge: &Bridge) -> Result<(gst::Pipeline, Arc<Atom
         .property(
             "caps",
             caps.parse::<gst::Caps>()
-                .map_err(|e| Error::Pipeline(format!("bad audio caps: {e}")))?,
+                .map_err(|e| crate::gst::gst_call("bad audio caps", e))?,
         )
         .build()
         .map_err(|_| Error::Pipeline("GStreamer has no `uridecodebin` element".into()))?;

@@ -25,6 +25,15 @@ use gstreamer as gst;
 
 use crate::error::{Error, Result};
 
+/// A failed GStreamer call as our error: what was being done, with
+/// GStreamer's error (a `glib::Error`, `BoolError`, …) kept as its source.
+pub fn gst_call(doing: &str, e: impl std::error::Error + Send + Sync + 'static) -> Error {
+    Error::GstCall {
+        doing: doing.into(),
+        source: Box::new(e),
+    }
+}
+
 /// Where frames come from.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Input {
@@ -229,8 +238,7 @@ impl Input {
                 uri, path: None, ..
             } => {
                 let scheme = uri.split("://").next().unwrap_or_default();
-                gst::init()
-                    .map_err(|e| Error::Pipeline(format!("GStreamer did not start: {e}")))?;
+                gst::init().map_err(|e| crate::gst::gst_call("GStreamer did not start", e))?;
                 if gst::Element::make_from_uri(gst::URIType::Src, uri, None).is_ok() {
                     Ok(())
                 } else {

@@ -498,7 +498,7 @@ fn decode_luma(
             "caps",
             stop_at
                 .parse::<gst::Caps>()
-                .map_err(|e| Error::Pipeline(format!("bad caps: {e}")))?,
+                .map_err(|e| crate::gst::gst_call("bad caps", e))?,
         )
         .build()
         .map_err(|_| Error::Pipeline("GStreamer has no `uridecodebin` element".into()))?;
@@ -516,7 +516,7 @@ fn decode_luma(
         .build();
     pipe.add_many([&decode, &convert, sink.upcast_ref()])
         .and_then(|()| convert.link(&sink))
-        .map_err(|e| Error::Pipeline(format!("cannot build the cut search: {e}")))?;
+        .map_err(|e| crate::gst::gst_call("cannot build the cut search", e))?;
     let video_in = convert
         .static_pad("sink")
         .expect("videoconvert has a sink pad");

@@ -117,7 +117,7 @@ fn parse(path: &Path, limit: Option<usize>, to_error: bool) -> Result<VideoStrea
             "there is no such file".into()
         }));
     }
-    gst::init().map_err(|e| Error::Pipeline(format!("GStreamer did not start: {e}")))?;
+    gst::init().map_err(|e| crate::gst::gst_call("GStreamer did not start", e))?;
     let pipe = gst::Pipeline::new();
     let src = super::element("filesrc")?;
     src.set_property("location", path.to_string_lossy().as_ref());
@@ -134,7 +134,7 @@ fn parse(path: &Path, limit: Option<usize>, to_error: bool) -> Result<VideoStrea
     sink.set_property("async", false);
     pipe.add_many([&src, &parse, sink.upcast_ref()])
         .and_then(|()| src.link(&parse))
-        .map_err(|e| Error::Pipeline(format!("cannot build the probe: {e}")))?;
+        .map_err(|e| crate::gst::gst_call("cannot build the probe", e))?;
     // The first video pad goes to the appsink, every other pad to a
     // fakesink of its own, so that the demuxer never blocks on it.
     let linked = Arc::new(AtomicBool::new(false));

@@ -138,10 +138,10 @@ pub fn feed(pipe: &gst::Pipeline, test: &TestSettings) -> Result<()> {
     )
     .fps(gst::Fraction::new(test.fps.0, test.fps.1))
     .build()
-    .map_err(|e| Error::Pipeline(format!("cannot describe the sample's frames: {e}")))?;
+    .map_err(|e| crate::gst::gst_call("cannot describe the sample's frames", e))?;
     let caps = info
         .to_caps()
-        .map_err(|e| Error::Pipeline(format!("cannot make the sample's caps: {e}")))?;
+        .map_err(|e| crate::gst::gst_call("cannot make the sample's caps", e))?;
     src.set_caps(Some(&caps));
     src.set_format(gst::Format::Time);
     // Render ahead by a frame or two only; the run loop sets the pace.

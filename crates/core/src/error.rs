@@ -120,6 +120,25 @@ pub enum Error {
     #[error("{0}")]
     Pipeline(String),
 
+    /// A call of the CUDA driver or NVRTC failed while running: what was
+    /// being done, and the library's own error (cudarc's), kept as the
+    /// source.
+    #[error("CUDA: {doing}: {source}")]
+    Cuda {
+        doing: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+
+    /// A GStreamer call failed: what was being done, and GStreamer's own
+    /// error (glib's), kept as the source.
+    #[error("{doing}: {source}")]
+    GstCall {
+        doing: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+
     /// An error a GStreamer element posted, with what callers act on.
     #[error("{element}: {message}")]
     Gst {
@@ -222,8 +241,8 @@ impl Error {
                 cause: GstCause::NoSpaceLeft,
                 ..
             } => ErrorKind::BadOutput,
-            Error::Pipeline(_) | Error::Gst { .. } => ErrorKind::Pipeline,
-            Error::OpFailed { .. } | Error::Device(_) => ErrorKind::Internal,
+            Error::Pipeline(_) | Error::Gst { .. } | Error::GstCall { .. } => ErrorKind::Pipeline,
+            Error::OpFailed { .. } | Error::Device(_) | Error::Cuda { .. } => ErrorKind::Internal,
             Error::GpuLimit(_) => ErrorKind::GpuLimit,
         }
     }
@@ -281,6 +300,27 @@ mod tests {
             quoted_after("k=", &wide),
             format!("`k={}…` (61 characters)", "ü".repeat(60))
         );
+    }
+
+    /// A library's failure keeps the library's error as its source, and its
+    /// kind comes from the variant, not the text.
+    #[test]
+    fn a_librarys_error_stays_the_source_and_gives_the_kind() {
+        use std::error::Error as _;
+        let io = || std::io::Error::other("the library's words");
+        let cuda = Error::Cuda {
+            doing: "launching".into(),
+            source: Box::new(io()),
+        };
+        assert_eq!(cuda.to_string(), "CUDA: launching: the library's words");
+        assert_eq!(cuda.kind(), ErrorKind::Internal);
+        assert_eq!(cuda.source().unwrap().to_string(), "the library's words");
+        let gst = Error::GstCall {
+            doing: "cannot link".into(),
+            source: Box::new(io()),
+        };
+        assert_eq!(gst.kind(), ErrorKind::Pipeline);
+        assert!(gst.source().is_some());
     }
 
     #[test]

@@ -51,9 +51,13 @@ pub(crate) fn switched_off(var: &str) -> bool {
     }
 }
 
-/// A CUDA result as our error, naming what was being done.
-pub fn cuda_err(doing: &str, e: impl std::fmt::Display) -> Error {
-    Error::Device(format!("CUDA: {doing}: {e}"))
+/// A CUDA result as our error, naming what was being done; cudarc's error
+/// stays its source.
+pub fn cuda_err(doing: &str, e: impl std::error::Error + Send + Sync + 'static) -> Error {
+    Error::Cuda {
+        doing: doing.into(),
+        source: Box::new(e),
+    }
 }
 
 /// An error unless the CUDA driver library can be loaded: cudarc panics

@@ -204,8 +204,8 @@ impl Shared {
     }
 }
 
-fn gst_err(context: &str, e: impl std::fmt::Display) -> Error {
-    Error::Pipeline(format!("{context}: {e}"))
+fn gst_err(context: &str, e: impl std::error::Error + Send + Sync + 'static) -> Error {
+    crate::gst::gst_call(context, e)
 }
 
 /// The first error or EOS on a bus, without waiting.

@@ -42,7 +42,7 @@ pub(super) fn spawn(
                 &shared,
             )
         })
-        .map_err(|e| Error::Pipeline(format!("cannot start the chain thread: {e}")))
+        .map_err(|e| crate::gst::gst_call("cannot start the chain thread", e))
 }
 
 /// The thread's loop: until an end mark, an error, or the run's end.
