@@ -5,8 +5,10 @@
 //! (`libgstseamstream.so`, the `plugin/` crate) registers them with
 //! [`register`]; applications and tests that link the library call
 //! [`register_static`]. One folder an element (`mod.rs` registers,
-//! `imp.rs` implements), both on the base transform of `transform.rs`.
+//! `imp.rs` implements), both subclasses of the abstract base class in
+//! `base/` (`GstSeamstreamTransform`), over the engine of `transform.rs`.
 
+mod base;
 mod seamcarve;
 mod seamstream;
 mod transform;

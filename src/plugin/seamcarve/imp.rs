@@ -11,7 +11,10 @@ use gstreamer_base as gst_base;
 use gstreamer_base::prelude::*;
 use gstreamer_base::subclass::prelude::*;
 
-use crate::plugin::transform::{Settings, chain_transform, device_property};
+use std::sync::LazyLock;
+
+use crate::plugin::base::{self, ChainTransformImpl, Settings};
+use crate::plugin::transform::{device_property, lock};
 
 /// `seamcarve`'s properties: `width` and `height` in pixels, `device`, and
 /// every other key of the `retarget` operation (mode, energy, the fast-mode
@@ -76,10 +79,9 @@ fn key_property(p: &crate::ops::params::ParamSpec) -> glib::ParamSpec {
 #[derive(Default)]
 pub struct SeamCarve {
     settings: Mutex<CarveSettings>,
-    engine: crate::plugin::transform::Engine,
 }
 
-impl SeamCarve {
+impl ChainTransformImpl for SeamCarve {
     fn settings(&self) -> Settings {
         let s = lock(&self.settings).clone();
         let mut keys = Vec::new();
@@ -122,7 +124,7 @@ impl SeamCarve {
 impl ObjectSubclass for SeamCarve {
     const NAME: &'static str = "GstSeamCarve";
     type Type = super::SeamCarve;
-    type ParentType = gst_base::BaseTransform;
+    type ParentType = base::ChainTransform;
 }
 
 impl ObjectImpl for SeamCarve {
@@ -228,9 +230,24 @@ impl ObjectImpl for SeamCarve {
     }
 }
 
-chain_transform!(
-    SeamCarve,
-    "Seam carving",
-    "Filter/Effect/Video/Scaler",
-    "Content-aware retargeting: removes the least important seams to reach width x height, or with aspect=9:16 reframes to that shape keeping the subjects whole"
-);
+impl GstObjectImpl for SeamCarve {}
+
+impl ElementImpl for SeamCarve {
+    fn metadata() -> Option<&'static gst::subclass::ElementMetadata> {
+        static META: LazyLock<gst::subclass::ElementMetadata> = LazyLock::new(|| {
+            gst::subclass::ElementMetadata::new(
+                "Seam carving",
+                "Filter/Effect/Video/Scaler",
+                "Content-aware retargeting: removes the least important seams to reach width x height, or with aspect=9:16 reframes to that shape keeping the subjects whole",
+                "seamstream developers",
+            )
+        });
+        Some(&*META)
+    }
+}
+
+impl BaseTransformImpl for SeamCarve {
+    const MODE: gst_base::subclass::BaseTransformMode = base::MODE;
+    const PASSTHROUGH_ON_SAME_CAPS: bool = base::PASSTHROUGH_ON_SAME_CAPS;
+    const TRANSFORM_IP_ON_PASSTHROUGH: bool = base::TRANSFORM_IP_ON_PASSTHROUGH;
+}

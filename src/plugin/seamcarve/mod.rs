@@ -9,7 +9,7 @@ mod imp;
 glib::wrapper! {
     /// `seamcarve`: content-aware retargeting to `width` × `height`.
     pub struct SeamCarve(ObjectSubclass<imp::SeamCarve>)
-        @extends gstreamer_base::BaseTransform, gst::Element, gst::Object;
+        @extends crate::plugin::base::ChainTransform, gstreamer_base::BaseTransform, gst::Element, gst::Object;
 }
 
 pub fn register(plugin: Option<&gst::Plugin>) -> Result<(), glib::BoolError> {

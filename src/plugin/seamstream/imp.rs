@@ -8,19 +8,20 @@ use gstreamer::glib;
 use gstreamer::prelude::*;
 use gstreamer::subclass::prelude::*;
 use gstreamer_base as gst_base;
-use gstreamer_base::prelude::*;
 use gstreamer_base::subclass::prelude::*;
 
-use crate::plugin::transform::{Settings, chain_transform, device_property};
+use std::sync::LazyLock;
+
+use crate::plugin::base::{self, ChainTransformImpl, Settings};
+use crate::plugin::transform::device_property;
 
 /// `seamstream`: the chain from `ops`.
 #[derive(Default)]
 pub struct SeamStream {
     settings: Mutex<(String, String)>,
-    engine: crate::plugin::transform::Engine,
 }
 
-impl SeamStream {
+impl ChainTransformImpl for SeamStream {
     fn settings(&self) -> Settings {
         let s = self.settings.lock().unwrap_or_else(|e| e.into_inner());
         Settings {
@@ -38,7 +39,7 @@ impl SeamStream {
 impl ObjectSubclass for SeamStream {
     const NAME: &'static str = "GstSeamStream";
     type Type = super::SeamStream;
-    type ParentType = gst_base::BaseTransform;
+    type ParentType = base::ChainTransform;
 }
 
 impl ObjectImpl for SeamStream {
@@ -79,9 +80,24 @@ impl ObjectImpl for SeamStream {
     }
 }
 
-chain_transform!(
-    SeamStream,
-    "seamstream chain",
-    "Filter/Effect/Video",
-    "Runs a chain of image operations (blur, edges, warps, thresholds, seam carving) on the CPU or CUDA"
-);
+impl GstObjectImpl for SeamStream {}
+
+impl ElementImpl for SeamStream {
+    fn metadata() -> Option<&'static gst::subclass::ElementMetadata> {
+        static META: LazyLock<gst::subclass::ElementMetadata> = LazyLock::new(|| {
+            gst::subclass::ElementMetadata::new(
+                "seamstream chain",
+                "Filter/Effect/Video",
+                "Runs a chain of image operations (blur, edges, warps, thresholds, seam carving) on the CPU or CUDA",
+                "seamstream developers",
+            )
+        });
+        Some(&*META)
+    }
+}
+
+impl BaseTransformImpl for SeamStream {
+    const MODE: gst_base::subclass::BaseTransformMode = base::MODE;
+    const PASSTHROUGH_ON_SAME_CAPS: bool = base::PASSTHROUGH_ON_SAME_CAPS;
+    const TRANSFORM_IP_ON_PASSTHROUGH: bool = base::TRANSFORM_IP_ON_PASSTHROUGH;
+}

@@ -9,7 +9,7 @@ mod imp;
 glib::wrapper! {
     /// `seamstream`: a chain of operations, `ops="gaussian:sigma=2,sobel"`.
     pub struct SeamStream(ObjectSubclass<imp::SeamStream>)
-        @extends gstreamer_base::BaseTransform, gst::Element, gst::Object;
+        @extends crate::plugin::base::ChainTransform, gstreamer_base::BaseTransform, gst::Element, gst::Object;
 }
 
 pub fn register(plugin: Option<&gst::Plugin>) -> Result<(), glib::BoolError> {
