@@ -20,6 +20,7 @@
 
 pub mod analyze;
 pub mod faces;
+mod foreground;
 pub mod geometry;
 pub mod path;
 pub mod plan;
