@@ -13,20 +13,22 @@ use seamstream::frame::{Frame, Plane, Rgba};
 use seamstream::gst::decode::FrameReader;
 use seamstream::ops::params::SizeSpec;
 use seamstream::ops::retarget::fast::{FastParams, FastState};
-use seamstream::ops::retarget::{Energy, Mode, Retarget};
+use seamstream::ops::retarget::{Energy, Mode, Retarget, RetargetSettings};
 
 fn op(tw: usize, th: usize, energy: Energy) -> Retarget {
     Retarget {
-        width: Some(SizeSpec::Pixels(tw)),
-        height: Some(SizeSpec::Pixels(th)),
-        energy,
-        mode: Mode::Fast,
-        fast: FastParams {
+        settings: RetargetSettings {
+            width: Some(SizeSpec::Pixels(tw)),
+            height: Some(SizeSpec::Pixels(th)),
             energy,
-            ..Default::default()
+            mode: Mode::Fast,
+            fast: FastParams {
+                energy,
+                ..Default::default()
+            },
+            protect: None,
+            remove: None,
         },
-        protect: None,
-        remove: None,
         state: FastState::default(),
     }
 }
@@ -154,10 +156,10 @@ fn every_energy_and_knob_equals_the_cpu() {
             (32, 50, 800, 5),
         ] {
             let mut o = op(150, 112, energy);
-            o.fast.passes = passes;
-            o.fast.coherence = coherence;
-            o.fast.motion = motion;
-            o.fast.band = band;
+            o.settings.fast.passes = passes;
+            o.settings.fast.coherence = coherence;
+            o.settings.fast.motion = motion;
+            o.settings.fast.band = band;
             compare(
                 &gpu,
                 o,
@@ -218,12 +220,12 @@ fn masks_equal_the_cpu_and_protected_pixels_stay() {
     }));
     let frames = [marker.clone(), noisy(&marker, 2, 1), marker];
     let mut o = op(110, 90, Energy::Forward);
-    o.protect = Some(protect);
-    o.remove = Some(remove);
+    o.settings.protect = Some(protect);
+    o.settings.remove = Some(remove);
     compare(&gpu, o, &frames, "masks");
     // And on the GPU alone: every protected column survives in every row.
     let mut o = op(110, 90, Energy::Forward);
-    o.protect = Some(Plane::from_fn(w, h, |x, _| u8::from((40..70).contains(&x))));
+    o.settings.protect = Some(Plane::from_fn(w, h, |x, _| u8::from((40..70).contains(&x))));
     let mut g = gpu_half(&o)
         .unwrap()
         .prepare(&gpu, w, h, DevFormat::Rgba)

@@ -207,9 +207,10 @@ pub enum Mode {
     Fast,
 }
 
-/// The `retarget` operation with its masks loaded.
-#[derive(Debug)]
-pub struct Retarget {
+/// What a `retarget` op is built with, fixed from then on: its parameters
+/// with the masks loaded. The GPU half is built from a clone of it.
+#[derive(Clone, Debug)]
+pub struct RetargetSettings {
     pub width: Option<SizeSpec>,
     pub height: Option<SizeSpec>,
     pub energy: Energy,
@@ -219,7 +220,25 @@ pub struct Retarget {
     pub fast: FastParams,
     pub protect: Option<Plane<u8>>,
     pub remove: Option<Plane<u8>>,
-    /// Fast mode's memory of the last frame.
+}
+
+impl RetargetSettings {
+    /// The target size for a w×h input.
+    pub fn target(&self, w: usize, h: usize) -> Result<(usize, usize)> {
+        target_size(self.width, self.height, w, h)
+    }
+
+    /// Fast mode's parameters, in fast mode.
+    pub fn fast_mode(&self) -> Option<&FastParams> {
+        (self.mode == Mode::Fast).then_some(&self.fast)
+    }
+}
+
+/// The `retarget` operation: its settings, and fast mode's memory of the
+/// last frame.
+#[derive(Debug)]
+pub struct Retarget {
+    pub settings: RetargetSettings,
     pub state: FastState,
 }
 
@@ -260,30 +279,20 @@ pub fn build(p: &Params) -> Result<OpBox> {
         Some(_) if p.word("mode")? == "fast" => Mode::Fast,
         Some(_) => Mode::Exact,
     };
-    let energy = Energy::parse(p.word("energy")?).ok_or_else(|| {
-        Error::bad_value(
-            "retarget",
-            "energy",
-            p.word("energy").unwrap_or(""),
-            "unknown energy",
-        )
-    })?;
+    // The energy is parsed once, with fast mode's parameters.
+    let fast = fast_params(p)?;
     Ok(Box::new(Retarget {
-        width: p.size("width"),
-        height: p.size("height"),
-        energy,
-        mode,
-        fast: fast_params(p)?,
-        protect: load_mask(p, "protect")?,
-        remove: load_mask(p, "remove")?,
+        settings: RetargetSettings {
+            width: p.size("width"),
+            height: p.size("height"),
+            energy: fast.energy,
+            mode,
+            fast,
+            protect: load_mask(p, "protect")?,
+            remove: load_mask(p, "remove")?,
+        },
         state: FastState::default(),
     }))
-}
-
-impl Retarget {
-    fn target(&self, w: usize, h: usize) -> Result<(usize, usize)> {
-        target_size(self.width, self.height, w, h)
-    }
 }
 
 /// The target size for a w×h input (unchanged where a side is not given),
@@ -330,18 +339,19 @@ impl Op for Retarget {
     }
 
     fn output_size(&self, width: usize, height: usize) -> Result<(usize, usize)> {
-        self.target(width, height)
+        self.settings.target(width, height)
     }
 
     fn apply(&mut self, frame: &Frame) -> Result<Frame> {
-        let (tw, th) = self.target(frame.width(), frame.height())?;
+        let s = &self.settings;
+        let (tw, th) = s.target(frame.width(), frame.height())?;
         let opts = CarveOptions {
-            energy: self.energy,
-            protect: self.protect.as_ref(),
-            remove: self.remove.as_ref(),
+            energy: s.energy,
+            protect: s.protect.as_ref(),
+            remove: s.remove.as_ref(),
         };
-        if self.mode == Mode::Fast {
-            let (params, state) = (&self.fast, &mut self.state);
+        if let Some(params) = s.fast_mode() {
+            let state = &mut self.state;
             return Ok(match frame {
                 Frame::Rgba(p) => {
                     Frame::Rgba(retarget_fast::<Rgba>(p, tw, th, &opts, params, state)?)
@@ -358,7 +368,7 @@ impl Op for Retarget {
     }
 
     fn remembers(&self) -> bool {
-        self.mode == Mode::Fast
+        self.settings.mode == Mode::Fast
     }
 }
 

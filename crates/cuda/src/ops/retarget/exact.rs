@@ -81,7 +81,7 @@ impl State {
         (w, h): (usize, usize),
         format: DevFormat,
     ) -> Result<State> {
-        let (tw, th) = op.target(w, h)?;
+        let (tw, th) = op.settings.target(w, h)?;
         let (pitch, pitch_t) = (w.max(tw), h.max(th));
         let side = pitch.max(pitch_t);
         if side > MAX_SIDE {
@@ -90,12 +90,12 @@ impl State {
             )));
         }
         let opts = CarveOptions {
-            energy: op.energy,
-            protect: op.protect.as_ref(),
-            remove: op.remove.as_ref(),
+            energy: op.settings.energy,
+            protect: op.settings.protect.as_ref(),
+            remove: op.settings.remove.as_ref(),
         };
         let mask = combine_masks(w, h, &opts)?;
-        let k = Kernels::load(gpu, format, op.energy)?;
+        let k = Kernels::load(gpu, format, op.settings.energy)?;
         let st = gpu.stream();
         // The frame's planes are `pitch` wide and up to `h` tall, the
         // transposed ones `pitch_t` wide and up to `pitch` tall.

@@ -32,10 +32,8 @@ use crate::color::Matrix;
 use crate::error::Result;
 use crate::frame::Plane;
 use crate::{DevFormat, DevFrame, Gpu, GpuOp, Prepared, blocks, check_frames, cuda_err};
-use seamstream_core::ops::params::SizeSpec;
-use seamstream_core::ops::retarget::fast::FastParams;
 use seamstream_core::ops::retarget::{
-    Energy, MASK_PROTECT, MASK_REMOVE, Mode, Retarget, target_size,
+    Energy, MASK_PROTECT, MASK_REMOVE, Retarget, RetargetSettings,
 };
 
 pub(crate) use dp::{DpScratch, SeamDp};
@@ -334,13 +332,8 @@ pub(crate) trait Carve: Send {
 
 /// The GPU half of [`Retarget`], exact or fast.
 pub struct GpuRetarget {
-    pub(crate) width: Option<SizeSpec>,
-    pub(crate) height: Option<SizeSpec>,
-    pub(crate) energy: Energy,
-    /// Fast mode's parameters; `None` in exact mode.
-    pub(crate) fast: Option<FastParams>,
-    pub(crate) protect: Option<Plane<u8>>,
-    pub(crate) remove: Option<Plane<u8>>,
+    /// The CPU half's settings, as it was built.
+    pub(crate) settings: RetargetSettings,
 }
 
 /// [`GpuRetarget`] set up for one input size and format: either mode's state.
@@ -349,18 +342,8 @@ struct Ready(Box<dyn Carve>);
 impl GpuRetarget {
     pub fn new(op: &Retarget) -> Self {
         GpuRetarget {
-            width: op.width,
-            height: op.height,
-            energy: op.energy,
-            fast: (op.mode == Mode::Fast).then_some(op.fast),
-            protect: op.protect.clone(),
-            remove: op.remove.clone(),
+            settings: op.settings.clone(),
         }
-    }
-
-    /// The target size for a w×h input, as `Retarget::output_size`.
-    pub(crate) fn target(&self, w: usize, h: usize) -> Result<(usize, usize)> {
-        target_size(self.width, self.height, w, h)
     }
 }
 
@@ -370,16 +353,17 @@ impl GpuOp for GpuRetarget {
     }
 
     fn output(&self, w: usize, h: usize, format: DevFormat) -> Result<(usize, usize, DevFormat)> {
-        let (tw, th) = self.target(w, h)?;
+        let (tw, th) = self.settings.target(w, h)?;
         Ok((tw, th, format))
     }
 
     fn kernel_files(&self, gpu: &Gpu) -> Vec<String> {
-        let mut files = vec![FILE.to_string(), dp::file_for(gpu, self.energy)];
-        if self.energy == Energy::Forward && gpu.arch().0 >= 9 {
+        let energy = self.settings.energy;
+        let mut files = vec![FILE.to_string(), dp::file_for(gpu, energy)];
+        if energy == Energy::Forward && gpu.arch().0 >= 9 {
             files.push(dp::COARSE_FILE.to_string());
         }
-        if self.fast.is_some() {
+        if self.settings.fast_mode().is_some() {
             files.push(fast::FILE.to_string());
         }
         files
@@ -392,8 +376,8 @@ impl GpuOp for GpuRetarget {
         h: usize,
         format: DevFormat,
     ) -> Result<Box<dyn Prepared>> {
-        let state: Box<dyn Carve> = match self.fast {
-            Some(params) => Box::new(fast::State::new(gpu, self, params, (w, h), format)?),
+        let state: Box<dyn Carve> = match self.settings.fast_mode() {
+            Some(&params) => Box::new(fast::State::new(gpu, self, params, (w, h), format)?),
             None => Box::new(exact::State::new(gpu, self, (w, h), format)?),
         };
         Ok(Box::new(Ready(state)))

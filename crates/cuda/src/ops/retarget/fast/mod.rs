@@ -284,7 +284,7 @@ impl State {
         (w, h): (usize, usize),
         format: DevFormat,
     ) -> Result<State> {
-        let (tw, th) = op.target(w, h)?;
+        let (tw, th) = op.settings.target(w, h)?;
         let (pitch, pitch_t) = (w.max(tw), h.max(th));
         if pitch.max(pitch_t) > MAX_SIDE {
             return Err(Error::GpuLimit(format!(
@@ -293,8 +293,8 @@ impl State {
         }
         let opts = CarveOptions {
             energy: params.energy,
-            protect: op.protect.as_ref(),
-            remove: op.remove.as_ref(),
+            protect: op.settings.protect.as_ref(),
+            remove: op.settings.remove.as_ref(),
         };
         let mask = combine_masks(w, h, &opts)?;
         let st = gpu.stream();
