@@ -11,6 +11,7 @@ use seamstream::cuda::gpu_half;
 use seamstream::cuda::{DevFormat, DevFrame, Gpu};
 use seamstream::frame::{Frame, Plane, Rgba};
 use seamstream::gst::decode::FrameReader;
+use seamstream::noise::Noise;
 use seamstream::ops::params::SizeSpec;
 use seamstream::ops::retarget::fast::{FastParams, FastState};
 use seamstream::ops::retarget::{Energy, Mode, Retarget, RetargetSettings};
@@ -35,12 +36,10 @@ fn op(tw: usize, th: usize, energy: Energy) -> Retarget {
 
 /// `f` with deterministic noise of ±`amp` on every byte but alpha.
 fn noisy(f: &Frame, amp: i32, seed: u32) -> Frame {
-    let mut s = seed.wrapping_mul(2_654_435_761) | 1;
+    let mut n = Noise::new(u64::from(seed));
     let mut jitter = |v: u8| {
-        s ^= s << 13;
-        s ^= s >> 17;
-        s ^= s << 5;
-        (v as i32 + (s % (2 * amp as u32 + 1)) as i32 - amp).clamp(0, 255) as u8
+        let d = n.below(2 * amp as u64 + 1) as i32 - amp;
+        (v as i32 + d).clamp(0, 255) as u8
     };
     match f {
         Frame::Rgba(p) => Frame::Rgba(Plane::from_fn(p.width(), p.height(), |x, y| {
