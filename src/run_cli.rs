@@ -40,57 +40,11 @@ pub(crate) struct EncoderArgs<'a> {
     pub(crate) preset: Option<&'a str>,
 }
 
-/// The input a pipeline file names (the sample clip if none), or its
-/// fallback when that is a camera that does not exist here; the fallback
-/// runs live, as the camera would have.
-pub(crate) fn file_input(
-    file: &seamstream::pipeline::PipelineFile,
-    live: &mut bool,
-) -> anyhow::Result<seamstream::gst::Input> {
-    use seamstream::gst::Input;
-    let Some(input) = file.input()? else {
-        return Ok(Input::Sample);
-    };
-    if input.check_available().is_ok() {
-        return Ok(input);
-    }
-    let Some(fallback) = file.fallback_input()? else {
-        return Ok(input);
-    };
-    eprintln!(
-        "note: {input} does not exist here; using the live test source {fallback} instead (the fallback in {})",
-        file.path.display()
-    );
-    *live = true;
-    Ok(fallback)
-}
-
-/// The encoder and audio keys of a pipeline file.
-#[derive(Default)]
-pub(crate) struct FileEncoderKeys {
-    codec: Option<String>,
-    crf: Option<u32>,
-    bitrate: Option<u32>,
-    preset: Option<String>,
-    audio: Option<bool>,
-}
-
-pub(crate) fn file_encoder_keys(
-    file: Option<&seamstream::pipeline::PipelineFile>,
-) -> FileEncoderKeys {
-    file.map_or_else(FileEncoderKeys::default, |f| FileEncoderKeys {
-        codec: f.codec.clone(),
-        crf: f.crf,
-        bitrate: f.bitrate,
-        preset: f.preset.clone(),
-        audio: f.audio,
-    })
-}
-
 pub(crate) fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
     use seamstream::gst::encode::{Codec, EncoderChoice};
     use seamstream::gst::outfile::Kept;
-    use seamstream::gst::{Input, Output, TestSettings, run, sample};
+    use seamstream::gst::request::RunRequest;
+    use seamstream::gst::{Input, Output, run};
     use seamstream::pipeline::PipelineFile;
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering};
@@ -105,39 +59,44 @@ pub(crate) fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
             f.path.display()
         );
     }
-    // The command line's, else the file's (parsed with it), else auto.
-    let device = match a.device {
-        Some(text) => parse_device(text)?,
-        None => file.as_ref().and_then(|f| f.device).unwrap_or_default(),
+    // What the command line asks, laid over what the file asks; the
+    // defaults are the request's (gst::request).
+    let cli = RunRequest {
+        input: a.input.map(Input::parse).transpose()?,
+        fallback: None,
+        output: a.output.map(Output::parse).transpose()?,
+        device: a.device.map(parse_device).transpose()?,
+        size: a.size.map(args::parse_size).transpose()?,
+        fps: a.fps.map(args::parse_fps).transpose()?,
+        frames: a.frames,
+        live: a.live.then_some(true),
+        chain: match a.ops.is_empty() {
+            true => None,
+            false => Some(seamstream::registry::parse_chain_for(a.ops, Media::Video)?),
+        },
+        encoder: EncoderChoice {
+            codec: a.encoder.codec.map(Codec::parse).transpose()?,
+            crf: a.encoder.crf,
+            bitrate: a.encoder.bitrate,
+            preset: a.encoder.preset.map(str::to_string),
+        },
+        audio: a.no_audio.then_some(false),
     };
-    let mut live = a.live || file.as_ref().is_some_and(|f| f.live == Some(true));
-    let input = match (a.input, &file) {
-        (Some(text), _) => Input::parse(text)?,
-        (None, Some(f)) => file_input(f, &mut live)?,
-        (None, None) => Input::Sample,
+    let mut request = match &mut file {
+        Some(f) => cli.over(f.request()?),
+        None => cli,
     };
+    let chosen = request.input()?;
+    if let (Some(note), Some(f)) = (&chosen.note, &file) {
+        eprintln!("note: {note} (the fallback in {})", f.path.display());
+    }
+    let live = request.live(&chosen);
+    let input = chosen.input;
     input.check_available()?;
     let is_sample = input == Input::Sample;
-    let (default_size, default_frames) = if is_sample {
-        (sample::DEFAULT_SIZE, sample::DEFAULT_FRAMES)
-    } else {
-        ((1280, 720), 300)
-    };
-    let (width, height) = match a.size {
-        Some(text) => args::parse_size(text)?,
-        None => file.as_ref().and_then(|f| f.size).unwrap_or(default_size),
-    };
-    let fps = match a.fps {
-        Some(text) => args::parse_fps(text)?,
-        None => file.as_ref().and_then(|f| f.fps).unwrap_or((30, 1)),
-    };
-    let frames = a
-        .frames
-        .or(file.as_ref().and_then(|f| f.frames))
-        .unwrap_or(default_frames);
-    let mut chain = match &mut file {
-        Some(f) => std::mem::take(&mut f.chain),
-        None if !a.ops.is_empty() => seamstream::registry::parse_chain_for(a.ops, Media::Video)?,
+    let test = request.test_settings(&input, live);
+    let mut chain = match request.chain.take() {
+        Some(chain) => chain,
         None if is_sample => {
             let default = "retarget:width=75%";
             eprintln!("note: no --op given; using {default} (16:9 -> 4:3)");
@@ -145,27 +104,11 @@ pub(crate) fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
         }
         None => Chain::default(),
     };
-    let output = match (a.output, &file) {
-        (Some(text), _) => Output::parse(text)?,
-        (None, Some(f)) => f.output()?.map_or_else(|| Output::parse("out.mp4"), Ok)?,
-        (None, None) => Output::parse("out.mp4")?,
-    };
+    let output = request.output()?;
     output.check_display()?;
-    let keys = file_encoder_keys(file.as_ref());
-    let encoder = EncoderChoice {
-        codec: a
-            .encoder
-            .codec
-            .map(str::to_string)
-            .or(keys.codec)
-            .as_deref()
-            .map(Codec::parse)
-            .transpose()?,
-        crf: a.encoder.crf.or(keys.crf),
-        bitrate: a.encoder.bitrate.or(keys.bitrate),
-        preset: a.encoder.preset.map(str::to_string).or(keys.preset),
-    };
-    let audio = !a.no_audio && keys.audio.unwrap_or(true);
+    let encoder = request.encoder.clone();
+    let audio = request.audio();
+    let device = request.device.unwrap_or_default();
     let mut reframe = plan_reframe(&mut chain, &input, a.reframe_path, live)?;
     if a.warmup.is_some() && a.segment.is_none() {
         bail!("--warmup applies to a part of a split job: use it with --segment K/N or --gpus");
@@ -207,13 +150,6 @@ pub(crate) fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
             })
         }
         Backend::Cpu => None,
-    };
-    let test = TestSettings {
-        width,
-        height,
-        fps,
-        frames: (frames > 0).then_some(frames),
-        live,
     };
     let stop = Arc::new(AtomicBool::new(false));
     {

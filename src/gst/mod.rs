@@ -16,6 +16,7 @@ pub mod outfile;
 pub mod parts;
 pub mod probe;
 pub mod reframe;
+pub mod request;
 pub mod run;
 pub mod sample;
 

@@ -41,6 +41,8 @@ use toml::de::{DeArray, DeString, DeTable, DeValue};
 
 use crate::args;
 use crate::error::{Error, quoted, quoted_after};
+use crate::gst::encode::{Codec, EncoderChoice};
+use crate::gst::request::RunRequest;
 use crate::gst::{Input, Output};
 use crate::ops::{self, Chain};
 use crate::registry;
@@ -300,6 +302,38 @@ impl PipelineFile {
                 Input::parse(&s.value).map_err(|e| self.error_at(s.line, format!("fallback: {e}")))
             })
             .transpose()
+    }
+
+    /// What the file asks of a run, typed: the request the command line is
+    /// laid over. Takes the file's chain.
+    pub fn request(&mut self) -> Result<RunRequest, FileError> {
+        let codec = self
+            .codec
+            .as_deref()
+            .map(Codec::parse)
+            .transpose()
+            .map_err(|e| FileError::Invalid {
+                path: self.path.clone(),
+                message: format!("codec: {e}"),
+            })?;
+        Ok(RunRequest {
+            input: self.input()?,
+            fallback: self.fallback_input()?,
+            output: self.output()?,
+            device: self.device,
+            size: self.size,
+            fps: self.fps,
+            frames: self.frames,
+            live: self.live,
+            chain: Some(std::mem::take(&mut self.chain)),
+            encoder: EncoderChoice {
+                codec,
+                crf: self.crf,
+                bitrate: self.bitrate,
+                preset: self.preset.clone(),
+            },
+            audio: self.audio,
+        })
     }
 
     /// The file's output, parsed; `None` if it names none.

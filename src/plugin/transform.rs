@@ -54,21 +54,37 @@ pub(crate) fn device_property() -> glib::ParamSpec {
         .build()
 }
 
-/// What both elements are set up with: the chain's text and the device.
+/// What both elements are set up with: the chain's text and the device,
+/// parsed when the element's properties are read (a device that does not
+/// parse keeps its text, for the error `set_caps` gives).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Settings {
     pub chain: String,
-    pub device: String,
+    pub device: Result<crate::Device, String>,
 }
 
-/// The GPU `device` names: `None` for the CPU, `Some(None)` for any.
-pub(crate) fn ordinal(device: &str) -> Result<Option<Option<usize>>, String> {
-    use crate::Device;
-    match Device::parse(device) {
-        Some(Device::Cpu) => Ok(None),
-        Some(Device::Auto) => Ok(Some(None)),
-        Some(Device::Cuda(n)) => Ok(Some(Some(n))),
-        None => Err(format!("device={device}: expected {DEVICE_HELP}")),
+impl Settings {
+    /// Settings from the properties' text (an empty device is `auto`).
+    pub fn new(chain: String, device: &str) -> Settings {
+        let device = match device {
+            "" => Ok(crate::Device::Auto),
+            d => crate::Device::parse(d).ok_or_else(|| d.to_string()),
+        };
+        Settings { chain, device }
+    }
+
+    /// The device, when it may run on a GPU (whose context is then worth
+    /// sharing with the neighbours).
+    pub fn gpu_device(&self) -> Option<crate::Device> {
+        self.device.clone().ok().filter(|d| d.may_use_gpu())
+    }
+
+    /// The device as written, for messages.
+    pub fn device_text(&self) -> String {
+        match &self.device {
+            Ok(d) => d.to_string(),
+            Err(text) => text.clone(),
+        }
     }
 }
 
@@ -349,7 +365,7 @@ impl Engine {
         if (in_cuda || out_cuda) && gpu.is_some() && shared.is_none() {
             return Err(fail(format!(
                 "device={}: CUDA memory was negotiated without GStreamer's CUDA context",
-                settings.device
+                settings.device_text()
             )));
         }
         let backend = match (gpu, in_cuda || out_cuda) {
@@ -599,13 +615,17 @@ fn stamp(
 
 /// The GPU for `device` (`shared`, GStreamer's context, where it is on the
 /// GPU asked for), `None` for the CPU; an error names the value.
-fn open_device(device: &str, shared: Option<&Gpu>) -> Result<Option<Gpu>, String> {
-    let parsed = crate::Device::parse(device)
-        .ok_or_else(|| format!("device={device}: expected {DEVICE_HELP}"))?;
+fn open_device(
+    device: &Result<crate::Device, String>,
+    shared: Option<&Gpu>,
+) -> Result<Option<Gpu>, String> {
+    let parsed = device
+        .clone()
+        .map_err(|text| format!("device={text}: expected {DEVICE_HELP}"))?;
     match crate::cuda::place(parsed, shared) {
         Ok(crate::cuda::Placed::Gpu(g)) => Ok(Some(g)),
         Ok(crate::cuda::Placed::Cpu { .. }) => Ok(None),
-        Err(e) => Err(element_advice(&format!("device={device}: {e}"), &e)),
+        Err(e) => Err(element_advice(&format!("device={parsed}: {e}"), &e)),
     }
 }
 

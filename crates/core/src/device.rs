@@ -21,6 +21,21 @@ impl Device {
     pub const EXPECTED: &'static str =
         "auto (the GPU when one works), cpu, cuda or cuda:N (N a GPU index)";
 
+    /// Whether a GPU may run the chain (`auto` or `cuda:N`), so that a
+    /// GPU context is worth sharing.
+    pub fn may_use_gpu(self) -> bool {
+        self != Device::Cpu
+    }
+
+    /// The GPU asked for by its ordinal (`cuda:N`); `None` for `auto` (any)
+    /// and `cpu`.
+    pub fn ordinal(self) -> Option<usize> {
+        match self {
+            Device::Cuda(n) => Some(n),
+            _ => None,
+        }
+    }
+
     /// `auto`, `cpu`, `cuda` or `cuda:N`; `None` for anything else.
     pub fn parse(text: &str) -> Option<Device> {
         match text {

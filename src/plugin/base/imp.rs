@@ -15,7 +15,7 @@ use gstreamer_base::subclass::prelude::*;
 use gstreamer_video as gst_video;
 
 use crate::gst::cuda;
-use crate::plugin::transform::{CAT, Engine, Settings, lock, ordinal, pad_templates};
+use crate::plugin::transform::{CAT, Engine, Settings, lock, pad_templates};
 
 /// The engine, which every element on the base holds.
 #[derive(Default)]
@@ -42,10 +42,7 @@ impl ObjectSubclass for ChainTransform {
     fn class_init(class: &mut Self::Class) {
         // Never called for the abstract class itself; each element's
         // class sets its own (super::ChainTransform's IsSubclassable).
-        class.settings = |_| Settings {
-            chain: String::new(),
-            device: "auto".into(),
-        };
+        class.settings = |_| Settings::new(String::new(), "auto");
     }
 }
 
@@ -60,11 +57,10 @@ impl ElementImpl for ChainTransform {
     }
 
     fn set_context(&self, context: &gst::Context) {
-        let device = self.settings().device;
-        if let Ok(Some(want)) = ordinal(&device) {
+        if let Some(device) = self.settings().gpu_device() {
             self.engine
                 .cuda
-                .set_context(self.obj().upcast_ref(), context, want);
+                .set_context(self.obj().upcast_ref(), context, device.ordinal());
         }
         self.parent_set_context(context)
     }
@@ -77,9 +73,11 @@ impl ElementImpl for ChainTransform {
             gst::StateChange::NullToReady => {
                 // The CUDA context comes before the neighbours open
                 // (NVIDIA's decoder asks for one when it does).
-                let device = self.settings().device;
-                if let Ok(Some(want)) = ordinal(&device)
-                    && let Err(e) = self.engine.cuda.ensure(self.obj().upcast_ref(), want)
+                if let Some(device) = self.settings().gpu_device()
+                    && let Err(e) = self
+                        .engine
+                        .cuda
+                        .ensure(self.obj().upcast_ref(), device.ordinal())
                 {
                     gst::info!(CAT, imp = self, "no CUDA memory: {e}");
                     self.engine.cuda.clear();
@@ -111,7 +109,7 @@ impl BaseTransformImpl for ChainTransform {
         // Before READY (when gst-launch links), CUDA memory is
         // offered wherever GStreamer's CUDA library works; set_caps
         // refuses it if no context came after all.
-        let cuda_ok = matches!(ordinal(&settings.device), Ok(Some(_)))
+        let cuda_ok = settings.gpu_device().is_some()
             && (self.engine.cuda.gpu().is_ok() || cuda::available());
         let other = Engine::transform_caps(&settings, cuda_ok, direction, caps);
         Some(match filter {

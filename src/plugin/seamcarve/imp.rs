@@ -95,10 +95,8 @@ impl ChainTransformImpl for SeamCarve {
             // Reframing: a window that follows the subjects, carving or
             // padding as each shot needs, planned live (no look-ahead).
             keys.insert(0, format!("aspect={aspect}"));
-            return Settings {
-                chain: format!("reframe:{}", keys.join(",")),
-                device: s.device.unwrap_or_else(|| "auto".into()),
-            };
+            let chain = format!("reframe:{}", keys.join(","));
+            return Settings::new(chain, s.device.as_deref().unwrap_or(""));
         }
         let chain = if keys.is_empty() {
             String::new()
@@ -113,10 +111,7 @@ impl ChainTransformImpl for SeamCarve {
             );
             format!("retarget:{}", keys.join(","))
         };
-        Settings {
-            chain,
-            device: s.device.unwrap_or_else(|| "auto".into()),
-        }
+        Settings::new(chain, s.device.as_deref().unwrap_or(""))
     }
 }
 

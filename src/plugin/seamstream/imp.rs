@@ -24,14 +24,7 @@ pub struct SeamStream {
 impl ChainTransformImpl for SeamStream {
     fn settings(&self) -> Settings {
         let s = self.settings.lock().unwrap_or_else(|e| e.into_inner());
-        Settings {
-            chain: s.0.clone(),
-            device: if s.1.is_empty() {
-                "auto".into()
-            } else {
-                s.1.clone()
-            },
-        }
+        Settings::new(s.0.clone(), &s.1)
     }
 }
 
@@ -75,7 +68,7 @@ impl ObjectImpl for SeamStream {
         let s = self.settings();
         match pspec.name() {
             "ops" => s.chain.to_value(),
-            _ => s.device.to_value(),
+            _ => s.device_text().to_value(),
         }
     }
 }
