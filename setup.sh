@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One-time set-up on Debian or Ubuntu: the GStreamer libraries and plugins
-# seamstream builds against and runs with, and a Rust toolchain if none is
-# installed. Safe to run again.
+# seamstream builds against and runs with, Python's venv and pip (for
+# `pip install ./python`), and a Rust toolchain if none is installed. Safe
+# to run again.
 #
 #   ./setup.sh                     set up only
 #   ./setup.sh COMMAND [ARGS...]   set up, then run COMMAND with cargo on PATH,
@@ -13,6 +14,7 @@ packages=(
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
   gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly gstreamer1.0-libav
+  python3 python3-venv python3-pip
 )
 
 sudo=""

@@ -28,6 +28,8 @@ pub struct FrameReader {
     name: String,
     done: bool,
     fps: Option<f64>,
+    /// The presentation time of the frame given last.
+    time: Option<gst::ClockTime>,
 }
 
 impl FrameReader {
@@ -60,6 +62,7 @@ impl FrameReader {
             name: parsed.to_string(),
             done: false,
             fps: None,
+            time: None,
         };
         reader.pipe.set_state(gst::State::Playing).map_err(|_| {
             reader
@@ -123,6 +126,7 @@ impl FrameReader {
             self.fps = Some(rate.numer() as f64 / rate.denom() as f64);
         }
         let buffer = sample.buffer().ok_or_else(|| bad("a frame came empty"))?;
+        self.time = buffer.pts();
         let vf = gst_video::VideoFrameRef::from_buffer_ref_readable(buffer, &info)
             .map_err(|_| bad("cannot map a frame"))?;
         let (w, h) = (info.width() as usize, info.height() as usize);
@@ -145,6 +149,12 @@ impl FrameReader {
     /// a variable rate).
     pub fn fps(&self) -> Option<f64> {
         self.fps
+    }
+
+    /// The presentation time of the frame [`FrameReader::next_frame`] gave
+    /// last, in seconds (`None` for a frame without one).
+    pub fn time(&self) -> Option<f64> {
+        self.time.map(|t| t.nseconds() as f64 / 1e9)
     }
 
     /// What the reader was opened on, as the user wrote it.

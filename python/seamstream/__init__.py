@@ -1,0 +1,26 @@
+"""seamstream: seam carving, reframing and image operations on video frames,
+on the CPU or a CUDA GPU.
+
+The operations are seamstream's own (the Rust library behind the
+``seamstream`` command), written as on its command line::
+
+    import numpy as np
+    import seamstream
+
+    chain = seamstream.Chain("gaussian:sigma=2", "retarget:width=75%")
+    frame = np.zeros((720, 1280, 4), np.uint8)        # H×W×4 RGBA, or H×W gray
+    out = chain.apply(frame)                           # (720, 960, 4)
+
+    for frame, seconds in seamstream.read("clip.mp4"):
+        out = chain.apply(frame)
+
+``seamstream.ops()`` lists every operation and its parameters.
+
+Errors are ``ValueError`` (a bad parameter or frame), ``FileNotFoundError``
+and ``RuntimeError`` (the GPU or the pipeline failed), with the library's
+message. Every call releases the GIL while it works.
+"""
+
+from ._seamstream import Chain, Reader, __version__, ops, read
+
+__all__ = ["Chain", "Reader", "ops", "read", "__version__"]

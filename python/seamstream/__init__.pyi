@@ -1,0 +1,65 @@
+"""Type stubs for seamstream (the extension module ``seamstream._seamstream``)."""
+
+from typing import Iterator, List, Optional, Tuple, TypedDict, Union
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+
+Frame = npt.NDArray[np.uint8]
+"""An ``H×W×4`` RGBA or ``H×W`` gray ``uint8`` array."""
+
+class Chain:
+    """A chain of operations, built once from the text of ``--op``
+    (``"gaussian:sigma=2"``, ``"retarget:width=75%"``), applied to frames one
+    after another. It keeps what video needs between calls: fast
+    retargeting's seams, the reframe window's path.
+
+    ``device`` is ``"auto"`` (a GPU when one works, else the CPU), ``"cpu"``,
+    ``"cuda"`` or ``"cuda:N"``.
+    """
+
+    def __init__(self, *ops: Union[str, List[str]], device: str = "auto") -> None: ...
+    def apply(self, frame: Frame) -> Frame:
+        """Runs the chain on one frame and returns a new array of the same
+        kind, at the chain's output size. Raises ``ValueError`` for an array
+        that is not ``uint8`` ``H×W×4`` or ``H×W``."""
+    def output_size(self, height: int, width: int) -> Tuple[int, int]:
+        """The ``(height, width)`` a ``height×width`` input comes out at."""
+    @property
+    def device(self) -> str:
+        """Where the chain runs: ``"cpu"``, or the GPU."""
+    @property
+    def ops(self) -> List[str]:
+        """The operations, as written."""
+
+class Reader:
+    """Decoded frames of a video: iterate for ``(frame, seconds)`` pairs."""
+
+    def __iter__(self) -> Iterator[Tuple[Frame, Optional[float]]]: ...
+    def __next__(self) -> Tuple[Frame, Optional[float]]: ...
+    @property
+    def fps(self) -> Optional[float]:
+        """The frame rate the file gives, after the first frame (``None`` for
+        a variable rate)."""
+
+def read(path: str) -> Reader:
+    """The decoded frames of the video at ``path`` (a file or a URI), each an
+    ``H×W×4`` RGBA array with its presentation time in seconds."""
+
+class Param(TypedDict):
+    name: str
+    kind: str
+    default: Optional[str]
+    required: bool
+    help: str
+
+class Op(TypedDict):
+    name: str
+    summary: str
+    example: str
+    params: List[Param]
+
+def ops() -> List[Op]:
+    """Every operation with its parameters, as ``seamstream ops`` lists them."""

@@ -1,0 +1,360 @@
+//! seamstream for Python: the library's chains on NumPy arrays, on the CPU
+//! or a GPU, with no second implementation of anything. `Chain` is the
+//! library's `Chain` (or `GpuChain` on a GPU), `read` its `FrameReader`,
+//! `ops` its registry. Every call releases the GIL while it works; an error
+//! is a Python exception with the library's message, and a panic becomes a
+//! `RuntimeError`, never an abort of the interpreter.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Mutex;
+
+use numpy::{PyArray1, PyArrayMethods, PyUntypedArrayMethods};
+use pyo3::exceptions::{PyFileNotFoundError, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyTuple};
+
+use seamstream::cuda::{Gpu, Placed};
+use seamstream::gst::decode::FrameReader;
+use seamstream::ops::params::{Kind, Media};
+use seamstream::{Chain, Device, Error, ErrorKind, Frame, Plane, registry};
+
+/// A library error as the Python exception a user expects: a missing file
+/// is `FileNotFoundError`, a bad parameter or input `ValueError`, a GPU or
+/// pipeline failure `RuntimeError`.
+fn py_err(e: Error) -> PyErr {
+    let text = e.to_string();
+    match (&e, e.kind()) {
+        (Error::Read { path, .. }, _)
+            if !path.to_string_lossy().contains("://") && !path.exists() =>
+        {
+            PyFileNotFoundError::new_err(text)
+        }
+        (_, ErrorKind::BadParameter | ErrorKind::BadInput) => PyValueError::new_err(text),
+        _ => PyRuntimeError::new_err(text),
+    }
+}
+
+/// Runs `work`, turning a panic into a `RuntimeError` that says so.
+fn guarded<T>(work: impl FnOnce() -> seamstream::Result<T>) -> PyResult<T> {
+    match catch_unwind(AssertUnwindSafe(work)) {
+        Ok(result) => result.map_err(py_err),
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or("no message");
+            Err(PyRuntimeError::new_err(format!(
+                "seamstream failed inside (a bug; please report it): {what}"
+            )))
+        }
+    }
+}
+
+/// The chain on its device: the CPU reference, or the GPU halves prepared
+/// for the size and format of the frames seen last.
+enum Engine {
+    Cpu(Chain),
+    Gpu {
+        gpu: Box<Gpu>,
+        chain: Chain,
+        #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+        ready: Option<Prepared>,
+    },
+}
+
+/// The GPU chain for one input shape.
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+struct Prepared {
+    #[cfg(feature = "cuda")]
+    chain: seamstream::cuda::stage::GpuChain,
+    shape: (usize, usize, seamstream::DevFormat),
+}
+
+impl Engine {
+    fn apply(&mut self, frame: Frame) -> seamstream::Result<Frame> {
+        match self {
+            Engine::Cpu(chain) => chain.apply(frame),
+            #[cfg(feature = "cuda")]
+            Engine::Gpu { gpu, chain, ready } => {
+                use seamstream::cuda::stage::GpuChain;
+                let shape = (
+                    frame.width(),
+                    frame.height(),
+                    seamstream::DevFormat::of(&frame),
+                );
+                // A new size or format prepares the halves again (fast
+                // mode's memory starts afresh, as after a cut).
+                if ready.as_ref().is_none_or(|r| r.shape != shape) {
+                    let g = GpuChain::new(gpu, chain, shape.0, shape.1, shape.2)?;
+                    *ready = Some(Prepared { chain: g, shape });
+                }
+                let r = ready.as_mut().expect("prepared above");
+                r.chain.apply(gpu, &frame)
+            }
+            #[cfg(not(feature = "cuda"))]
+            Engine::Gpu { gpu, .. } => match **gpu {},
+        }
+    }
+}
+
+/// A chain of operations, built once from the text of `--op`, applied to
+/// frames one after another (it keeps what video needs between them: fast
+/// retargeting's seams, the reframe window's path).
+#[pyclass(name = "Chain", module = "seamstream")]
+struct PyChain {
+    engine: Mutex<Engine>,
+    ops: Vec<String>,
+    device: String,
+}
+
+/// The operations given as `Chain("gaussian:sigma=2", "sobel")`, or as one
+/// list, `Chain(["gaussian:sigma=2", "sobel"])`.
+fn op_texts(args: &Bound<'_, PyTuple>) -> PyResult<Vec<String>> {
+    let mut texts = Vec::new();
+    for a in args.iter() {
+        if let Ok(text) = a.extract::<String>() {
+            texts.push(text);
+        } else if let Ok(list) = a.extract::<Vec<String>>() {
+            texts.extend(list);
+        } else {
+            return Err(PyValueError::new_err(format!(
+                "an operation is text, `name:key=value,...` (e.g. \"gaussian:sigma=2\"); got {}",
+                a.get_type().name()?
+            )));
+        }
+    }
+    Ok(texts)
+}
+
+#[pymethods]
+impl PyChain {
+    #[new]
+    #[pyo3(signature = (*ops, device = "auto"))]
+    fn new(ops: &Bound<'_, PyTuple>, device: &str) -> PyResult<Self> {
+        let texts = op_texts(ops)?;
+        let asked = Device::parse(device).ok_or_else(|| {
+            PyValueError::new_err(format!("device={device:?}: expected {}", Device::EXPECTED))
+        })?;
+        let chain = guarded(|| registry::parse_chain_for(&texts, Media::Video))?;
+        let (engine, device) = match guarded(|| seamstream::cuda::place(asked, None))? {
+            Placed::Gpu(gpu) => {
+                let name = format!("{gpu:?}");
+                let engine = Engine::Gpu {
+                    gpu: Box::new(gpu),
+                    chain,
+                    ready: None,
+                };
+                (engine, name)
+            }
+            Placed::Cpu { .. } => (Engine::Cpu(chain), "cpu".to_string()),
+        };
+        Ok(PyChain {
+            engine: Mutex::new(engine),
+            ops: texts,
+            device,
+        })
+    }
+
+    /// Runs the chain on one frame: a `uint8` array `H×W×4` (RGBA) or `H×W`
+    /// (gray). Returns a new array of the same kind, of the chain's output
+    /// size.
+    fn apply<'py>(
+        &self,
+        py: Python<'py>,
+        frame: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let input = frame_from_array(frame)?;
+        let out = py.detach(|| {
+            guarded(|| {
+                let mut engine = self.engine.lock().unwrap_or_else(|e| e.into_inner());
+                engine.apply(input)
+            })
+        })?;
+        array_from_frame(py, out)
+    }
+
+    /// The size a `height`×`width` input comes out at: `(height, width)`.
+    fn output_size(&self, height: usize, width: usize) -> PyResult<(usize, usize)> {
+        let engine = self.engine.lock().unwrap_or_else(|e| e.into_inner());
+        let chain = match &*engine {
+            Engine::Cpu(c) | Engine::Gpu { chain: c, .. } => c,
+        };
+        let (w, h) = guarded(|| chain.output_size(width, height))?;
+        Ok((h, w))
+    }
+
+    /// Where the chain runs: `cpu`, or the GPU (`Gpu(0, sm_90)`).
+    #[getter]
+    fn device(&self) -> String {
+        self.device.clone()
+    }
+
+    /// The operations, as written.
+    #[getter]
+    fn ops(&self) -> Vec<String> {
+        self.ops.clone()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Chain({:?}, device={:?})", self.ops, self.device)
+    }
+}
+
+/// A frame from a NumPy array, or a `ValueError` that says what is wanted.
+fn frame_from_array(obj: &Bound<'_, PyAny>) -> PyResult<Frame> {
+    let wanted = "a uint8 array H×W×4 (RGBA) or H×W (gray)";
+    let array = obj.cast::<numpy::PyUntypedArray>().map_err(|_| {
+        PyValueError::new_err(format!(
+            "expected {wanted}; got {}",
+            obj.get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default()
+        ))
+    })?;
+    let shape = array.shape().to_vec();
+    let dtype = array.dtype().to_string();
+    let bad =
+        || PyValueError::new_err(format!("expected {wanted}; got {dtype} of shape {shape:?}"));
+    let bytes = obj
+        .cast::<numpy::PyArrayDyn<u8>>()
+        .map_err(|_| bad())?
+        .try_readonly()
+        .map_err(|_| PyValueError::new_err("the array is being written elsewhere"))?;
+    let data: Vec<u8> = match bytes.as_slice() {
+        Ok(s) => s.to_vec(),
+        // Not contiguous (a view, a slice): read in order.
+        Err(_) => bytes.as_array().iter().copied().collect(),
+    };
+    let planes = |w: usize, h: usize| w > 0 && h > 0;
+    match *shape.as_slice() {
+        [h, w, 4] if planes(w, h) => {
+            let px: Vec<[u8; 4]> = data.as_chunks::<4>().0.to_vec();
+            Plane::from_vec(w, h, px).map(Frame::Rgba).map_err(py_err)
+        }
+        [h, w] if planes(w, h) => Plane::from_vec(w, h, data).map(Frame::Gray).map_err(py_err),
+        _ => Err(bad()),
+    }
+}
+
+/// A frame as a new NumPy array (its pixels moved in, not copied).
+fn array_from_frame(py: Python<'_>, frame: Frame) -> PyResult<Bound<'_, PyAny>> {
+    let (w, h) = (frame.width(), frame.height());
+    match frame {
+        Frame::Rgba(p) => {
+            let flat = p.into_packed_vec().into_flattened();
+            let a = PyArray1::from_vec(py, flat).reshape([h, w, 4])?;
+            Ok(a.into_any())
+        }
+        Frame::Gray(p) => {
+            let a = PyArray1::from_vec(py, p.into_packed_vec()).reshape([h, w])?;
+            Ok(a.into_any())
+        }
+    }
+}
+
+/// Decoded frames of a video, in order: each an `H×W×4` RGBA array with its
+/// presentation time in seconds.
+#[pyclass(name = "Reader", module = "seamstream", unsendable)]
+struct PyReader {
+    reader: Option<FrameReader>,
+}
+
+#[pymethods]
+impl PyReader {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__<'py>(
+        &mut self,
+        py: Python<'py>,
+    ) -> PyResult<Option<(Bound<'py, PyAny>, Option<f64>)>> {
+        let Some(reader) = self.reader.as_mut() else {
+            return Ok(None);
+        };
+        let next = guarded(|| reader.next_frame())?;
+        match next {
+            Some(plane) => {
+                let time = reader.time();
+                Ok(Some((array_from_frame(py, Frame::Rgba(plane))?, time)))
+            }
+            None => {
+                self.reader = None;
+                Ok(None)
+            }
+        }
+    }
+
+    /// The frame rate the file gives (after the first frame; `None` for a
+    /// variable rate).
+    #[getter]
+    fn fps(&self) -> Option<f64> {
+        self.reader.as_ref().and_then(FrameReader::fps)
+    }
+}
+
+/// The decoded frames of the video at `path` (a file or a URI), as
+/// `(frame, seconds)` pairs.
+#[pyfunction]
+fn read(path: &str) -> PyResult<PyReader> {
+    let reader = guarded(|| FrameReader::open(path))?;
+    Ok(PyReader {
+        reader: Some(reader),
+    })
+}
+
+/// A parameter's kind in words, as `seamstream ops` says it.
+fn kind_text(kind: &Kind) -> String {
+    match kind {
+        Kind::Float { min, max } => format!("number in {min}..{max}"),
+        Kind::Int { min, max } => format!("whole number in {min}..{max}"),
+        Kind::Choice(c) => format!("one of {}", c.join(", ")),
+        Kind::IntOrChoice { min, max, choices } => {
+            format!(
+                "whole number in {min}..{max}, or one of {}",
+                choices.join(", ")
+            )
+        }
+        other => format!("{other:?}"),
+    }
+}
+
+/// Every operation, with its parameters, as dicts: `name`, `summary`,
+/// `example`, and `params` (each `name`, `kind`, `default`, `required`,
+/// `help`).
+#[pyfunction]
+fn ops(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+    let list = PyList::empty(py);
+    for entry in registry::REGISTRY {
+        let spec = entry.spec;
+        let op = PyDict::new(py);
+        op.set_item("name", spec.name)?;
+        op.set_item("summary", spec.summary)?;
+        op.set_item("example", spec.example)?;
+        let params = PyList::empty(py);
+        for p in spec.params {
+            let d = PyDict::new(py);
+            d.set_item("name", p.name)?;
+            d.set_item("kind", kind_text(&p.kind))?;
+            d.set_item("default", p.default)?;
+            d.set_item("required", p.required)?;
+            d.set_item("help", p.help)?;
+            params.append(d)?;
+        }
+        op.set_item("params", params)?;
+        list.append(op)?;
+    }
+    Ok(list)
+}
+
+#[pymodule]
+fn _seamstream(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyChain>()?;
+    m.add_class::<PyReader>()?;
+    m.add_function(wrap_pyfunction!(read, m)?)?;
+    m.add_function(wrap_pyfunction!(ops, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
