@@ -227,12 +227,7 @@ fn parse_device(text: &str) -> anyhow::Result<Device> {
     Device::parse(text).with_context(|| format!("`--device {text}`: expected {}", Device::EXPECTED))
 }
 
-/// `x` to `places` decimals, as the summaries show figures (a NaN stays
-/// one: serde_json writes it as null).
-fn rounded(x: f64, places: i32) -> f64 {
-    let scale = 10f64.powi(places);
-    (x * scale).round() / scale
-}
+use seamstream::gst::run::report::rounded;
 
 /// The error as the command line says it: where running on the CPU would
 /// avoid it (the library's errors leave that advice to each interface),

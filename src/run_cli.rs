@@ -13,6 +13,7 @@ use seamstream::ops::Chain;
 use seamstream::ops::params::Media;
 
 use super::{PROCESS_START, choose_backend, fanout, parse_device, spinner};
+use seamstream::gst::run::report::{Kernels, summary_json};
 
 pub(crate) struct RunArgs<'a> {
     pub(crate) input: Option<&'a str>,
@@ -180,6 +181,7 @@ pub(crate) fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
         encoder,
         audio,
         span,
+        on_progress: None,
     };
     let s = run::run(&opts, chain, stop)?;
     if opts.span.is_some()
@@ -416,14 +418,6 @@ pub(crate) fn plan_segment(
     Ok(span)
 }
 
-/// The CUDA kernels' preparation before a run: its time, and how many
-/// kernel files NVRTC compiled (the others came from the cache).
-pub(crate) struct Kernels {
-    seconds: f64,
-    compiled: usize,
-}
-
-/// The run's summary as one JSON object.
 /// Plans the chain's reframe (if any) before the run, with a bar while a
 /// file is analysed.
 pub(crate) fn plan_reframe(
@@ -477,65 +471,6 @@ pub(crate) fn reframe_lines(r: &seamstream::gst::reframe::Planned) -> Vec<String
         ));
     }
     lines
-}
-
-pub(crate) fn summary_json(
-    s: &seamstream::gst::run::Summary,
-    kernels: Option<&Kernels>,
-    reframe: Option<&seamstream::gst::reframe::Planned>,
-) -> String {
-    use seamstream::gst::outfile::Kept;
-    use serde_json::json;
-    let streams: Vec<serde_json::Value> = s
-        .streams
-        .iter()
-        .map(|st| json!({"type": st.kind, "stream": st.what, "action": st.action}))
-        .collect();
-    let (output, partial) = match &s.kept {
-        Some(Kept::Target(p)) => (Some(p.to_string_lossy()), false),
-        Some(Kept::Partial(p)) => (Some(p.to_string_lossy()), true),
-        _ => (None, false),
-    };
-    let reframe = reframe.map(|r| {
-        use seamstream::gst::reframe::Source;
-        let shots: Vec<serde_json::Value> = r
-            .shots
-            .iter()
-            .map(|s| {
-                json!({"first": s.first, "last": s.last,
-                    "mode": s.fit.name(), "camera": s.camera.name()})
-            })
-            .collect();
-        let (source, file) = match &r.source {
-            Source::Planned { .. } => ("planned", r.written.as_ref()),
-            Source::Replayed(p) => ("replayed", Some(p)),
-            Source::Live => ("live", r.written.as_ref()),
-        };
-        json!({"plan": source, "path": file.map(|p| p.to_string_lossy()), "shots": shots})
-    });
-    json!({
-        "frames_in": s.frames_in,
-        "frames_out": s.frames_out,
-        "dropped": s.dropped,
-        "seconds": super::rounded(s.seconds, 3),
-        "fps": super::rounded(s.fps(), 2),
-        "ms_copy_in": super::rounded(s.ms_copy_in, 3),
-        "ms_chain": super::rounded(s.ms_chain, 3),
-        "ms_copy_out": super::rounded(s.ms_copy_out, 3),
-        "memory_in": s.memory_in,
-        "memory_out": s.memory_out,
-        "size_in": [s.width_in, s.height_in],
-        "size_out": [s.width_out, s.height_out],
-        "interrupted": s.interrupted,
-        "live": s.live,
-        "output": output,
-        "partial": partial,
-        "kernel_seconds": kernels.map(|k| super::rounded(k.seconds, 3)),
-        "kernels_compiled": kernels.map(|k| k.compiled),
-        "streams": streams,
-        "reframe": reframe,
-    })
-    .to_string()
 }
 
 /// A tuning knob for experiments (`SEAMSTREAM_QUEUE`, `SEAMSTREAM_SLOTS`):

@@ -14,6 +14,8 @@ The operations are seamstream's own (the Rust library behind the
     for frame, seconds in seamstream.read("clip.mp4"):
         out = chain.apply(frame)
 
+``seamstream.run(input, output, ops)`` runs a whole job as the command line
+does (audio kept, the encoder's options, a summary dict back), and
 ``seamstream.ops()`` lists every operation and its parameters.
 
 Errors are ``ValueError`` (a bad parameter or frame), ``FileNotFoundError``
@@ -21,6 +23,6 @@ and ``RuntimeError`` (the GPU or the pipeline failed), with the library's
 message. Every call releases the GIL while it works.
 """
 
-from ._seamstream import Chain, Reader, __version__, ops, read
+from ._seamstream import Chain, Reader, __version__, ops, read, run
 
-__all__ = ["Chain", "Reader", "ops", "read", "__version__"]
+__all__ = ["Chain", "Reader", "ops", "read", "run", "__version__"]

@@ -1,6 +1,6 @@
 """Type stubs for seamstream (the extension module ``seamstream._seamstream``)."""
 
-from typing import Iterator, List, Optional, Tuple, TypedDict, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, TypedDict, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -47,6 +47,31 @@ class Reader:
 def read(path: str) -> Reader:
     """The decoded frames of the video at ``path`` (a file or a URI), each an
     ``H×W×4`` RGBA array with its presentation time in seconds."""
+
+def run(
+    input: str,
+    output: str = "out.mp4",
+    ops: List[str] = ...,
+    *,
+    device: str = "auto",
+    progress: Optional[Callable[[int, Optional[int]], object]] = None,
+    codec: Optional[str] = None,
+    crf: Optional[int] = None,
+    bitrate: Optional[int] = None,
+    preset: Optional[str] = None,
+    audio: bool = True,
+    size: Optional[Tuple[int, int]] = None,
+    fps: Union[None, int, float, str] = None,
+    frames: Optional[int] = None,
+    live: bool = False,
+) -> Dict[str, Any]:
+    """Runs a whole job as ``seamstream run INPUT OUTPUT --op …`` does: audio
+    kept unless ``audio=False``, the encoder as ``codec``/``crf``/
+    ``bitrate``/``preset`` say, test sources sized by ``size`` (width,
+    height), ``fps`` and ``frames`` (0: until stopped). ``progress`` is
+    called with (frames done, frames expected or None) up to ten times a
+    second; an exception it raises, or Ctrl-C, finishes the output so that it
+    plays and is raised then. Returns the summary ``run --json`` prints."""
 
 class Param(TypedDict):
     name: str

@@ -305,6 +305,106 @@ fn read(path: &str) -> PyResult<PyReader> {
     })
 }
 
+/// A frame rate as `--fps` takes it: `30`, `29.97` or `30000/1001`.
+fn fps_of(value: &Bound<'_, PyAny>) -> PyResult<(i32, i32)> {
+    let text = match value.extract::<String>() {
+        Ok(t) => t,
+        Err(_) => value.str()?.to_string(),
+    };
+    seamstream::args::parse_fps(&text).map_err(py_err)
+}
+
+/// Runs a whole job, as `seamstream run INPUT OUTPUT --op …` does: a file,
+/// URI, camera, `test:PATTERN` or `sample` in; a file (its container from
+/// the name), `null` or `display` out; audio kept unless `audio=False`;
+/// the encoder as `codec`, `crf`, `bitrate` and `preset` say. `progress`,
+/// if given, is called with (frames done, frames expected or None) up to
+/// ten times a second. Ctrl-C finishes the output so that it plays, then
+/// raises `KeyboardInterrupt`. Returns the summary `run --json` prints, as
+/// a dict.
+#[pyfunction]
+#[pyo3(signature = (
+    input, output = "out.mp4", ops = Vec::new(), *, device = "auto", progress = None,
+    codec = None, crf = None, bitrate = None, preset = None, audio = true,
+    size = None, fps = None, frames = None, live = false
+))]
+#[allow(clippy::too_many_arguments)]
+fn run<'py>(
+    py: Python<'py>,
+    input: &str,
+    output: &str,
+    ops: Vec<String>,
+    device: &str,
+    progress: Option<Py<PyAny>>,
+    codec: Option<&str>,
+    crf: Option<u32>,
+    bitrate: Option<u32>,
+    preset: Option<String>,
+    audio: bool,
+    size: Option<(usize, usize)>,
+    fps: Option<&Bound<'py, PyAny>>,
+    frames: Option<u64>,
+    live: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    use seamstream::gst::encode::{Codec, EncoderChoice};
+    use seamstream::gst::request::RunRequest;
+    use seamstream::gst::run::OnProgress;
+    use seamstream::gst::{Input, Output};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    let device = Device::parse(device).ok_or_else(|| {
+        PyValueError::new_err(format!("device={device:?}: expected {}", Device::EXPECTED))
+    })?;
+    let fps = fps.map(fps_of).transpose()?;
+    let request = guarded(|| {
+        Ok(RunRequest {
+            input: Some(Input::parse(input)?),
+            output: Some(Output::parse(output)?),
+            device: Some(device),
+            size,
+            fps,
+            frames,
+            live: Some(live),
+            chain: Some(registry::parse_chain_for(&ops, Media::Video)?),
+            encoder: EncoderChoice {
+                codec: codec.map(Codec::parse).transpose()?,
+                crf,
+                bitrate,
+                preset,
+            },
+            audio: Some(audio),
+            fallback: None,
+        })
+    })?;
+    let stop = Arc::new(AtomicBool::new(false));
+    // What the progress callback raised (or Ctrl-C), raised after the
+    // output is finished.
+    let raised: Arc<Mutex<Option<PyErr>>> = Arc::new(Mutex::new(None));
+    let hook = {
+        let (stop, raised) = (stop.clone(), raised.clone());
+        OnProgress(Arc::new(move |done: u64, total: Option<u64>| {
+            Python::attach(|py| {
+                let result = py.check_signals().and_then(|()| match &progress {
+                    Some(f) => f.call1(py, (done, total)).map(|_| ()),
+                    None => Ok(()),
+                });
+                if let Err(e) = result {
+                    stop.store(true, Ordering::Relaxed);
+                    let mut slot = raised.lock().unwrap_or_else(|e| e.into_inner());
+                    slot.get_or_insert(e);
+                }
+            })
+        }))
+    };
+    let ran = py.detach(|| guarded(|| request.run(stop, Some(hook))));
+    if let Some(e) = raised.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        return Err(e);
+    }
+    let json = ran?.json();
+    py.import("json")?.call_method1("loads", (json,))
+}
+
 /// A parameter's kind in words, as `seamstream ops` says it.
 fn kind_text(kind: &Kind) -> String {
     match kind {
@@ -355,6 +455,7 @@ fn _seamstream(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyReader>()?;
     m.add_function(wrap_pyfunction!(read, m)?)?;
     m.add_function(wrap_pyfunction!(ops, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

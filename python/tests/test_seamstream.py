@@ -205,3 +205,47 @@ def test_the_type_stubs_name_what_the_module_has():
     for name in ["apply", "output_size", "device", "ops"]:
         assert hasattr(seamstream.Chain, name) and f" {name}(" in stub
     assert seamstream.Chain.apply.__doc__ and seamstream.read.__doc__
+
+
+def test_run_gives_the_command_lines_bytes_and_summary(tmp_path):
+    job = ["test:smpte", "--size", "96x64", "--frames", "12", "--op", "retarget:width=75%", "--device", "cpu"]
+    theirs = tmp_path / "cli.y4m"
+    subprocess.run([cli(), "run", job[0], str(theirs), *job[1:]], check=True, capture_output=True)
+    mine = tmp_path / "py.y4m"
+    told = []
+    summary = seamstream.run(
+        "test:smpte",
+        str(mine),
+        ["retarget:width=75%"],
+        device="cpu",
+        size=(96, 64),
+        frames=12,
+        progress=lambda done, total: told.append((done, total)),
+    )
+    assert mine.read_bytes() == theirs.read_bytes()
+    assert summary["frames_out"] == 12 and summary["size_out"] == [72, 64]
+    assert summary["output"] == str(mine) and not summary["partial"]
+    assert told and told[-1] == (12, 12)
+
+
+def test_a_progress_callback_that_raises_stops_the_run_and_keeps_the_output(tmp_path):
+    out = tmp_path / "stopped.mkv"
+
+    def stop_after_five(done, total):
+        if done >= 5:
+            raise ValueError("enough")
+
+    with pytest.raises(ValueError, match="enough"):
+        seamstream.run("test:ball", str(out), ["sobel"], device="cpu", size=(64, 48), frames=0, live=True,
+                       progress=stop_after_five)
+    frames = list(seamstream.read(str(out)))
+    assert len(frames) >= 5
+
+
+def test_run_refuses_what_the_command_line_refuses(tmp_path):
+    with pytest.raises(ValueError, match="unknown operation"):
+        seamstream.run("test:ball", str(tmp_path / "o.mp4"), ["blur"])
+    with pytest.raises(FileNotFoundError):
+        seamstream.run(str(tmp_path / "missing.mp4"), str(tmp_path / "o.mp4"))
+    with pytest.raises(ValueError, match="codec"):
+        seamstream.run("test:ball", str(tmp_path / "o.mp4"), codec="mpeg9")

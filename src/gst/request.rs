@@ -5,9 +5,15 @@
 //! ([`RunRequest::input`], [`RunRequest::test_settings`], …). The elements
 //! ask for the chain and the device alone (`plugin::base::Settings`).
 
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
 use crate::device::Device;
 use crate::error::Result;
 use crate::gst::encode::EncoderChoice;
+use crate::gst::reframe::Planned;
+use crate::gst::run::report::{Kernels, summary_json};
+use crate::gst::run::{Backend, OnProgress, RunOptions, Summary};
 use crate::gst::{Input, Output, TestSettings, sample};
 use crate::ops::Chain;
 
@@ -136,6 +142,78 @@ impl RunRequest {
         self.output
             .clone()
             .map_or_else(|| Output::parse("out.mp4"), Ok)
+    }
+}
+
+/// What a run gave: its summary, the kernels' preparation on a GPU, and
+/// the reframe's plan.
+pub struct Ran {
+    pub summary: Summary,
+    pub kernels: Option<Kernels>,
+    pub reframe: Option<Planned>,
+}
+
+impl Ran {
+    /// The summary as `run --json` prints it.
+    pub fn json(&self) -> String {
+        summary_json(&self.summary, self.kernels.as_ref(), self.reframe.as_ref())
+    }
+}
+
+impl RunRequest {
+    /// Runs what is asked, as `seamstream run` does without its command
+    /// line's own parts (notes, bars, a split job's part): the input
+    /// chosen, the chain's kernels prepared on its GPU, a file's reframe
+    /// planned ahead, then the run. `stop` finishes it early, the output
+    /// kept playable; `on_progress` is told the frames as they go.
+    pub fn run(mut self, stop: Arc<AtomicBool>, on_progress: Option<OnProgress>) -> Result<Ran> {
+        let chosen = self.input()?;
+        let live = self.live(&chosen);
+        let input = chosen.input;
+        input.check_available()?;
+        let test = self.test_settings(&input, live);
+        let mut chain = self.chain.take().unwrap_or_default();
+        let output = self.output()?;
+        output.check_display()?;
+        let backend = match crate::cuda::place(self.device.unwrap_or_default(), None)? {
+            crate::cuda::Placed::Gpu(gpu) => Backend::Cuda(gpu),
+            crate::cuda::Placed::Cpu { .. } => Backend::Cpu,
+        };
+        let kernels = match &backend {
+            #[cfg(feature = "cuda")]
+            Backend::Cuda(gpu) => {
+                use std::sync::atomic::Ordering::Relaxed;
+                let compiled = crate::cuda::module::COMPILES.load(Relaxed);
+                let start = std::time::Instant::now();
+                crate::cuda::stage::warm_up(gpu, &chain);
+                Some(Kernels {
+                    seconds: start.elapsed().as_secs_f64(),
+                    compiled: crate::cuda::module::COMPILES.load(Relaxed) - compiled,
+                })
+            }
+            #[cfg(not(feature = "cuda"))]
+            Backend::Cuda(gpu) => match *gpu {},
+            Backend::Cpu => None,
+        };
+        let reframe = crate::gst::reframe::prepare(&mut chain, &input, None, live, |_| {})?;
+        let opts = RunOptions {
+            input,
+            output,
+            test,
+            queue: 2,
+            backend,
+            slots: 3,
+            encoder: self.encoder.clone(),
+            audio: self.audio(),
+            span: None,
+            on_progress,
+        };
+        let summary = crate::gst::run::run(&opts, chain, stop)?;
+        Ok(Ran {
+            summary,
+            kernels,
+            reframe,
+        })
     }
 }
 

@@ -29,6 +29,7 @@ use engine::{Pixels, Timed};
 mod output;
 mod pixels;
 mod progress;
+pub mod report;
 pub use progress::PROGRESS_LINES;
 #[cfg(feature = "cuda")]
 mod ring;
@@ -85,6 +86,19 @@ pub struct RunOptions {
     /// One part of a job split in time (`--segment K/N`): only its frames
     /// go out, stamped from 0, video only.
     pub span: Option<super::parts::Span>,
+    /// Told the frames written so far and the expected total, at most ten
+    /// times a second and once at the end (the Python package's `progress`).
+    pub on_progress: Option<OnProgress>,
+}
+
+/// A caller's progress hook: told (frames done, frames expected).
+#[derive(Clone)]
+pub struct OnProgress(pub Arc<dyn Fn(u64, Option<u64>) + Send + Sync>);
+
+impl std::fmt::Debug for OnProgress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OnProgress")
+    }
 }
 
 /// What happened, for the summary line and `--json`.
@@ -475,7 +489,7 @@ fn deliver(
     out: &mut Outlet,
     summary: &mut Summary,
 ) -> Result<()> {
-    let progress = Progress::new(intake.live);
+    let progress = Progress::new(intake.live, intake.opts.on_progress.clone());
     let mut marker = None;
     // A fault for the tests of split jobs: the process ends at once (no
     // clean-up at all, as if killed) after this many frames went out.

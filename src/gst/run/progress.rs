@@ -42,6 +42,9 @@ pub(super) fn expected_frames(
 pub(super) struct Progress {
     bar: indicatif::ProgressBar,
     live: bool,
+    /// The caller's hook, and when it was last told.
+    hook: Option<(super::OnProgress, std::cell::Cell<std::time::Instant>)>,
+    total: std::cell::Cell<Option<u64>>,
     /// For a worker of `run --gpus` ([`PROGRESS_LINES`] set): frames done,
     /// and when they were last written to stdout.
     lines: Option<std::cell::Cell<(u64, std::time::Instant)>>,
@@ -53,10 +56,13 @@ pub(super) struct Progress {
 pub const PROGRESS_LINES: &str = "SEAMSTREAM_PROGRESS_LINES";
 
 impl Progress {
-    pub fn new(live: bool) -> Self {
+    pub fn new(live: bool, hook: Option<super::OnProgress>) -> Self {
+        let long_ago = std::time::Instant::now() - std::time::Duration::from_secs(1);
         Self {
             bar: indicatif::ProgressBar::hidden(),
             live,
+            hook: hook.map(|h| (h, std::cell::Cell::new(long_ago))),
+            total: std::cell::Cell::new(None),
             lines: std::env::var_os(PROGRESS_LINES)
                 .map(|_| std::cell::Cell::new((0, std::time::Instant::now()))),
         }
@@ -77,7 +83,18 @@ impl Progress {
         }
     }
 
+    /// Tells the caller's hook, at most ten times a second unless `last`.
+    fn tell(&self, last: bool) {
+        if let Some((hook, at)) = &self.hook
+            && (last || at.get().elapsed() >= std::time::Duration::from_millis(100))
+        {
+            (hook.0)(self.bar.position(), self.total.get());
+            at.set(std::time::Instant::now());
+        }
+    }
+
     pub fn start(&self, total: Option<u64>) {
+        self.total.set(total);
         let (template, len) = match (self.live, total) {
             (false, Some(n)) => ("{bar:40} {pos}/{len} frames, {fps}, ETA {eta}", Some(n)),
             _ => ("{spinner} {pos} frames, {fps} {msg}", None),
@@ -98,6 +115,7 @@ impl Progress {
     pub fn frame(&self, dropped: u64) {
         self.bar.inc(1);
         self.line(false);
+        self.tell(false);
         if self.live && dropped > 0 {
             self.bar.set_message(format!("({dropped} dropped)"));
         }
@@ -106,5 +124,6 @@ impl Progress {
     pub fn finish(&self) {
         self.bar.finish_and_clear();
         self.line(true);
+        self.tell(true);
     }
 }
