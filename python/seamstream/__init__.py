@@ -26,3 +26,10 @@ message. Every call releases the GIL while it works.
 from ._seamstream import Chain, Reader, __version__, ops, read, run
 
 __all__ = ["Chain", "Reader", "ops", "read", "run", "__version__"]
+
+try:  # a build with the CUDA backend (the default)
+    from ._seamstream import DeviceFrame
+
+    __all__.append("DeviceFrame")
+except ImportError:  # pragma: no cover
+    pass

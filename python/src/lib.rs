@@ -5,6 +5,9 @@
 //! is a Python exception with the library's message, and a panic becomes a
 //! `RuntimeError`, never an abort of the interpreter.
 
+#[cfg(feature = "cuda")]
+mod cuda;
+
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Mutex;
 
@@ -72,23 +75,56 @@ struct Prepared {
 }
 
 impl Engine {
+    /// The chain prepared on the GPU for frames of `shape`.
+    #[cfg(feature = "cuda")]
+    fn prepared(
+        gpu: &Gpu,
+        chain: &Chain,
+        ready: &mut Option<Prepared>,
+        shape: (usize, usize, seamstream::DevFormat),
+    ) -> seamstream::Result<()> {
+        // A new size or format prepares the halves again (fast mode's
+        // memory starts afresh, as after a cut).
+        if ready.as_ref().is_none_or(|r| r.shape != shape) {
+            let g = seamstream::cuda::stage::GpuChain::new(gpu, chain, shape.0, shape.1, shape.2)?;
+            *ready = Some(Prepared { chain: g, shape });
+        }
+        Ok(())
+    }
+
+    /// A frame already on the GPU through the chain, the result left there.
+    #[cfg(feature = "cuda")]
+    fn apply_on_device(
+        &mut self,
+        input: seamstream::cuda::DevFrame,
+    ) -> seamstream::Result<(seamstream::cuda::DevFrame, Gpu)> {
+        let Engine::Gpu { gpu, chain, ready } = self else {
+            return Err(Error::Unsupported(
+                "a CUDA array needs a chain on the GPU: make it with device=\"cuda\"".into(),
+            ));
+        };
+        let shape = (input.width, input.height, input.format);
+        Engine::prepared(gpu, chain, ready, shape)?;
+        let r = ready.as_mut().expect("prepared above");
+        let mut outs = r.chain.alloc_outputs(gpu)?;
+        r.chain.run(gpu, &input, &mut outs)?;
+        // Ready for whichever stream reads it next.
+        gpu.sync()?;
+        let out = outs.pop().unwrap_or(input);
+        Ok((out, (**gpu).clone()))
+    }
+
     fn apply(&mut self, frame: Frame) -> seamstream::Result<Frame> {
         match self {
             Engine::Cpu(chain) => chain.apply(frame),
             #[cfg(feature = "cuda")]
             Engine::Gpu { gpu, chain, ready } => {
-                use seamstream::cuda::stage::GpuChain;
                 let shape = (
                     frame.width(),
                     frame.height(),
                     seamstream::DevFormat::of(&frame),
                 );
-                // A new size or format prepares the halves again (fast
-                // mode's memory starts afresh, as after a cut).
-                if ready.as_ref().is_none_or(|r| r.shape != shape) {
-                    let g = GpuChain::new(gpu, chain, shape.0, shape.1, shape.2)?;
-                    *ready = Some(Prepared { chain: g, shape });
-                }
+                Engine::prepared(gpu, chain, ready, shape)?;
                 let r = ready.as_mut().expect("prepared above");
                 r.chain.apply(gpu, &frame)
             }
@@ -156,14 +192,35 @@ impl PyChain {
         })
     }
 
-    /// Runs the chain on one frame: a `uint8` array `H×W×4` (RGBA) or `H×W`
-    /// (gray). Returns a new array of the same kind, of the chain's output
-    /// size.
+    /// Runs the chain on one frame: a NumPy `uint8` array `H×W×4` (RGBA) or
+    /// `H×W` (gray), giving a new one of the same kind at the chain's output
+    /// size; or, on a GPU, a CUDA array (a torch or CuPy tensor), giving a
+    /// `DeviceFrame` on the same GPU (`torch.from_dlpack` takes it), with
+    /// nothing copied through the host.
     fn apply<'py>(
         &self,
         py: Python<'py>,
         frame: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        #[cfg(feature = "cuda")]
+        if frame.hasattr("__cuda_array_interface__")? {
+            let gpu = match &*self.engine.lock().unwrap_or_else(|e| e.into_inner()) {
+                Engine::Gpu { gpu, .. } => (**gpu).clone(),
+                Engine::Cpu(_) => {
+                    return Err(PyValueError::new_err(
+                        "a CUDA array needs a chain on the GPU: make it with device=\"cuda\"",
+                    ));
+                }
+            };
+            let input = cuda::frame_from_cuda_array(&gpu, frame)?.expect("has the interface");
+            let (out, gpu) = py.detach(|| {
+                guarded(|| {
+                    let mut engine = self.engine.lock().unwrap_or_else(|e| e.into_inner());
+                    engine.apply_on_device(input)
+                })
+            })?;
+            return Ok(Bound::new(py, cuda::DeviceFrame::new(out, gpu))?.into_any());
+        }
         let input = frame_from_array(frame)?;
         let out = py.detach(|| {
             guarded(|| {
@@ -453,6 +510,8 @@ fn ops(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
 fn _seamstream(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyChain>()?;
     m.add_class::<PyReader>()?;
+    #[cfg(feature = "cuda")]
+    m.add_class::<cuda::DeviceFrame>()?;
     m.add_function(wrap_pyfunction!(read, m)?)?;
     m.add_function(wrap_pyfunction!(ops, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;

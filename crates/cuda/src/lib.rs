@@ -22,7 +22,9 @@ pub mod timing;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, sys};
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, sys,
+};
 
 // The host half's modules, at this crate's root as at the library's, so
 // that a path reads the same in both crates (`crate::frame::…`). Its
@@ -249,6 +251,11 @@ impl Gpu {
         &self.inner.stream
     }
 
+    /// The GPU's CUDA ordinal (`cuda:N`).
+    pub fn ordinal(&self) -> usize {
+        self.inner.ctx.ordinal()
+    }
+
     /// The compute capability, (9, 0) on Hopper.
     pub fn arch(&self) -> (u32, u32) {
         self.inner.arch
@@ -283,6 +290,20 @@ impl Gpu {
     }
 
     /// Waits for everything enqueued on the compute stream.
+    /// Waits for the work queued on another library's stream (`handle`, a
+    /// `CUstream` as `__cuda_array_interface__` gives it: 1 and 2 are the
+    /// legacy and per-thread default streams).
+    ///
+    /// # Safety
+    ///
+    /// `handle` must be a stream of this GPU's context, or 1 or 2.
+    pub unsafe fn wait_for_stream(&self, handle: usize) -> Result<()> {
+        // SAFETY: as the caller promises.
+        unsafe { sys::cuStreamSynchronize(handle as sys::CUstream) }
+            .result()
+            .map_err(|e| cuda_err("waiting for the caller's stream", e))
+    }
+
     pub fn sync(&self) -> Result<()> {
         self.inner
             .stream
@@ -358,6 +379,46 @@ impl DevFrame {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// The frame's first byte in device memory, for a caller that hands
+    /// the frame on (the Python package's DLPack export); valid while the
+    /// frame lives.
+    pub fn device_ptr(&self, gpu: &Gpu) -> u64 {
+        self.data.device_ptr(gpu.stream()).0
+    }
+
+    /// A packed copy, made on the GPU, of a `width`×`height` frame in device
+    /// memory that another library owns (a torch or CuPy tensor): its rows
+    /// `pitch` bytes apart from `ptr`. Nothing crosses to the host.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` must point at `height` rows, `pitch` bytes apart, of device
+    /// memory in this GPU's context, each holding the row's pixels, and stay
+    /// so until the copy is done ([`Gpu::sync`]).
+    pub unsafe fn copy_of_device(
+        gpu: &Gpu,
+        ptr: u64,
+        pitch: usize,
+        width: usize,
+        height: usize,
+        format: DevFormat,
+    ) -> Result<DevFrame> {
+        let mut d = DevFrame::alloc(gpu, width, height, format)?;
+        let row = d.pitch();
+        let plane = stage::DevicePlane { ptr, pitch };
+        let planes = [plane, stage::DevicePlane::default(), stage::DevicePlane::default()];
+        let (packed, _sync) = d.data.device_ptr_mut(gpu.stream());
+        stage::copy_planes(
+            gpu.stream(),
+            (&planes, false),
+            packed,
+            [(row, height), (0, 0), (0, 0)],
+            true,
+        )?;
+        drop(_sync);
+        Ok(d)
     }
 
     /// Fills every byte with `value` (tests poison outputs with this).

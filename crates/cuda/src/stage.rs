@@ -97,7 +97,7 @@ pub enum Target {
 /// a packed device buffer (`packed`: rows packed, planes of `shape` one
 /// after another), on `stream`; into the packed buffer when `inward`, out
 /// of it otherwise.
-fn copy_planes(
+pub(crate) fn copy_planes(
     stream: &CudaStream,
     (planes, on_host): (&[DevicePlane; 3], bool),
     packed: u64,

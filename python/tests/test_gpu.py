@@ -1,0 +1,102 @@
+"""The GPU path with torch: CUDA tensors in, DLPack out, nothing through the
+host. Skips where torch or a GPU is missing; with SEAMSTREAM_REQUIRE_GPU=1
+(the GPU host's check) a missing one fails instead. Runs under pytest, or
+alone: `python python/tests/test_gpu.py`."""
+
+import os
+import time
+
+import numpy as np
+
+import seamstream
+
+try:
+    import torch
+except ImportError:  # pragma: no cover - the GPU host has torch
+    torch = None
+
+
+def gpu_or_skip():
+    why = None
+    if torch is None:
+        why = "torch is not installed"
+    elif not torch.cuda.is_available():
+        why = "torch sees no GPU"
+    if why is None:
+        return
+    if os.environ.get("SEAMSTREAM_REQUIRE_GPU") == "1":
+        raise AssertionError(f"GPU test: {why}")
+    import pytest
+
+    pytest.skip(why)
+
+
+def frame(h, w, seed):
+    f = np.random.default_rng(seed).integers(0, 256, (h, w, 4), dtype=np.uint8)
+    f[..., 3] = 255
+    return f
+
+
+def test_a_cuda_tensor_comes_back_on_the_gpu_with_the_cpus_bytes():
+    gpu_or_skip()
+    for ops in [("gaussian:sigma=2",), ("sobel", "threshold:t=40"), ("retarget:width=75%",), ("gray",)]:
+        host = frame(90, 160, 1)
+        chain = seamstream.Chain(*ops, device="cuda")
+        out = chain.apply(torch.from_numpy(host).cuda())
+        assert isinstance(out, seamstream.DeviceFrame), type(out)
+        got = torch.from_dlpack(out)
+        assert got.is_cuda and got.dtype == torch.uint8
+        want = seamstream.Chain(*ops, device="cpu").apply(host)
+        assert tuple(got.shape) == want.shape, (ops, got.shape, want.shape)
+        assert np.array_equal(got.cpu().numpy(), want), ops
+        assert np.array_equal(out.to_numpy(), want), ops
+
+
+def test_the_result_is_shared_not_copied():
+    gpu_or_skip()
+    out = seamstream.Chain("gaussian:sigma=2", device="cuda").apply(torch.zeros((64, 64, 4), dtype=torch.uint8, device="cuda"))
+    tensor = torch.from_dlpack(out)
+    assert tensor.data_ptr() == out.__cuda_array_interface__["data"][0]
+    # Rows with padding (a slice of a wider tensor) are read at their pitch.
+    wide = torch.from_numpy(frame(48, 100, 2)).cuda()
+    view = wide[:, 10:74]
+    got = seamstream.Chain("sobel", device="cuda").apply(view)
+    want = seamstream.Chain("sobel", device="cpu").apply(np.ascontiguousarray(view.cpu().numpy()))
+    assert np.array_equal(torch.from_dlpack(got).cpu().numpy(), want)
+
+
+def test_a_cuda_tensor_on_a_cpu_chain_is_a_value_error():
+    gpu_or_skip()
+    try:
+        seamstream.Chain("sobel", device="cpu").apply(torch.zeros((8, 8, 4), dtype=torch.uint8, device="cuda"))
+    except ValueError as e:
+        assert "device=" in str(e)
+    else:
+        raise AssertionError("no error")
+
+
+def time_1080p_gaussian():
+    """µs a call of `gaussian:sigma=2.5` on a 1080p RGBA CUDA tensor (the
+    case `seamstream bench` calls "gaussian 17 taps RGBA")."""
+    chain = seamstream.Chain("gaussian:sigma=2.5", device="cuda")
+    x = torch.from_numpy(frame(1080, 1920, 3)).cuda()
+    for _ in range(20):
+        chain.apply(x)
+    torch.cuda.synchronize()
+    best = float("inf")
+    for _ in range(5):
+        start = time.perf_counter()
+        for _ in range(200):
+            out = chain.apply(x)
+        torch.cuda.synchronize()
+        best = min(best, (time.perf_counter() - start) / 200 * 1e6)
+    del out
+    return best
+
+
+if __name__ == "__main__":
+    for name, test in list(globals().items()):
+        if name.startswith("test_"):
+            test()
+            print("ok", name)
+    print(f"1080p gaussian:sigma=2.5 through Chain.apply on a torch CUDA tensor: {time_1080p_gaussian():.1f} µs a call")
