@@ -1,6 +1,6 @@
 """Type stubs for seamstream (the extension module ``seamstream._seamstream``)."""
 
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, TypedDict, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, TypedDict, Union, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -21,10 +21,16 @@ class Chain:
     """
 
     def __init__(self, *ops: Union[str, List[str]], device: str = "auto") -> None: ...
-    def apply(self, frame: Frame) -> Frame:
-        """Runs the chain on one frame and returns a new array of the same
-        kind, at the chain's output size. Raises ``ValueError`` for an array
-        that is not ``uint8`` ``H×W×4`` or ``H×W``."""
+    @overload
+    def apply(self, frame: Frame) -> Frame: ...
+    @overload
+    def apply(self, frame: Any) -> "DeviceFrame": ...
+    def apply(self, frame: Any) -> Any:
+        """Runs the chain on one frame: a NumPy array gives a new array of the
+        same kind at the chain's output size; on a GPU, a CUDA array (torch,
+        CuPy) gives a ``DeviceFrame`` on the same GPU, nothing copied through
+        the host. Raises ``ValueError`` for an array that is not ``uint8``
+        ``H×W×4`` or ``H×W``."""
     def output_size(self, height: int, width: int) -> Tuple[int, int]:
         """The ``(height, width)`` a ``height×width`` input comes out at."""
     @property
@@ -33,6 +39,25 @@ class Chain:
     @property
     def ops(self) -> List[str]:
         """The operations, as written."""
+
+class DeviceFrame:
+    """A frame on the GPU, what ``Chain.apply`` gives for a CUDA array:
+    ``torch.from_dlpack(frame)`` and ``cupy.asarray(frame)`` take it without a
+    copy."""
+
+    @property
+    def shape(self) -> List[int]: ...
+    @property
+    def device(self) -> int:
+        """The GPU's ordinal."""
+    @property
+    def __cuda_array_interface__(self) -> Dict[str, Any]: ...
+    def __dlpack__(
+        self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None, copy: Optional[bool] = None
+    ) -> Any: ...
+    def __dlpack_device__(self) -> Tuple[int, int]: ...
+    def to_numpy(self) -> Frame:
+        """The frame copied to the host."""
 
 class Reader:
     """Decoded frames of a video: iterate for ``(frame, seconds)`` pairs."""

@@ -216,7 +216,11 @@ impl DeviceFrame {
     }
 
     fn __repr__(&self) -> String {
-        format!("DeviceFrame(shape={:?}, device=cuda:{})", self.dims(), self.gpu.ordinal())
+        format!(
+            "DeviceFrame(shape={:?}, device=cuda:{})",
+            self.dims(),
+            self.gpu.ordinal()
+        )
     }
 }
 
@@ -230,11 +234,12 @@ pub fn frame_from_cuda_array(gpu: &Gpu, obj: &Bound<'_, PyAny>) -> PyResult<Opti
     let shape: Vec<usize> = cai.get_item("shape")?.extract()?;
     let typestr: String = cai.get_item("typestr")?.extract()?;
     let (ptr, _readonly): (usize, bool) = cai.get_item("data")?.extract()?;
-    let strides: Option<Vec<isize>> = cai
-        .get_item("strides")
-        .ok()
-        .and_then(|s| s.extract().ok());
-    let bad = || PyValueError::new_err(format!("expected {wanted}; got {typestr} of shape {shape:?}"));
+    let strides: Option<Vec<isize>> = cai.get_item("strides").ok().and_then(|s| s.extract().ok());
+    let bad = || {
+        PyValueError::new_err(format!(
+            "expected {wanted}; got {typestr} of shape {shape:?}"
+        ))
+    };
     if typestr != "|u1" {
         return Err(bad());
     }

@@ -408,7 +408,11 @@ impl DevFrame {
         let mut d = DevFrame::alloc(gpu, width, height, format)?;
         let row = d.pitch();
         let plane = stage::DevicePlane { ptr, pitch };
-        let planes = [plane, stage::DevicePlane::default(), stage::DevicePlane::default()];
+        let planes = [
+            plane,
+            stage::DevicePlane::default(),
+            stage::DevicePlane::default(),
+        ];
         let (packed, _sync) = d.data.device_ptr_mut(gpu.stream());
         stage::copy_planes(
             gpu.stream(),
