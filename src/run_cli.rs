@@ -13,7 +13,7 @@ use seamstream::ops::Chain;
 use seamstream::ops::params::Media;
 
 use super::{PROCESS_START, choose_backend, fanout, parse_device, spinner};
-use seamstream::gst::run::report::{Kernels, summary_json};
+use seamstream::gst::run::report::summary_json;
 
 pub(crate) struct RunArgs<'a> {
     pub(crate) input: Option<&'a str>,
@@ -145,7 +145,7 @@ pub(crate) fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
             let start = std::time::Instant::now();
             seamstream::cuda::stage::warm_up(gpu, &chain);
             bar.finish_and_clear();
-            Some(Kernels {
+            Some(seamstream::gst::run::report::Kernels {
                 seconds: start.elapsed().as_secs_f64(),
                 compiled: seamstream::cuda::module::COMPILES.load(Relaxed) - compiled,
             })

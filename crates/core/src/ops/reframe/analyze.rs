@@ -41,12 +41,7 @@ pub const FACE_EVERY: usize = 10;
 /// Frames in the offline background model's stretch, and frames sampled
 /// for its median.
 pub const SEGMENT: usize = 600;
-pub const SAMPLES: usize = 21;
-/// The largest share of the picture that may stand out from the
-/// background before the frame's moving subjects are dropped.
-pub const MAX_MOVING: f64 = 0.4;
-/// A moving box covers at least this share of the picture.
-pub const MIN_MOVING: f64 = 0.002;
+pub use super::foreground::{MAX_MOVING, MIN_MOVING, SAMPLES};
 /// Text at least this share of the frame's height is required.
 pub const MIN_TEXT: f64 = 0.015;
 /// Text must be seen in half the frames within this many either side.

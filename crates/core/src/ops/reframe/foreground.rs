@@ -3,9 +3,16 @@
 //! from it (opened and split into components), and boxes kept only where
 //! they persist in time. The analysis (`analyze.rs`) drives it.
 
-use super::analyze::{MAX_MOVING, MIN_MOVING, SAMPLES};
 use super::geometry::Rect;
 use crate::frame::Plane;
+
+/// Frames sampled for a stretch's median background.
+pub const SAMPLES: usize = 21;
+/// The largest share of the picture that may stand out from the
+/// background before the frame's moving subjects are dropped.
+pub const MAX_MOVING: f64 = 0.4;
+/// A moving box covers at least this share of the picture.
+pub const MIN_MOVING: f64 = 0.002;
 
 /// A frame of a stretch as the background needs it: its coarse luma and
 /// where the scene sits in it.
