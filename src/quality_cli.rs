@@ -4,13 +4,12 @@ use seamstream::ops::params::Media;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{Context, bail};
-use seamstream::gst::decode::FrameReader;
+use anyhow::bail;
 use seamstream::gst::run::Backend;
 use seamstream::ops::reframe::geometry::Fit;
 use seamstream::ops::reframe::path::PathFile;
+use seamstream::quality::report::{Files, json};
 use seamstream::quality::{Found, Meter, Report, Smoothness, Subjects, path_scales};
-use serde_json::{Value, json};
 
 #[derive(clap::Args, Debug)]
 #[command(
@@ -143,7 +142,11 @@ pub fn run_quality(a: &QualityArgs) -> anyhow::Result<ExitCode> {
         (None, true) => bail!(
             "give the retargeted clip (`seamstream quality ORIGINAL RESULT`) or an operation to make it with (`--op retarget:width=75%`)"
         ),
-        (Some(r), true) => compare_files(&a.original, r, meter, a.frames, &bar)?,
+        (Some(r), true) => {
+            seamstream::quality::report::compare_files(&a.original, r, meter, a.frames, |n| {
+                bar.set_position(n as u64)
+            })?
+        }
         (None, false) => {
             let chain = match chain {
                 Some(c) => c,
@@ -246,55 +249,6 @@ pub fn run_quality(a: &QualityArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Reads two clips side by side into a meter.
-fn compare_files(
-    original: &str,
-    result: &str,
-    mut meter: Meter,
-    limit: Option<usize>,
-    bar: &indicatif::ProgressBar,
-) -> anyhow::Result<Meter> {
-    let mut reader = FrameReader::open(result)?;
-    let mut original_reader = FrameReader::open(original)?;
-    let mut n = 0;
-    while limit.is_none_or(|l| n < l) {
-        let Some(frame) = original_reader.next_frame()? else {
-            break;
-        };
-        let out = reader.next_frame()?.with_context(|| {
-            format!(
-                "`{}` ended after {n} frames while the original goes on; the clips must have the same frames",
-                reader.name()
-            )
-        })?;
-        meter.push(&frame, &out)?;
-        n += 1;
-        bar.set_position(n as u64);
-    }
-    if n == 0 {
-        bail!("`{original}` gave no frame");
-    }
-    if limit.is_none() && reader.next_frame()?.is_some() {
-        bail!(
-            "`{}` has more frames than the original's {n}; the clips must have the same frames",
-            reader.name()
-        );
-    }
-    Ok(meter)
-}
-
-/// The files and settings the figures came from, for the printout.
-struct Files<'a> {
-    boxes: Option<&'a std::path::Path>,
-    path: Option<&'a std::path::Path>,
-    crops: usize,
-}
-
-/// A figure rounded to four places, as the JSON gives them.
-fn r4(x: f64) -> f64 {
-    (x * 1e4).round() / 1e4
-}
-
 fn found_text(f: &Found) -> String {
     match f.at {
         Some(at) => format!(
@@ -311,117 +265,12 @@ fn found_text(f: &Found) -> String {
     }
 }
 
-fn found_json(f: &Found) -> Value {
-    json!({
-        "kept": f.kept(),
-        "ncc": r4(f.ncc),
-        "scale": r4(f.scale),
-        "at": f.at.map(|a| [a.x, a.y, a.w, a.h]),
-    })
-}
-
 /// `position` of the free range as a fraction of `n − 1` steps ("3/8").
 fn position_text(position: f64, n: usize) -> String {
     if n <= 1 {
         return "centre".into();
     }
     format!("{}/{}", (position * (n - 1) as f64).round(), n - 1)
-}
-
-fn json(r: &Report, smoothness: Option<&Smoothness>, files: &Files) -> String {
-    let crop_json = |c: &seamstream::quality::CropFigure| {
-        json!({
-            "position": r4(c.position),
-            "window": [c.window.x, c.window.y, c.window.w, c.window.h],
-            "bds": r4(c.similarity.total()),
-        })
-    };
-    let best_crop = r.best_crop().map(|c| {
-        let mut v = crop_json(c);
-        v["ratio"] = json!(r4(r.best_crop_ratio().unwrap_or(f64::NAN)));
-        v
-    });
-    let subjects = r.subjects.as_ref().map(|s| {
-        let kept = |k: &seamstream::quality::KeptCount| {
-            let (fr, fs, fc) = k.fractions();
-            json!({
-                "total": k.total,
-                "kept": {"result": r4(fr), "scaled": r4(fs), "centre_crop": r4(fc)},
-                "count": {"result": k.result, "scaled": k.scaled, "centre_crop": k.centre},
-            })
-        };
-        let mut labels = serde_json::Map::new();
-        for k in &s.labels {
-            labels.insert(k.label.clone(), kept(k));
-        }
-        let mut v = kept(&s.all);
-        v["file"] = json!(files.boxes.map(|p| p.display().to_string()));
-        v["unseen"] = json!(s.unseen);
-        v["labels"] = Value::Object(labels);
-        v["boxes"] = s
-            .boxes
-            .iter()
-            .map(|b| {
-                let rect = &b.subject.rect;
-                json!({
-                    "frame": b.subject.frame,
-                    "label": b.subject.label,
-                    "box": [rect.x, rect.y, rect.w, rect.h],
-                    "result": found_json(&b.result),
-                    "scaled": found_json(&b.scaled),
-                    "centre_crop": found_json(&b.centre),
-                })
-            })
-            .collect();
-        v
-    });
-    let path = smoothness.map(|p| {
-        let mut modes = serde_json::Map::new();
-        for (m, n) in Fit::ALL.iter().zip(p.modes) {
-            modes.insert(m.name().into(), n.into());
-        }
-        json!({
-            "file": files.path.map(|p| p.display().to_string()),
-            "frames": p.frames,
-            "shots": p.shots,
-            "modes": modes,
-            "steps": p.steps,
-            "max_jump": {
-                "x": r4(p.max_jump.0),
-                "y": r4(p.max_jump.1),
-                "percent_of_width": r4(p.max_jump_percent()),
-                "frame": p.max_jump_frame,
-            },
-            "triples": p.triples,
-            "mean_accel": r4(p.mean_accel),
-            "mean_accel_xy": [r4(p.mean_accel_xy.0), r4(p.mean_accel_xy.1)],
-        })
-    });
-    json!({
-        "frames": r.frames,
-        "similarity_frames": r.similarity_frames,
-        "original": [r.original.0, r.original.1],
-        "size": [r.size.0, r.size.1],
-        "similarity": {
-            "result": r4(r.result.total()),
-            "scaled": r4(r.scaled.total()),
-            "ratio": r4(r.similarity_ratio()),
-            "completeness": [r4(r.result.completeness), r4(r.scaled.completeness)],
-            "coherence": [r4(r.result.coherence), r4(r.scaled.coherence)],
-            "best_crop": best_crop,
-            "crops": r.crops.iter().map(crop_json).collect::<Vec<_>>(),
-        },
-        "flicker": {
-            "result": r4(r.flicker_result),
-            "scaled": r4(r.flicker_scaled),
-            "ratio": r4(r.flicker_ratio()),
-            "centre_crop": r4(r.flicker_centre),
-            "centre_ratio": r4(r.flicker_centre_ratio()),
-        },
-        "subjects": subjects,
-        "path": path,
-    })
-    .to_string()
 }
 
 fn table(name: &str, r: &Report, smoothness: Option<&Smoothness>, files: &Files) -> String {

@@ -23,9 +23,9 @@ and ``RuntimeError`` (the GPU or the pipeline failed), with the library's
 message. Every call releases the GIL while it works.
 """
 
-from ._seamstream import Chain, Reader, __version__, ops, read, run
+from ._seamstream import Chain, Reader, __version__, ops, quality, read, run
 
-__all__ = ["Chain", "Reader", "ops", "read", "run", "__version__"]
+__all__ = ["Chain", "Reader", "ops", "quality", "read", "run", "__version__"]
 
 try:  # a build with the CUDA backend (the default)
     from ._seamstream import DeviceFrame

@@ -98,6 +98,14 @@ def run(
     second; an exception it raises, or Ctrl-C, finishes the output so that it
     plays and is raised then. Returns the summary ``run --json`` prints."""
 
+def quality(
+    original: str, result: str, *, every: int = 15, frames: Optional[int] = None, crops: int = 9
+) -> Dict[str, Any]:
+    """The retargeting figures of ``result`` against ``original`` (clips of the
+    same frames), as ``seamstream quality ORIGINAL RESULT --json`` gives them:
+    similarity and flicker beside the original scaled to the result's size,
+    and with ``crops`` fixed windows, the best of them."""
+
 class Param(TypedDict):
     name: str
     kind: str

@@ -462,6 +462,43 @@ fn run<'py>(
     py.import("json")?.call_method1("loads", (json,))
 }
 
+/// The retargeting figures of `result` against `original` (two clips of
+/// the same frames), as `seamstream quality ORIGINAL RESULT --json` gives
+/// them: similarity and flicker, each beside the original scaled to the
+/// result's size, and with `crops` fixed windows, the best of them. The
+/// similarity is measured on every `every`-th frame; `frames` stops early.
+#[pyfunction]
+#[pyo3(signature = (original, result, *, every = 15, frames = None, crops = 9))]
+fn quality<'py>(
+    py: Python<'py>,
+    original: &str,
+    result: &str,
+    every: usize,
+    frames: Option<usize>,
+    crops: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    use seamstream::quality::Meter;
+    use seamstream::quality::report::{Files, compare_files, json};
+    if every == 0 {
+        return Err(PyValueError::new_err(
+            "every=0: give N >= 1 (the similarity is measured on every N-th frame)",
+        ));
+    }
+    let text = py.detach(|| {
+        guarded(|| {
+            let meter = Meter::new(every).with_crops(crops);
+            let meter = compare_files(original, result, meter, frames, |_| {})?;
+            let files = Files {
+                boxes: None,
+                path: None,
+                crops,
+            };
+            Ok(json(&meter.report(), None, &files))
+        })
+    })?;
+    py.import("json")?.call_method1("loads", (text,))
+}
+
 /// A parameter's kind in words, as `seamstream ops` says it.
 fn kind_text(kind: &Kind) -> String {
     match kind {
@@ -515,6 +552,7 @@ fn _seamstream(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read, m)?)?;
     m.add_function(wrap_pyfunction!(ops, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(quality, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

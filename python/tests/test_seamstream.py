@@ -249,3 +249,23 @@ def test_run_refuses_what_the_command_line_refuses(tmp_path):
         seamstream.run(str(tmp_path / "missing.mp4"), str(tmp_path / "o.mp4"))
     with pytest.raises(ValueError, match="codec"):
         seamstream.run("test:ball", str(tmp_path / "o.mp4"), codec="mpeg9")
+
+
+def test_quality_gives_the_command_lines_figures(tmp_path):
+    original = tmp_path / "original.mkv"
+    result = tmp_path / "result.mkv"
+    subprocess.run([cli(), "run", "test:smpte", str(original), "--size", "96x64", "--frames", "6", "--device", "cpu"],
+                   check=True, capture_output=True)
+    subprocess.run([cli(), "run", str(original), str(result), "--op", "retarget:width=75%", "--device", "cpu"],
+                   check=True, capture_output=True)
+    theirs = subprocess.run([cli(), "quality", str(original), str(result), "--every", "2", "--json"],
+                            check=True, capture_output=True, text=True).stdout
+    import json
+
+    mine = seamstream.quality(str(original), str(result), every=2)
+    assert mine == json.loads(theirs)
+    assert mine["frames"] == 6 and mine["size"] == [72, 64]
+    with pytest.raises(ValueError, match="every=0"):
+        seamstream.quality(str(original), str(result), every=0)
+    with pytest.raises(FileNotFoundError):
+        seamstream.quality(str(tmp_path / "none.mkv"), str(result))

@@ -35,6 +35,7 @@
 
 mod crops;
 mod path;
+pub mod report;
 mod subjects;
 
 pub use crops::{centre_crop, crop_frame, crop_positions, crop_window};
