@@ -15,7 +15,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict};
 
 use seamstream::DevFormat;
-use seamstream::cuda::{DevFrame, Gpu};
+use seamstream::cuda::{BorrowedFrame, DevFrame, Gpu};
 
 use crate::{guarded, py_err};
 
@@ -56,10 +56,24 @@ struct DlManagedTensor {
     deleter: Option<unsafe extern "C" fn(*mut DlManagedTensor)>,
 }
 
-/// What an exported tensor keeps alive: the frame and its shape.
+/// What an exported tensor keeps alive: the frame and its shape, and the
+/// stream its consumer reads it on (waited for before the memory goes back
+/// to the GPU's pool).
 struct Export {
-    _frame: Arc<DevFrame>,
+    frame: Option<Arc<DevFrame>>,
+    gpu: Gpu,
+    consumer: Option<usize>,
     shape: Vec<i64>,
+}
+
+impl Drop for Export {
+    fn drop(&mut self) {
+        if let Some(consumer) = self.consumer {
+            // SAFETY: the consumer's stream, as it gave it to __dlpack__.
+            let _ = unsafe { self.gpu.order(consumer, self.gpu.stream_handle()) };
+        }
+        self.frame.take();
+    }
 }
 
 /// Frees an exported tensor (called by its consumer, or by the capsule
@@ -135,8 +149,10 @@ impl DeviceFrame {
         (DL_CUDA, self.gpu.ordinal() as i32)
     }
 
-    /// The frame as a DLPack capsule. The frame is ready on every stream
-    /// (the chain waited for it), so `stream` asks for nothing more.
+    /// The frame as a DLPack capsule, ready on the consumer's `stream` (a
+    /// `CUstream`; None is the legacy default stream, -1 asks for no
+    /// ordering): that stream is ordered after the chain's work, without
+    /// waiting on the host.
     #[pyo3(signature = (*, stream = None, max_version = None, dl_device = None, copy = None))]
     fn __dlpack__<'py>(
         &self,
@@ -146,14 +162,33 @@ impl DeviceFrame {
         dl_device: Option<Bound<'py, PyAny>>,
         copy: Option<bool>,
     ) -> PyResult<Bound<'py, PyCapsule>> {
-        let _ = (stream, max_version, dl_device);
+        let _ = (max_version, dl_device);
+        let consumer = match stream {
+            None => Some(1),
+            Some(s) => match s.extract::<i64>()? {
+                -1 => None,
+                h if h >= 0 => Some(h as usize),
+                h => {
+                    return Err(PyValueError::new_err(format!(
+                        "stream={h}: not a CUDA stream"
+                    )));
+                }
+            },
+        };
+        if let Some(consumer) = consumer {
+            // SAFETY: the consumer's stream, on this frame's GPU (DLPack's
+            // contract for a CUDA tensor).
+            unsafe { self.gpu.order(self.gpu.stream_handle(), consumer) }.map_err(py_err)?;
+        }
         if copy == Some(true) {
             return Err(PyBufferError::new_err(
                 "seamstream's DeviceFrame is exported without a copy; copy=True is not offered",
             ));
         }
         let mut export = Box::new(Export {
-            _frame: self.frame.clone(),
+            frame: Some(self.frame.clone()),
+            gpu: self.gpu.clone(),
+            consumer,
             shape: self.dims().iter().map(|&d| d as i64).collect(),
         });
         let managed = Box::new(DlManagedTensor {
@@ -203,8 +238,8 @@ impl DeviceFrame {
         d.set_item("typestr", "|u1")?;
         d.set_item("data", (self.frame.device_ptr(&self.gpu), false))?;
         d.set_item("strides", py.None())?;
-        // Ready on every stream: nothing to wait for.
-        d.set_item("stream", py.None())?;
+        // The consumer orders itself after the chain's stream.
+        d.set_item("stream", self.gpu.stream_handle())?;
         d.set_item("version", 3)?;
         Ok(d)
     }
@@ -224,9 +259,33 @@ impl DeviceFrame {
     }
 }
 
-/// A CUDA array's frame copied (on the device) into one of the chain's, if
-/// `obj` is one; `None` for anything else.
-pub fn frame_from_cuda_array(gpu: &Gpu, obj: &Bound<'_, PyAny>) -> PyResult<Option<DevFrame>> {
+/// A CUDA array ready for the chain: read in place where its rows are
+/// packed, else copied on the device; and the stream it was made on, which
+/// must not reuse its memory before the chain has read it.
+pub struct CudaInput {
+    pub frame: InputFrame,
+    pub producer: Option<usize>,
+}
+
+pub enum InputFrame {
+    Borrowed(BorrowedFrame),
+    Copied(DevFrame),
+}
+
+impl std::ops::Deref for InputFrame {
+    type Target = DevFrame;
+
+    fn deref(&self) -> &DevFrame {
+        match self {
+            InputFrame::Borrowed(b) => b,
+            InputFrame::Copied(c) => c,
+        }
+    }
+}
+
+/// A CUDA array as the chain's input, if `obj` is one; `None` for anything
+/// else. The chain's stream is ordered after the producer's first.
+pub fn frame_from_cuda_array(gpu: &Gpu, obj: &Bound<'_, PyAny>) -> PyResult<Option<CudaInput>> {
     let Ok(cai) = obj.getattr("__cuda_array_interface__") else {
         return Ok(None);
     };
@@ -259,22 +318,32 @@ pub fn frame_from_cuda_array(gpu: &Gpu, obj: &Bound<'_, PyAny>) -> PyResult<Opti
             )));
         }
     };
-    // Wait for the producer's stream, where it names one.
-    if let Ok(Some(stream)) = cai
+    // The stream the array was made on (none: it is ready already).
+    let producer = cai
         .get_item("stream")
-        .and_then(|s| s.extract::<Option<usize>>())
-        && stream != 0
-    {
-        // SAFETY: the interface's stream is the producer's, on this GPU
-        // (checked by the copy below, which fails on another context).
-        unsafe { gpu.wait_for_stream(stream) }.map_err(py_err)?;
+        .ok()
+        .and_then(|s| s.extract::<Option<usize>>().ok())
+        .flatten()
+        .filter(|&h| h != 0);
+    if let Some(p) = producer {
+        // SAFETY: the interface's stream is the producer's, on this GPU.
+        unsafe { gpu.order(p, gpu.stream_handle()) }.map_err(py_err)?;
     }
-    // SAFETY: the interface promises `height` rows `pitch` apart at `ptr`;
-    // the array (held by the caller) lives until the chain, which waits for
-    // the copy, returns.
-    let frame = unsafe { DevFrame::copy_of_device(gpu, ptr as u64, pitch, width, height, format) }
-        .map_err(py_err)?;
-    Ok(Some(frame))
+    let frame = if pitch == row {
+        // SAFETY: the interface promises `height` packed rows at `ptr`; the
+        // producer's stream is ordered after the chain's reads (or the
+        // chain waits) before the caller may reuse them.
+        InputFrame::Borrowed(unsafe {
+            DevFrame::borrow_device(gpu, ptr as u64, width, height, format)
+        })
+    } else {
+        // SAFETY: as above, `height` rows `pitch` apart.
+        InputFrame::Copied(
+            unsafe { DevFrame::copy_of_device(gpu, ptr as u64, pitch, width, height, format) }
+                .map_err(py_err)?,
+        )
+    };
+    Ok(Some(CudaInput { frame, producer }))
 }
 
 /// Keeps `Arc<DevFrame>` shareable between threads (the frame is only read

@@ -96,21 +96,44 @@ impl Engine {
     #[cfg(feature = "cuda")]
     fn apply_on_device(
         &mut self,
-        input: seamstream::cuda::DevFrame,
+        input: cuda::CudaInput,
     ) -> seamstream::Result<(seamstream::cuda::DevFrame, Gpu)> {
         let Engine::Gpu { gpu, chain, ready } = self else {
             return Err(Error::Unsupported(
                 "a CUDA array needs a chain on the GPU: make it with device=\"cuda\"".into(),
             ));
         };
-        let shape = (input.width, input.height, input.format);
+        let frame = &*input.frame;
+        let shape = (frame.width, frame.height, frame.format);
         Engine::prepared(gpu, chain, ready, shape)?;
         let r = ready.as_mut().expect("prepared above");
         let mut outs = r.chain.alloc_outputs(gpu)?;
-        r.chain.run(gpu, &input, &mut outs)?;
-        // Ready for whichever stream reads it next.
-        gpu.sync()?;
-        let out = outs.pop().unwrap_or(input);
+        r.chain.run(gpu, frame, &mut outs)?;
+        let out = match outs.pop() {
+            Some(out) => out,
+            // No operation: the result is a copy of the input.
+            // SAFETY: the input's packed pixels, read on the chain's stream
+            // after the producer's.
+            None => unsafe {
+                let ptr = frame.device_ptr(gpu);
+                seamstream::cuda::DevFrame::copy_of_device(
+                    gpu,
+                    ptr,
+                    frame.pitch(),
+                    shape.0,
+                    shape.1,
+                    shape.2,
+                )
+            }?,
+        };
+        // The input's owner may reuse it once the chain has read it: its
+        // stream is ordered after the chain's, or, without one, the chain
+        // is waited for here.
+        match input.producer {
+            // SAFETY: the producer's stream, on this GPU.
+            Some(p) => unsafe { gpu.order(gpu.stream_handle(), p) }?,
+            None => gpu.sync()?,
+        }
         Ok((out, (**gpu).clone()))
     }
 

@@ -290,18 +290,35 @@ impl Gpu {
     }
 
     /// Waits for everything enqueued on the compute stream.
-    /// Waits for the work queued on another library's stream (`handle`, a
-    /// `CUstream` as `__cuda_array_interface__` gives it: 1 and 2 are the
-    /// legacy and per-thread default streams).
+    /// This GPU's stream as another library names streams (`CUstream`).
+    pub fn stream_handle(&self) -> usize {
+        self.inner.stream.cu_stream() as usize
+    }
+
+    /// Orders stream `then` after the work queued so far on stream `first`
+    /// (each a `CUstream`; 1 and 2 are the legacy and per-thread default
+    /// streams), without waiting on the host: an event recorded on one,
+    /// waited for by the other.
     ///
     /// # Safety
     ///
-    /// `handle` must be a stream of this GPU's context, or 1 or 2.
-    pub unsafe fn wait_for_stream(&self, handle: usize) -> Result<()> {
-        // SAFETY: as the caller promises.
-        unsafe { sys::cuStreamSynchronize(handle as sys::CUstream) }
-            .result()
-            .map_err(|e| cuda_err("waiting for the caller's stream", e))
+    /// Both must be streams of this GPU's context (or 1 or 2).
+    pub unsafe fn order(&self, first: usize, then: usize) -> Result<()> {
+        let event = self
+            .inner
+            .ctx
+            .new_event(None)
+            .map_err(|e| cuda_err("making an event", e))?;
+        // SAFETY: as the caller promises; the event is this context's, and
+        // destroying it when `event` drops leaves the wait in place.
+        unsafe {
+            sys::cuEventRecord(event.cu_event(), first as sys::CUstream)
+                .result()
+                .map_err(|e| cuda_err("marking the caller's stream", e))?;
+            sys::cuStreamWaitEvent(then as sys::CUstream, event.cu_event(), 0)
+                .result()
+                .map_err(|e| cuda_err("ordering the streams", e))
+        }
     }
 
     pub fn sync(&self) -> Result<()> {
@@ -325,6 +342,26 @@ impl Gpu {
             )
         };
         found == sys::CUresult::CUDA_SUCCESS && ctx == self.inner.ctx.cu_ctx()
+    }
+}
+
+/// A frame in another library's device memory, read in place
+/// ([`DevFrame::borrow_device`]); dropping it leaves the memory to its owner.
+pub struct BorrowedFrame(std::mem::ManuallyDrop<DevFrame>);
+
+impl std::ops::Deref for BorrowedFrame {
+    type Target = DevFrame;
+
+    fn deref(&self) -> &DevFrame {
+        &self.0
+    }
+}
+
+impl Drop for BorrowedFrame {
+    fn drop(&mut self) {
+        // SAFETY: taken once, here; the slice is leaked, not freed.
+        let frame = unsafe { std::mem::ManuallyDrop::take(&mut self.0) };
+        let _ = frame.data.leak();
     }
 }
 
@@ -423,6 +460,33 @@ impl DevFrame {
         )?;
         drop(_sync);
         Ok(d)
+    }
+
+    /// Another library's frame in device memory, its rows packed, read in
+    /// place: no copy. The frame never frees the memory.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` must point at `width`×`height` packed pixels of `format` in
+    /// this GPU's context, left alone until the work that reads them is
+    /// done (order the owner's stream after this GPU's: [`Gpu::order`]).
+    pub unsafe fn borrow_device(
+        gpu: &Gpu,
+        ptr: u64,
+        width: usize,
+        height: usize,
+        format: DevFormat,
+    ) -> BorrowedFrame {
+        let len = width * height * format.bytes_per_pixel();
+        // SAFETY: as the caller promises; `BorrowedFrame` leaks the slice
+        // instead of freeing it.
+        let data = unsafe { gpu.stream().upgrade_device_ptr::<u8>(ptr, len) };
+        BorrowedFrame(std::mem::ManuallyDrop::new(DevFrame {
+            width,
+            height,
+            format,
+            data,
+        }))
     }
 
     /// Fills every byte with `value` (tests poison outputs with this).
