@@ -133,22 +133,13 @@ pub(crate) fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
     // starts, so that a live source loses no frames to it; the time is its
     // own line of the summary.
     let kernels = match &backend {
-        #[cfg(not(feature = "cuda"))]
-        Backend::Cuda(gpu) => match *gpu {},
-        #[cfg(feature = "cuda")]
-        Backend::Cuda(gpu) => {
-            use std::sync::atomic::Ordering::Relaxed;
+        Backend::Cuda(_) => {
             let bar = spinner(
                 "preparing the CUDA kernels (compiled on a first start, then cached)".into(),
             );
-            let compiled = seamstream::cuda::module::COMPILES.load(Relaxed);
-            let start = std::time::Instant::now();
-            seamstream::cuda::stage::warm_up(gpu, &chain);
+            let kernels = seamstream::gst::run::report::Kernels::prepare(&backend, &chain);
             bar.finish_and_clear();
-            Some(seamstream::gst::run::report::Kernels {
-                seconds: start.elapsed().as_secs_f64(),
-                compiled: seamstream::cuda::module::COMPILES.load(Relaxed) - compiled,
-            })
+            kernels
         }
         Backend::Cpu => None,
     };

@@ -345,10 +345,3 @@ pub fn frame_from_cuda_array(gpu: &Gpu, obj: &Bound<'_, PyAny>) -> PyResult<Opti
     };
     Ok(Some(CudaInput { frame, producer }))
 }
-
-/// Keeps `Arc<DevFrame>` shareable between threads (the frame is only read
-/// through the GPU's stream).
-fn _assert_send_sync() {
-    fn is<T: Send + Sync>() {}
-    is::<DeviceFrame>();
-}

@@ -18,7 +18,7 @@ use pyo3::types::{PyDict, PyList, PyTuple};
 
 use seamstream::cuda::{Gpu, Placed};
 use seamstream::gst::decode::FrameReader;
-use seamstream::ops::params::{Kind, Media};
+use seamstream::ops::params::Media;
 use seamstream::{Chain, Device, Error, ErrorKind, Frame, Plane, registry};
 
 /// A library error as the Python exception a user expects: a missing file
@@ -35,6 +35,13 @@ fn py_err(e: Error) -> PyErr {
         (_, ErrorKind::BadParameter | ErrorKind::BadInput) => PyValueError::new_err(text),
         _ => PyRuntimeError::new_err(text),
     }
+}
+
+/// `device=` as every interface takes it, or a `ValueError` naming it.
+fn device_of(text: &str) -> PyResult<Device> {
+    Device::parse(text).ok_or_else(|| {
+        PyValueError::new_err(format!("device={text:?}: expected {}", Device::EXPECTED))
+    })
 }
 
 /// Runs `work`, turning a panic into a `RuntimeError` that says so.
@@ -192,9 +199,7 @@ impl PyChain {
     #[pyo3(signature = (*ops, device = "auto"))]
     fn new(ops: &Bound<'_, PyTuple>, device: &str) -> PyResult<Self> {
         let texts = op_texts(ops)?;
-        let asked = Device::parse(device).ok_or_else(|| {
-            PyValueError::new_err(format!("device={device:?}: expected {}", Device::EXPECTED))
-        })?;
+        let asked = device_of(device)?;
         let chain = guarded(|| registry::parse_chain_for(&texts, Media::Video))?;
         let (engine, device) = match guarded(|| seamstream::cuda::place(asked, None))? {
             Placed::Gpu(gpu) => {
@@ -302,10 +307,15 @@ fn frame_from_array(obj: &Bound<'_, PyAny>) -> PyResult<Frame> {
         .map_err(|_| bad())?
         .try_readonly()
         .map_err(|_| PyValueError::new_err("the array is being written elsewhere"))?;
-    let data: Vec<u8> = match bytes.as_slice() {
-        Ok(s) => s.to_vec(),
-        // Not contiguous (a view, a slice): read in order.
-        Err(_) => bytes.as_array().iter().copied().collect(),
+    // The pixels copied once, straight from the array's memory where it is
+    // contiguous, else read in order (a view, a slice).
+    let copied: Vec<u8>;
+    let data: &[u8] = match bytes.as_slice() {
+        Ok(s) => s,
+        Err(_) => {
+            copied = bytes.as_array().iter().copied().collect();
+            &copied
+        }
     };
     let planes = |w: usize, h: usize| w > 0 && h > 0;
     match *shape.as_slice() {
@@ -313,7 +323,9 @@ fn frame_from_array(obj: &Bound<'_, PyAny>) -> PyResult<Frame> {
             let px: Vec<[u8; 4]> = data.as_chunks::<4>().0.to_vec();
             Plane::from_vec(w, h, px).map(Frame::Rgba).map_err(py_err)
         }
-        [h, w] if planes(w, h) => Plane::from_vec(w, h, data).map(Frame::Gray).map_err(py_err),
+        [h, w] if planes(w, h) => Plane::from_vec(w, h, data.to_vec())
+            .map(Frame::Gray)
+            .map_err(py_err),
         _ => Err(bad()),
     }
 }
@@ -433,9 +445,7 @@ fn run<'py>(
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering};
 
-    let device = Device::parse(device).ok_or_else(|| {
-        PyValueError::new_err(format!("device={device:?}: expected {}", Device::EXPECTED))
-    })?;
+    let device = device_of(device)?;
     let fps = fps.map(fps_of).transpose()?;
     let request = guarded(|| {
         Ok(RunRequest {
@@ -522,22 +532,6 @@ fn quality<'py>(
     py.import("json")?.call_method1("loads", (text,))
 }
 
-/// A parameter's kind in words, as `seamstream ops` says it.
-fn kind_text(kind: &Kind) -> String {
-    match kind {
-        Kind::Float { min, max } => format!("number in {min}..{max}"),
-        Kind::Int { min, max } => format!("whole number in {min}..{max}"),
-        Kind::Choice(c) => format!("one of {}", c.join(", ")),
-        Kind::IntOrChoice { min, max, choices } => {
-            format!(
-                "whole number in {min}..{max}, or one of {}",
-                choices.join(", ")
-            )
-        }
-        other => format!("{other:?}"),
-    }
-}
-
 /// Every operation, with its parameters, as dicts: `name`, `summary`,
 /// `example`, and `params` (each `name`, `kind`, `default`, `required`,
 /// `help`).
@@ -554,7 +548,7 @@ fn ops(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
         for p in spec.params {
             let d = PyDict::new(py);
             d.set_item("name", p.name)?;
-            d.set_item("kind", kind_text(&p.kind))?;
+            d.set_item("kind", p.kind.describe())?;
             d.set_item("default", p.default)?;
             d.set_item("required", p.required)?;
             d.set_item("help", p.help)?;

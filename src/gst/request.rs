@@ -179,22 +179,7 @@ impl RunRequest {
             crate::cuda::Placed::Gpu(gpu) => Backend::Cuda(gpu),
             crate::cuda::Placed::Cpu { .. } => Backend::Cpu,
         };
-        let kernels = match &backend {
-            #[cfg(feature = "cuda")]
-            Backend::Cuda(gpu) => {
-                use std::sync::atomic::Ordering::Relaxed;
-                let compiled = crate::cuda::module::COMPILES.load(Relaxed);
-                let start = std::time::Instant::now();
-                crate::cuda::stage::warm_up(gpu, &chain);
-                Some(Kernels {
-                    seconds: start.elapsed().as_secs_f64(),
-                    compiled: crate::cuda::module::COMPILES.load(Relaxed) - compiled,
-                })
-            }
-            #[cfg(not(feature = "cuda"))]
-            Backend::Cuda(gpu) => match *gpu {},
-            Backend::Cpu => None,
-        };
+        let kernels = Kernels::prepare(&backend, &chain);
         let reframe = crate::gst::reframe::prepare(&mut chain, &input, None, live, |_| {})?;
         let opts = RunOptions {
             input,

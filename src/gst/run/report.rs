@@ -18,6 +18,30 @@ pub struct Kernels {
     pub compiled: usize,
 }
 
+impl Kernels {
+    /// Compiles (or reads from the cache) the kernels of `chain` on the GPU
+    /// of `backend`, before a run's source starts; `None` on the CPU.
+    #[cfg_attr(not(feature = "cuda"), allow(unused_variables))]
+    pub fn prepare(backend: &super::Backend, chain: &crate::ops::Chain) -> Option<Kernels> {
+        match backend {
+            #[cfg(feature = "cuda")]
+            super::Backend::Cuda(gpu) => {
+                use std::sync::atomic::Ordering::Relaxed;
+                let compiled = crate::cuda::module::COMPILES.load(Relaxed);
+                let start = std::time::Instant::now();
+                crate::cuda::stage::warm_up(gpu, chain);
+                Some(Kernels {
+                    seconds: start.elapsed().as_secs_f64(),
+                    compiled: crate::cuda::module::COMPILES.load(Relaxed) - compiled,
+                })
+            }
+            #[cfg(not(feature = "cuda"))]
+            super::Backend::Cuda(gpu) => match *gpu {},
+            super::Backend::Cpu => None,
+        }
+    }
+}
+
 /// The run's summary as one JSON object.
 pub fn summary_json(s: &Summary, kernels: Option<&Kernels>, reframe: Option<&Planned>) -> String {
     use crate::gst::outfile::Kept;

@@ -127,7 +127,25 @@ impl Ring {
     pub fn push(&mut self, t: Timed) -> Result<Vec<Timed>> {
         let (info, format, w, h) = input_shape(&t)?;
         let Ring { stage, taken, .. } = self;
-        match t.frame {
+        let Timed {
+            frame,
+            pts,
+            duration,
+            info: caps,
+            warmup,
+        } = t;
+        // What goes with the frame through the stage: its timing and caps,
+        // the input buffer kept until the copy from it is done, and the
+        // output buffer the result goes into.
+        let meta = |input, out: Option<(gst::Buffer, gst_video::VideoInfo, Target)>| Meta {
+            pts,
+            duration,
+            info: caps,
+            warmup,
+            _input: input,
+            out: out.map(|o| (o.0, o.1)),
+        };
+        match frame {
             Pixels::Device(d) => {
                 let DeviceIn {
                     buffer,
@@ -137,17 +155,10 @@ impl Ring {
                 } = *d;
                 let out = match out {
                     Some(o) => Some((o.buffer, o.info, Target::Device(o.planes))),
-                    None => taken.sink.next(t.pts, t.duration)?,
+                    None => taken.sink.next(pts, duration)?,
                 };
                 let dst = out.as_ref().map(|o| o.2);
-                let meta = Meta {
-                    pts: t.pts,
-                    duration: t.duration,
-                    info: t.info,
-                    warmup: t.warmup,
-                    _input: Some(buffer),
-                    out: out.map(|o| (o.0, o.1)),
-                };
+                let meta = meta(Some(buffer), out);
                 let src = Source::Device::<fn(&mut [u8]) -> Result<()>>(planes);
                 let mut take = |f: Finished<'_>, m: Meta| taken.take(f, m);
                 stage.push_from((w, h, format), meta, src, dst, &mut take)?;
@@ -158,16 +169,9 @@ impl Ring {
                 let mapped = planes(&vf)?;
                 // Copied from the mapped planes straight into pinned memory.
                 let fill = |host: &mut [u8]| pack_planes(&mapped, plane_shapes(format, w, h), host);
-                let out = taken.sink.next(t.pts, t.duration)?;
+                let out = taken.sink.next(pts, duration)?;
                 let dst = out.as_ref().map(|o| o.2);
-                let meta = Meta {
-                    pts: t.pts,
-                    duration: t.duration,
-                    info: t.info,
-                    warmup: t.warmup,
-                    _input: None,
-                    out: out.map(|o| (o.0, o.1)),
-                };
+                let meta = meta(None, out);
                 let mut take = |f: Finished<'_>, m: Meta| taken.take(f, m);
                 stage.push_from((w, h, format), meta, Source::Host(fill), dst, &mut take)?;
             }

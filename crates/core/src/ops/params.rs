@@ -45,7 +45,8 @@ pub enum Kind {
 }
 
 impl Kind {
-    fn describe(&self) -> String {
+    /// The kind in words, as `seamstream ops` gives it.
+    pub fn describe(&self) -> String {
         match self {
             Kind::Float { min, max } => format!("a number from {min} to {max}"),
             Kind::Int { min, max } => format!("a whole number from {min} to {max}"),
