@@ -22,15 +22,21 @@ class Chain:
 
     def __init__(self, *ops: Union[str, List[str]], device: str = "auto") -> None: ...
     @overload
-    def apply(self, frame: Frame) -> Frame: ...
+    def apply(self, frame: Frame, *, stream: Any = None) -> Frame: ...
     @overload
-    def apply(self, frame: Any) -> "DeviceFrame": ...
-    def apply(self, frame: Any) -> Any:
+    def apply(self, frame: Any, *, stream: Any = None) -> "DeviceFrame": ...
+    def apply(self, frame: Any, *, stream: Any = None) -> Any:
         """Runs the chain on one frame: a NumPy array gives a new array of the
-        same kind at the chain's output size; on a GPU, a CUDA array (torch,
-        CuPy) gives a ``DeviceFrame`` on the same GPU, nothing copied through
-        the host. Raises ``ValueError`` for an array that is not ``uint8``
-        ``H×W×4`` or ``H×W``."""
+        same kind at the chain's output size; on a GPU, a CUDA array
+        (``__cuda_array_interface__`` or ``__dlpack__``: torch, CuPy, JAX)
+        gives a ``DeviceFrame`` on the same GPU, nothing copied through the
+        host. Raises ``ValueError`` for an array that is not ``uint8``
+        ``H×W×4`` or ``H×W``.
+
+        On a GPU the call returns before the work is done: it is ordered
+        after ``stream`` (an int handle, a ``torch.cuda.Stream`` or a CuPy
+        stream; default: the array's own, else the legacy default stream
+        torch and CuPy use), and that stream after the chain's reads."""
     def output_size(self, height: int, width: int) -> Tuple[int, int]:
         """The ``(height, width)`` a ``height×width`` input comes out at."""
     @property

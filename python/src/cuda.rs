@@ -15,7 +15,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict};
 
 use seamstream::DevFormat;
-use seamstream::cuda::{BorrowedFrame, DevFrame, Gpu};
+use seamstream::cuda::{BorrowedFrame, DevFrame, Gpu, Mark};
 
 use crate::{guarded, py_err};
 
@@ -259,12 +259,19 @@ impl DeviceFrame {
     }
 }
 
+/// `CUstream`'s name for the legacy default stream, which torch and CuPy
+/// use unless told otherwise.
+pub const LEGACY_STREAM: usize = 1;
+
 /// A CUDA array ready for the chain: read in place where its rows are
-/// packed, else copied on the device; and the stream it was made on, which
-/// must not reuse its memory before the chain has read it.
+/// packed, else copied on the device; the stream its owner uses, ordered
+/// after the chain's reads so that it cannot reuse the memory before them
+/// (none for DLPack, whose producer is not named: its tensor is held
+/// instead, [`Held`]).
 pub struct CudaInput {
     pub frame: InputFrame,
-    pub producer: Option<usize>,
+    pub owner: Option<usize>,
+    pub held: Option<DlpackTensor>,
 }
 
 pub enum InputFrame {
@@ -283,65 +290,299 @@ impl std::ops::Deref for InputFrame {
     }
 }
 
-/// A CUDA array as the chain's input, if `obj` is one; `None` for anything
-/// else. The chain's stream is ordered after the producer's first.
-pub fn frame_from_cuda_array(gpu: &Gpu, obj: &Bound<'_, PyAny>) -> PyResult<Option<CudaInput>> {
-    let Ok(cai) = obj.getattr("__cuda_array_interface__") else {
-        return Ok(None);
-    };
-    let wanted = "a CUDA uint8 array H×W×4 (RGBA) or H×W (gray), rows contiguous";
-    let shape: Vec<usize> = cai.get_item("shape")?.extract()?;
-    let typestr: String = cai.get_item("typestr")?.extract()?;
-    let (ptr, _readonly): (usize, bool) = cai.get_item("data")?.extract()?;
-    let strides: Option<Vec<isize>> = cai.get_item("strides").ok().and_then(|s| s.extract().ok());
-    let bad = || {
-        PyValueError::new_err(format!(
-            "expected {wanted}; got {typestr} of shape {shape:?}"
-        ))
-    };
-    if typestr != "|u1" {
-        return Err(bad());
-    }
-    let (height, width, format) = match *shape.as_slice() {
+const WANTED: &str = "a CUDA uint8 array H×W×4 (RGBA) or H×W (gray), rows contiguous";
+
+/// The frame at `ptr` of `shape`, with `row_stride` bytes between rows
+/// (None: packed), on `gpu`: borrowed where packed, else copied.
+///
+/// # Safety
+///
+/// `ptr` must hold the rows described, in `gpu`'s context, left alone until
+/// the chain's stream has read them.
+unsafe fn input_frame(
+    gpu: &Gpu,
+    ptr: u64,
+    shape: &[usize],
+    element_strides: Option<&[i64]>,
+    what: &str,
+) -> PyResult<InputFrame> {
+    let bad = |why: String| PyValueError::new_err(format!("expected {WANTED}; got {what} {why}"));
+    let (height, width, format) = match *shape {
         [h, w, 4] if h > 0 && w > 0 => (h, w, DevFormat::Rgba),
         [h, w] if h > 0 && w > 0 => (h, w, DevFormat::Gray),
-        _ => return Err(bad()),
+        _ => return Err(bad(format!("of shape {shape:?}"))),
     };
     let row = width * format.bytes_per_pixel();
-    let pitch = match strides.as_deref() {
+    let pitch = match element_strides {
         None => row,
-        Some([rs, 4, 1]) if format == DevFormat::Rgba && *rs >= row as isize => *rs as usize,
-        Some([rs, 1]) if format == DevFormat::Gray && *rs >= row as isize => *rs as usize,
+        Some(&[rs, 4, 1]) if format == DevFormat::Rgba && rs >= row as i64 => rs as usize,
+        Some(&[rs, 1]) if format == DevFormat::Gray && rs >= row as i64 => rs as usize,
         Some(s) => {
-            return Err(PyValueError::new_err(format!(
-                "expected {wanted}; got strides {s:?} (make it contiguous first)"
+            return Err(bad(format!(
+                "with strides {s:?} (make it contiguous first)"
             )));
         }
     };
-    // The stream the array was made on (none: it is ready already).
-    let producer = cai
-        .get_item("stream")
-        .ok()
-        .and_then(|s| s.extract::<Option<usize>>().ok())
-        .flatten()
-        .filter(|&h| h != 0);
-    if let Some(p) = producer {
-        // SAFETY: the interface's stream is the producer's, on this GPU.
-        unsafe { gpu.order(p, gpu.stream_handle()) }.map_err(py_err)?;
-    }
-    let frame = if pitch == row {
-        // SAFETY: the interface promises `height` packed rows at `ptr`; the
-        // producer's stream is ordered after the chain's reads (or the
-        // chain waits) before the caller may reuse them.
-        InputFrame::Borrowed(unsafe {
-            DevFrame::borrow_device(gpu, ptr as u64, width, height, format)
-        })
+    if pitch == row {
+        // SAFETY: the caller's promise, rows packed.
+        Ok(InputFrame::Borrowed(unsafe {
+            DevFrame::borrow_device(gpu, ptr, width, height, format)
+        }))
     } else {
-        // SAFETY: as above, `height` rows `pitch` apart.
-        InputFrame::Copied(
-            unsafe { DevFrame::copy_of_device(gpu, ptr as u64, pitch, width, height, format) }
+        // SAFETY: the caller's promise, `height` rows `pitch` apart.
+        Ok(InputFrame::Copied(
+            unsafe { DevFrame::copy_of_device(gpu, ptr, pitch, width, height, format) }
                 .map_err(py_err)?,
-        )
+        ))
+    }
+}
+
+/// A CUDA array as the chain's input, if `obj` is one (`None` for anything
+/// else): read through `__cuda_array_interface__` where it has one (torch,
+/// CuPy, Numba; the cheaper of the two), else through `__dlpack__` (JAX,
+/// and any DLPack producer on a CUDA device).
+///
+/// `stream` is the stream the caller made the array on, if it said; else
+/// the interface's, else the legacy default stream (where torch and CuPy
+/// work unless told otherwise). The chain's stream is ordered after it.
+pub fn frame_from_cuda_array(
+    gpu: &Gpu,
+    obj: &Bound<'_, PyAny>,
+    stream: Option<usize>,
+) -> PyResult<Option<CudaInput>> {
+    match obj.getattr("__cuda_array_interface__") {
+        Ok(cai) => from_interface(gpu, &cai, stream).map(Some),
+        Err(_) if is_cuda_dlpack(obj) => from_dlpack(gpu, obj).map(Some),
+        Err(_) => Ok(None),
+    }
+}
+
+fn from_interface(gpu: &Gpu, cai: &Bound<'_, PyAny>, stream: Option<usize>) -> PyResult<CudaInput> {
+    let shape: Vec<usize> = cai.get_item("shape")?.extract()?;
+    let typestr: String = cai.get_item("typestr")?.extract()?;
+    let (ptr, _readonly): (usize, bool) = cai.get_item("data")?.extract()?;
+    if typestr != "|u1" {
+        return Err(PyValueError::new_err(format!(
+            "expected {WANTED}; got {typestr} of shape {shape:?}"
+        )));
+    }
+    // Strides in bytes, which for uint8 are elements.
+    let strides: Option<Vec<i64>> = cai
+        .get_item("strides")
+        .ok()
+        .and_then(|s| s.extract::<Option<Vec<i64>>>().ok())
+        .flatten();
+    // The producer's stream: the caller's word, else the interface's
+    // (version 3; absent or None in torch's version 2, and 0 is none).
+    let owner = stream
+        .or_else(|| {
+            cai.get_item("stream")
+                .ok()
+                .and_then(|s| s.extract::<Option<usize>>().ok())
+                .flatten()
+                .filter(|&h| h != 0)
+        })
+        .unwrap_or(LEGACY_STREAM);
+    // SAFETY: the interface's stream (or the default one) is its
+    // producer's, on this GPU.
+    unsafe { gpu.order(owner, gpu.stream_handle()) }.map_err(py_err)?;
+    // SAFETY: the interface promises the rows at `ptr`; the owner's stream
+    // is ordered after the chain's reads before the caller may reuse them.
+    let frame = unsafe { input_frame(gpu, ptr as u64, &shape, strides.as_deref(), "an array") }?;
+    Ok(CudaInput {
+        frame,
+        owner: Some(owner),
+        held: None,
+    })
+}
+
+/// Whether `obj` is an array on a CUDA device, by either interface.
+pub fn is_on_gpu(obj: &Bound<'_, PyAny>) -> bool {
+    obj.hasattr("__cuda_array_interface__").unwrap_or(false) || is_cuda_dlpack(obj)
+}
+
+/// A stream as `apply(stream=)` takes it: a `CUstream` handle (an int), or
+/// an object that carries one (`torch.cuda.Stream.cuda_stream`, CuPy's
+/// `Stream.ptr`).
+pub fn stream_handle(obj: &Bound<'_, PyAny>) -> PyResult<usize> {
+    let handle = if let Ok(h) = obj.extract::<i64>() {
+        h
+    } else if let Ok(h) = obj.getattr("cuda_stream").and_then(|h| h.extract::<i64>()) {
+        h
+    } else if let Ok(h) = obj.getattr("ptr").and_then(|h| h.extract::<i64>()) {
+        h
+    } else {
+        return Err(PyValueError::new_err(format!(
+            "stream=: expected a CUDA stream (an int handle, a torch.cuda.Stream or a CuPy \
+             Stream); got {}",
+            obj.get_type().name()?
+        )));
     };
-    Ok(Some(CudaInput { frame, producer }))
+    match handle {
+        // 0 is the legacy default stream, as torch and CuPy name it.
+        0 => Ok(LEGACY_STREAM),
+        h if h > 0 => Ok(h as usize),
+        h => Err(PyValueError::new_err(format!(
+            "stream={h}: not a CUDA stream handle"
+        ))),
+    }
+}
+
+/// Whether `obj` says, through `__dlpack_device__`, that it is on a CUDA
+/// device.
+fn is_cuda_dlpack(obj: &Bound<'_, PyAny>) -> bool {
+    obj.call_method0("__dlpack_device__")
+        .and_then(|d| d.extract::<(i32, i32)>())
+        .is_ok_and(|(kind, _)| kind == DL_CUDA)
+}
+
+/// A DLPack tensor taken from its capsule, held until the chain has read
+/// it; its deleter then gives it back to its producer.
+pub struct DlpackTensor(*mut DlManagedTensor);
+
+// SAFETY: the pointer is only dereferenced and deleted with the GIL held
+// (`Held::release`), from whichever thread holds it.
+unsafe impl Send for DlpackTensor {}
+
+impl DlpackTensor {
+    /// Gives the tensor back (its producer may then reuse its memory).
+    ///
+    /// # Safety
+    ///
+    /// Once, with the GIL held, after the last read of it.
+    unsafe fn delete(self) {
+        // SAFETY: a tensor taken from a consumed capsule, deleted once.
+        unsafe {
+            if let Some(deleter) = (*self.0).deleter {
+                deleter(self.0);
+            }
+        }
+    }
+}
+
+fn from_dlpack(gpu: &Gpu, obj: &Bound<'_, PyAny>) -> PyResult<CudaInput> {
+    let py = obj.py();
+    // The producer orders its work before the chain's stream (DLPack's
+    // contract for `stream`).
+    let kwargs = PyDict::new(py);
+    kwargs.set_item("stream", gpu.stream_handle())?;
+    let capsule = obj.call_method("__dlpack__", (), Some(&kwargs))?;
+    let capsule = capsule.cast_into::<PyCapsule>().map_err(|_| {
+        PyValueError::new_err("__dlpack__ gave something other than a DLPack capsule")
+    })?;
+    let raw = capsule.as_ptr();
+    // SAFETY: a capsule; its name says whether it holds an unconsumed
+    // (unversioned) tensor.
+    let managed = unsafe {
+        if pyo3::ffi::PyCapsule_IsValid(raw, DLTENSOR.as_ptr()) != 1 {
+            return Err(PyValueError::new_err(
+                "__dlpack__ gave a capsule that is not an unconsumed `dltensor`",
+            ));
+        }
+        pyo3::ffi::PyCapsule_GetPointer(raw, DLTENSOR.as_ptr()) as *mut DlManagedTensor
+    };
+    if managed.is_null() {
+        return Err(PyErr::fetch(py));
+    }
+    // Consumed: from here the tensor is ours to delete, not the capsule's.
+    // SAFETY: the capsule is valid; renaming is how DLPack marks it taken.
+    if unsafe { pyo3::ffi::PyCapsule_SetName(raw, c"used_dltensor".as_ptr()) } != 0 {
+        return Err(PyErr::fetch(py));
+    }
+    let held = DlpackTensor(managed);
+    // SAFETY: the producer's tensor, alive until `held` is deleted.
+    let t = unsafe { &(*managed).dl_tensor };
+    let shape: Vec<usize> = (0..t.ndim.max(0) as usize)
+        // SAFETY: `ndim` entries.
+        .map(|i| unsafe { *t.shape.add(i) }.max(0) as usize)
+        .collect();
+    let strides: Option<Vec<i64>> = (!t.strides.is_null())
+        // SAFETY: `ndim` entries where not null.
+        .then(|| {
+            (0..t.ndim as usize)
+                .map(|i| unsafe { *t.strides.add(i) })
+                .collect()
+        });
+    let fail = |e: PyErr| {
+        // SAFETY: nothing has read it yet; the GIL is held.
+        unsafe { DlpackTensor(held.0).delete() };
+        e
+    };
+    if t.device.device_type != DL_CUDA || t.device.device_id as usize != gpu.ordinal() {
+        return Err(fail(PyValueError::new_err(format!(
+            "the tensor is on DLPack device ({}, {}), not this chain's GPU {} \
+             (kDLCUDA is 2): move it there first",
+            t.device.device_type,
+            t.device.device_id,
+            gpu.ordinal()
+        ))));
+    }
+    if (t.dtype.code, t.dtype.bits, t.dtype.lanes) != (DL_UINT, 8, 1) {
+        return Err(fail(PyValueError::new_err(format!(
+            "expected {WANTED}; got DLPack dtype (code {}, {} bits, {} lanes)",
+            t.dtype.code, t.dtype.bits, t.dtype.lanes
+        ))));
+    }
+    let ptr = t.data as u64 + t.byte_offset;
+    // SAFETY: the tensor's rows, held (not deleted) until the chain's
+    // reads are done.
+    let frame =
+        unsafe { input_frame(gpu, ptr, &shape, strides.as_deref(), "a tensor") }.map_err(fail)?;
+    Ok(CudaInput {
+        frame,
+        owner: None,
+        held: Some(held),
+    })
+}
+
+/// DLPack tensors the chain has been given and may still be reading, each
+/// with an event recorded after its reads: deleted (given back) once the
+/// event has passed, at the next call or when the chain goes.
+#[derive(Default)]
+pub struct Held(Vec<(Mark, DlpackTensor)>);
+
+impl Held {
+    /// Keeps `tensor` until the work enqueued so far on `gpu` is done.
+    pub fn keep(&mut self, gpu: &Gpu, tensor: DlpackTensor) -> seamstream::Result<()> {
+        match gpu.mark() {
+            Ok(mark) => {
+                self.0.push((mark, tensor));
+                Ok(())
+            }
+            Err(e) => {
+                // Without a mark, wait for the reads and give it back.
+                let _ = gpu.sync();
+                // SAFETY: read (or failed) already; the GIL is held.
+                unsafe { tensor.delete() };
+                Err(e)
+            }
+        }
+    }
+
+    /// Gives back every tensor whose reads are done; with `wait`, every
+    /// tensor, after waiting for its reads. Call with the GIL held (a
+    /// producer's deleter may need it).
+    pub fn release(&mut self, wait: bool) {
+        let mut i = 0;
+        while i < self.0.len() {
+            let mark = &self.0[i].0;
+            if wait {
+                let _ = mark.wait();
+            }
+            if mark.is_done() {
+                let (_, tensor) = self.0.swap_remove(i);
+                // SAFETY: its reads are done; the caller holds the GIL.
+                unsafe { tensor.delete() };
+            } else {
+                i += 1;
+            }
+        }
+    }
+}
+
+impl Drop for Held {
+    /// The chain's `Drop`, which Python runs with the GIL held.
+    fn drop(&mut self) {
+        self.release(true);
+    }
 }

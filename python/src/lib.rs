@@ -134,12 +134,11 @@ impl Engine {
             }?,
         };
         // The input's owner may reuse it once the chain has read it: its
-        // stream is ordered after the chain's, or, without one, the chain
-        // is waited for here.
-        match input.producer {
-            // SAFETY: the producer's stream, on this GPU.
-            Some(p) => unsafe { gpu.order(gpu.stream_handle(), p) }?,
-            None => gpu.sync()?,
+        // stream is ordered after the chain's (a DLPack tensor is held
+        // instead, by the caller).
+        if let Some(owner) = input.owner {
+            // SAFETY: the owner's stream, on this GPU.
+            unsafe { gpu.order(gpu.stream_handle(), owner) }?;
         }
         Ok((out, (**gpu).clone()))
     }
@@ -172,6 +171,20 @@ struct PyChain {
     engine: Mutex<Engine>,
     ops: Vec<String>,
     device: String,
+    /// DLPack tensors the GPU may still be reading.
+    #[cfg(feature = "cuda")]
+    held: Mutex<cuda::Held>,
+}
+
+impl PyChain {
+    /// The chain's GPU, if it runs on one.
+    #[cfg(feature = "cuda")]
+    fn gpu(&self) -> Option<Gpu> {
+        match &*self.engine.lock().unwrap_or_else(|e| e.into_inner()) {
+            Engine::Gpu { gpu, .. } => Some((**gpu).clone()),
+            Engine::Cpu(_) => None,
+        }
+    }
 }
 
 /// The operations given as `Chain("gaussian:sigma=2", "sobel")`, or as one
@@ -217,37 +230,63 @@ impl PyChain {
             engine: Mutex::new(engine),
             ops: texts,
             device,
+            #[cfg(feature = "cuda")]
+            held: Mutex::default(),
         })
     }
 
     /// Runs the chain on one frame: a NumPy `uint8` array `H×W×4` (RGBA) or
     /// `H×W` (gray), giving a new one of the same kind at the chain's output
-    /// size; or, on a GPU, a CUDA array (a torch or CuPy tensor), giving a
-    /// `DeviceFrame` on the same GPU (`torch.from_dlpack` takes it), with
+    /// size; or, on a GPU, a CUDA array (anything with
+    /// `__cuda_array_interface__` or `__dlpack__`: torch, CuPy, JAX), giving
+    /// a `DeviceFrame` on the same GPU (`torch.from_dlpack` takes it), with
     /// nothing copied through the host.
+    ///
+    /// The call returns before the GPU is done. The chain's work is ordered
+    /// after the array's stream and that stream after the chain's reads:
+    /// `stream` (a handle, a `torch.cuda.Stream` or a CuPy stream), else the
+    /// array's own (`__cuda_array_interface__` v3), else the legacy default
+    /// stream, which torch and CuPy use unless told otherwise. A DLPack
+    /// producer orders itself; its tensor is held until the chain has read
+    /// it.
+    #[pyo3(signature = (frame, *, stream = None))]
     fn apply<'py>(
         &self,
         py: Python<'py>,
         frame: &Bound<'py, PyAny>,
+        stream: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         #[cfg(feature = "cuda")]
-        if frame.hasattr("__cuda_array_interface__")? {
-            let gpu = match &*self.engine.lock().unwrap_or_else(|e| e.into_inner()) {
-                Engine::Gpu { gpu, .. } => (**gpu).clone(),
-                Engine::Cpu(_) => {
-                    return Err(PyValueError::new_err(
-                        "a CUDA array needs a chain on the GPU: make it with device=\"cuda\"",
-                    ));
+        if let Some(gpu) = self.gpu() {
+            let stream = stream.as_ref().map(cuda::stream_handle).transpose()?;
+            if let Some(mut input) = cuda::frame_from_cuda_array(&gpu, frame, stream)? {
+                let held = input.held.take();
+                let out = py.detach(|| {
+                    guarded(|| {
+                        let mut engine = self.engine.lock().unwrap_or_else(|e| e.into_inner());
+                        engine.apply_on_device(input)
+                    })
+                });
+                // A DLPack tensor is given back once the chain has read it;
+                // those given before and read by now go back here.
+                let mut holding = self.held.lock().unwrap_or_else(|e| e.into_inner());
+                holding.release(false);
+                if let Some(tensor) = held {
+                    holding.keep(&gpu, tensor).map_err(py_err)?;
                 }
-            };
-            let input = cuda::frame_from_cuda_array(&gpu, frame)?.expect("has the interface");
-            let (out, gpu) = py.detach(|| {
-                guarded(|| {
-                    let mut engine = self.engine.lock().unwrap_or_else(|e| e.into_inner());
-                    engine.apply_on_device(input)
-                })
-            })?;
-            return Ok(Bound::new(py, cuda::DeviceFrame::new(out, gpu))?.into_any());
+                let (out, gpu) = out?;
+                return Ok(Bound::new(py, cuda::DeviceFrame::new(out, gpu))?.into_any());
+            }
+        } else if cuda::is_on_gpu(frame) {
+            return Err(PyValueError::new_err(
+                "a CUDA array needs a chain on the GPU: make it with device=\"cuda\"",
+            ));
+        }
+        if stream.is_some() {
+            return Err(PyValueError::new_err(
+                "stream= orders a CUDA array's work; a NumPy frame has none (the call \
+                 returns with the result)",
+            ));
         }
         let input = frame_from_array(frame)?;
         let out = py.detach(|| {

@@ -76,6 +76,75 @@ def test_frames_in_flight_stay_in_order_and_each_keeps_its_own_memory():
         assert np.array_equal(torch.from_dlpack(o).cpu().numpy(), cpu.apply(h))
 
 
+class DlpackOnly:
+    """A CUDA tensor seen only through DLPack (as JAX's arrays are): no
+    ``__cuda_array_interface__``."""
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+        self.streams = []
+
+    def __dlpack__(self, stream=None, **kwargs):
+        self.streams.append(stream)
+        return self.tensor.__dlpack__(stream=stream)
+
+    def __dlpack_device__(self):
+        return self.tensor.__dlpack_device__()
+
+
+def test_a_dlpack_only_tensor_is_read_in_place_and_held_until_read():
+    gpu_or_skip()
+    chain = seamstream.Chain("gaussian:sigma=2", device="cuda")
+    cpu = seamstream.Chain("gaussian:sigma=2", device="cpu")
+    hosts = [frame(72, 128, 20 + i) for i in range(6)]
+    outs = []
+    for h in hosts:
+        wrapped = DlpackOnly(torch.from_numpy(h).cuda())
+        outs.append(chain.apply(wrapped))
+        # The producer was asked to order itself before the chain's stream.
+        assert wrapped.streams and wrapped.streams[0] not in (None, -1), wrapped.streams
+        # The wrapper and its tensor go at once; the chain holds the
+        # DLPack tensor until it has read it.
+        del wrapped
+    for h, o in zip(hosts, outs):
+        assert np.array_equal(torch.from_dlpack(o).cpu().numpy(), cpu.apply(h))
+    # A padded view through DLPack is read at its pitch.
+    wide = torch.from_numpy(frame(48, 100, 2)).cuda()
+    got = seamstream.Chain("sobel", device="cuda").apply(DlpackOnly(wide[:, 10:74]))
+    want = seamstream.Chain("sobel", device="cpu").apply(np.ascontiguousarray(wide[:, 10:74].cpu().numpy()))
+    assert np.array_equal(torch.from_dlpack(got).cpu().numpy(), want)
+    # A float tensor is refused by name.
+    try:
+        chain.apply(DlpackOnly(torch.zeros((8, 8, 4), device="cuda")))
+    except ValueError as e:
+        assert "DLPack dtype" in str(e), e
+    else:
+        raise AssertionError("no error")
+
+
+def test_a_tensor_made_on_a_side_stream_is_read_after_it_is_made():
+    # The tensor is written on a side stream by a long chain of torch work;
+    # the chain, told that stream, must see the finished values.
+    gpu_or_skip()
+    side = torch.cuda.Stream()
+    chain = seamstream.Chain("gray", device="cuda")
+    with torch.cuda.stream(side):
+        x = torch.zeros((720, 1280, 4), dtype=torch.uint8, device="cuda")
+        for _ in range(50):
+            x.add_(1)
+    got = chain.apply(x, stream=side)
+    side.synchronize()
+    torch.cuda.synchronize()
+    want = seamstream.Chain("gray", device="cpu").apply(np.full((720, 1280, 4), 50, np.uint8))
+    assert np.array_equal(torch.from_dlpack(got).cpu().numpy(), want)
+    try:
+        chain.apply(x, stream="side")
+    except ValueError as e:
+        assert "stream=" in str(e)
+    else:
+        raise AssertionError("no error")
+
+
 def test_a_cuda_tensor_on_a_cpu_chain_is_a_value_error():
     gpu_or_skip()
     try:

@@ -88,6 +88,15 @@ def test_bad_operations_and_devices_are_value_errors_that_name_them():
         seamstream.Chain("retarget:width=500", device="cpu").apply(noise(10, 10))
 
 
+def test_a_stream_for_a_numpy_frame_is_a_value_error():
+    # stream= orders a CUDA array's work; a NumPy frame has no stream, and
+    # silently ignoring one would hide a caller's mistake.
+    chain = seamstream.Chain("sobel", device="cpu")
+    with pytest.raises(ValueError, match="stream="):
+        chain.apply(noise(8, 8), stream=0)
+    assert chain.apply(noise(8, 8)).shape == (8, 8, 4)
+
+
 def test_a_missing_file_is_file_not_found():
     with pytest.raises(FileNotFoundError, match="no-such-clip.mp4"):
         seamstream.read("no-such-clip.mp4")

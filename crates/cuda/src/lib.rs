@@ -87,6 +87,11 @@ struct Inner {
     stream: Arc<CudaStream>,
     arch: (u32, u32),
     modules: Mutex<HashMap<String, Arc<CudaModule>>>,
+    /// The event [`Gpu::order`] records and waits on, made once: a wait
+    /// holds the event's state at the time it was enqueued, so the event
+    /// can be recorded again at once (under the lock, so that no other
+    /// record slips between one call's record and its wait).
+    order_event: Mutex<Option<cudarc::driver::CudaEvent>>,
 }
 
 impl std::fmt::Debug for Gpu {
@@ -233,6 +238,7 @@ impl Gpu {
                 stream,
                 arch: (maj as u32, min as u32),
                 modules: Mutex::new(HashMap::new()),
+                order_event: Mutex::new(None),
             }),
         })
     }
@@ -289,7 +295,6 @@ impl Gpu {
             .map_err(|e| cuda_err(&format!("kernels/{file} has no kernel `{name}`"), e))
     }
 
-    /// Waits for everything enqueued on the compute stream.
     /// This GPU's stream as another library names streams (`CUstream`).
     pub fn stream_handle(&self) -> usize {
         self.inner.stream.cu_stream() as usize
@@ -304,13 +309,23 @@ impl Gpu {
     ///
     /// Both must be streams of this GPU's context (or 1 or 2).
     pub unsafe fn order(&self, first: usize, then: usize) -> Result<()> {
-        let event = self
+        let mut slot = self
             .inner
-            .ctx
-            .new_event(None)
-            .map_err(|e| cuda_err("making an event", e))?;
+            .order_event
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let event = match &mut *slot {
+            Some(event) => event,
+            None => slot.insert(
+                self.inner
+                    .ctx
+                    .new_event(Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING))
+                    .map_err(|e| cuda_err("making an event", e))?,
+            ),
+        };
         // SAFETY: as the caller promises; the event is this context's, and
-        // destroying it when `event` drops leaves the wait in place.
+        // the wait keeps the state it was enqueued with when the event is
+        // recorded again.
         unsafe {
             sys::cuEventRecord(event.cu_event(), first as sys::CUstream)
                 .result()
@@ -321,6 +336,21 @@ impl Gpu {
         }
     }
 
+    /// A mark after the work enqueued so far on the compute stream, to ask
+    /// later, without waiting, whether that work is done.
+    pub fn mark(&self) -> Result<Mark> {
+        let event = self
+            .inner
+            .ctx
+            .new_event(Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING))
+            .map_err(|e| cuda_err("making an event", e))?;
+        event
+            .record(&self.inner.stream)
+            .map_err(|e| cuda_err("marking the compute stream", e))?;
+        Ok(Mark(event))
+    }
+
+    /// Waits for everything enqueued on the compute stream.
     pub fn sync(&self) -> Result<()> {
         self.inner
             .stream
@@ -365,6 +395,24 @@ impl Drop for BorrowedFrame {
     }
 }
 
+/// A point in a GPU's compute stream ([`Gpu::mark`]).
+pub struct Mark(cudarc::driver::CudaEvent);
+
+impl Mark {
+    /// Whether the work before the mark is done (a failed GPU counts as
+    /// done: nothing runs on it any more).
+    pub fn is_done(&self) -> bool {
+        self.0.try_is_complete().unwrap_or(true)
+    }
+
+    /// Waits on the host for the work before the mark.
+    pub fn wait(&self) -> Result<()> {
+        self.0
+            .synchronize()
+            .map_err(|e| cuda_err("waiting for the GPU", e))
+    }
+}
+
 /// A frame in device memory, rows packed (`width * bytes_per_pixel` bytes a
 /// row, no padding).
 pub struct DevFrame {
@@ -385,10 +433,42 @@ impl std::fmt::Debug for DevFrame {
 }
 
 impl DevFrame {
-    /// Allocates a frame (contents undefined until written).
+    /// Allocates a frame, every byte zero.
     pub fn alloc(gpu: &Gpu, width: usize, height: usize, format: DevFormat) -> Result<DevFrame> {
+        Self::allocate(gpu, width, height, format, true)
+    }
+
+    /// Allocates an operation's output, its bytes left as the allocator
+    /// gives them: every operation writes the whole of its output (the GPU
+    /// tests poison outputs to check, `tests/gpu/registry.rs`), so the
+    /// memset of [`DevFrame::alloc`] would be a launch and a pass over the
+    /// frame spent for nothing.
+    pub fn alloc_output(
+        gpu: &Gpu,
+        width: usize,
+        height: usize,
+        format: DevFormat,
+    ) -> Result<DevFrame> {
+        Self::allocate(gpu, width, height, format, false)
+    }
+
+    fn allocate(
+        gpu: &Gpu,
+        width: usize,
+        height: usize,
+        format: DevFormat,
+        zeroed: bool,
+    ) -> Result<DevFrame> {
         let bytes = (width * height * format.bytes_per_pixel()).max(1);
-        let data = gpu.stream().alloc_zeros::<u8>(bytes).map_err(|e| {
+        let stream = gpu.stream();
+        let data = if zeroed {
+            stream.alloc_zeros::<u8>(bytes)
+        } else {
+            // SAFETY: bytes in device memory, which Rust never reads in
+            // place; whatever they hold, they are valid u8s.
+            unsafe { stream.alloc::<u8>(bytes) }
+        };
+        let data = data.map_err(|e| {
             cuda_err(
                 &format!(
                     "allocating a {width}x{height} {format:?} frame ({} MB)",

@@ -230,7 +230,7 @@ impl GpuChain {
     pub fn alloc_outputs(&self, gpu: &Gpu) -> Result<Vec<DevFrame>> {
         self.shapes[1..]
             .iter()
-            .map(|&(w, h, f)| DevFrame::alloc(gpu, w, h, f))
+            .map(|&(w, h, f)| DevFrame::alloc_output(gpu, w, h, f))
             .collect()
     }
 
