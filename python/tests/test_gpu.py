@@ -3,7 +3,11 @@ host. Skips where torch or a GPU is missing; with SEAMSTREAM_REQUIRE_GPU=1
 (the GPU host's check) a missing one fails instead. Runs under pytest, or
 alone: `python python/tests/test_gpu.py`."""
 
+import inspect
 import os
+import pathlib
+import shutil
+import subprocess
 import time
 
 import numpy as np
@@ -155,6 +159,38 @@ def test_a_cuda_tensor_on_a_cpu_chain_is_a_value_error():
         raise AssertionError("no error")
 
 
+def readme():
+    """The README: $SEAMSTREAM_README, else the checkout's (this file's, or
+    the working directory's on the GPU host, where the tests run from a
+    bundle)."""
+    here = pathlib.Path(__file__).resolve()
+    for path in [os.environ.get("SEAMSTREAM_README"), here.parents[2] / "README.md", pathlib.Path.cwd() / "README.md"]:
+        if path and pathlib.Path(path).exists():
+            return pathlib.Path(path).read_text()
+    raise AssertionError("no README.md found: set SEAMSTREAM_README")
+
+
+def test_the_readmes_torch_examples_run(tmp_path, monkeypatch, capsys):
+    gpu_or_skip()
+    section = readme().split("## From Python", 1)[1].split("\n## ", 1)[0]
+    blocks = [b.split("```", 1)[0] for b in section.split("```python\n")[1:]]
+    examples = [b for b in blocks if "import torch" in b]
+    assert len(examples) == 2, len(examples)
+    cli = os.environ.get("SEAMSTREAM_BIN") or shutil.which("seamstream")
+    assert cli, "no seamstream binary: put it on PATH or set SEAMSTREAM_BIN"
+    subprocess.run(
+        [cli, "run", "test:ball", str(tmp_path / "clip.mp4"), "--size", "160x90", "--frames", "8", "--device", "cpu"],
+        check=True,
+        capture_output=True,
+    )
+    monkeypatch.chdir(tmp_path)
+    for code in examples:
+        exec(compile(code, "README.md", "exec"), {"__name__": "__main__"})
+    printed = capsys.readouterr().out
+    assert "torch.Size([720, 1280, 4]) cuda:0" in printed, printed
+    assert printed.count("torch.Size([4, 90, 160, 4]) torch.uint8") == 2, printed
+
+
 def time_1080p_gaussian():
     """µs a call of `gaussian:sigma=2.5` on a 1080p RGBA CUDA tensor (the
     case `seamstream bench` calls "gaussian 17 taps RGBA")."""
@@ -176,7 +212,8 @@ def time_1080p_gaussian():
 
 if __name__ == "__main__":
     for name, test in list(globals().items()):
-        if name.startswith("test_"):
+        # (those that take pytest's fixtures run under pytest only)
+        if name.startswith("test_") and not inspect.signature(test).parameters:
             test()
             print("ok", name)
     print(f"1080p gaussian:sigma=2.5 through Chain.apply on a torch CUDA tensor: {time_1080p_gaussian():.1f} µs a call")

@@ -189,8 +189,9 @@ def readme_examples():
 
 
 def test_the_readmes_examples_run(tmp_path, monkeypatch, capsys):
-    examples = readme_examples()
-    assert len(examples) == 3
+    # The ones with torch run on the GPU host (test_gpu.py).
+    examples = [code for code in readme_examples() if "import torch" not in code]
+    assert len(readme_examples()) == 4 and len(examples) == 2
     subprocess.run(
         [cli(), "run", "test:ball", str(tmp_path / "clip.mp4"), "--size", "160x90", "--frames", "8", "--device", "cpu"],
         check=True,
@@ -200,7 +201,7 @@ def test_the_readmes_examples_run(tmp_path, monkeypatch, capsys):
     for code in examples:
         exec(compile(code, "README.md", "exec"), {})
     printed = capsys.readouterr().out
-    assert "(270, 360, 4)" in printed
+    assert "[50, 90] 8 frames" in printed
     assert "(90, 50, 4) last frame at" in printed
     assert "retarget - " in printed
 
