@@ -91,7 +91,7 @@ pub static SPEC: OpSpec = OpSpec {
             "camera",
             Kind::Choice(&["auto", "still"]),
             "auto",
-            "auto: still while the subjects stay, else a smooth pan or track; still: one window a shot",
+            "auto: still while the subjects stay, else holds joined by quick eased moves, or a smooth pan or track; still: one window a shot",
         ),
         ParamSpec::new(
             "speed",

@@ -54,6 +54,15 @@ pub const HANDHELD_SHARE: f64 = 0.15;
 /// Offline, a moving subject must be seen (overlapped by moving subjects)
 /// in this many seconds' worth of frames around it to be held.
 pub const MIN_SEEN: f64 = 0.5;
+/// A still stretch of at least this many seconds is a hold of a steady
+/// camera (still stretches joined by quick moves); shorter ones are part of
+/// a move.
+pub const SETTLE: f64 = 0.5;
+/// The shortest move of a steady camera, in seconds (longer where its top
+/// speed needs it).
+pub const REFRAME: f64 = 0.3;
+/// A steady camera's holds must cover at least this share of the shot.
+pub const STEADY_SHARE: f64 = 0.6;
 /// Acceleration of the live camera: this share of its top speed a frame.
 const LIVE_ACCEL: f64 = 0.15;
 
@@ -130,6 +139,8 @@ pub struct ShotPlan {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Camera {
     Still,
+    /// Still stretches joined by quick, eased moves.
+    Steady,
     /// One way, at limited speed.
     Pan,
     /// Both ways.
@@ -140,6 +151,7 @@ impl Camera {
     pub fn name(self) -> &'static str {
         match self {
             Camera::Still => "still",
+            Camera::Steady => "steady",
             Camera::Pan => "pan",
             Camera::Track => "track",
         }
@@ -148,6 +160,7 @@ impl Camera {
     pub fn parse(s: &str) -> Option<Camera> {
         Some(match s {
             "still" => Camera::Still,
+            "steady" => Camera::Steady,
             "pan" => Camera::Pan,
             "track" => Camera::Track,
             _ => return None,
@@ -480,6 +493,215 @@ fn limit_speed(xs: &mut [f64], v: f64) {
     }
 }
 
+/// A window held still over frames `first..=last`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Hold {
+    first: usize,
+    last: usize,
+    at: f64,
+}
+
+/// The fewest still stretches that keep every frame inside its hard
+/// corridor: each runs for as long as one position fits all its frames
+/// (greedy, which for consecutive intervals is the fewest), at the position
+/// nearest the stretch's median wanted one.
+fn still_stretches(c: &[Corridor]) -> Vec<Hold> {
+    let mut holds = Vec::new();
+    let mut first = 0;
+    while first < c.len() {
+        let (mut a, mut b) = (c[first].lo, c[first].hi);
+        let mut last = first;
+        while last + 1 < c.len() && c[last + 1].lo <= b && c[last + 1].hi >= a {
+            last += 1;
+            a = a.max(c[last].lo);
+            b = b.min(c[last].hi);
+        }
+        let at = median_want(&c[first..=last]).unwrap_or((a + b) / 2.0);
+        holds.push(Hold {
+            first,
+            last,
+            at: at.clamp(a, b),
+        });
+        first = last + 1;
+    }
+    holds
+}
+
+/// Whether a shot's camera should be steady: its holds cover most of it,
+/// and its moves are not a pan in disguise (three or more the same way, as
+/// a subject walking across the picture makes, is better followed by one
+/// even pan).
+fn steady(holds: &[Hold], n: usize) -> bool {
+    let held: usize = holds.iter().map(|h| h.last + 1 - h.first).sum();
+    if holds.len() < 2 || (held as f64) < STEADY_SHARE * n as f64 {
+        return false;
+    }
+    let ways: Vec<bool> = holds.windows(2).map(|w| w[1].at > w[0].at).collect();
+    !(ways.len() >= 3 && ways.iter().all(|&w| w == ways[0]))
+}
+
+/// The path through `holds`: each held where it is, each move the
+/// shortest path through the frames' hard corridors between them, begun
+/// early enough (and ended late enough) inside the holds on either side
+/// for its speed to stay within `top_speed` pixels a frame and for it to
+/// take at least `least` frames, eased in and out.
+fn steady_path(c: &[Corridor], holds: &[Hold], top_speed: f64, least: f64) -> Vec<f64> {
+    let n = c.len();
+    let mut lo: Vec<f64> = c.iter().map(|c| c.lo).collect();
+    let mut hi: Vec<f64> = c.iter().map(|c| c.hi).collect();
+    // Pins frame `i` at `at`, where its own corridor allows.
+    let mut pin = |i: usize, at: f64| {
+        if (c[i].lo..=c[i].hi).contains(&at) {
+            (lo[i], hi[i]) = (at, at);
+        }
+    };
+    for (k, h) in holds.iter().enumerate() {
+        // Frames of the hold given to the moves before and after it: half
+        // of each move's frames, at its top speed or its least length.
+        let half = |other: Option<&Hold>| {
+            other.map_or(0, |o| {
+                // A half cosine over k frames peaks at π/2 · d/k a frame.
+                let d = (o.at - h.at).abs();
+                let frames = std::f64::consts::FRAC_PI_2 * d / top_speed.max(1e-9);
+                (frames.max(least) / 2.0).ceil() as usize
+            })
+        };
+        let len = h.last + 1 - h.first;
+        let before = half(k.checked_sub(1).map(|p| &holds[p])).min(len / 2);
+        let after = half(holds.get(k + 1)).min(len / 2);
+        for i in h.first + before..=h.last - after {
+            pin(i, h.at);
+        }
+    }
+    // Before the first hold and after the last, the camera waits at it.
+    if let (Some(first), Some(last)) = (holds.first().copied(), holds.last().copied()) {
+        for i in 0..first.first {
+            pin(i, first.at);
+        }
+        for i in last.last + 1..n {
+            pin(i, last.at);
+        }
+    }
+    let mut xs = taut_string(&lo, &hi);
+    // Each move between two pinned frames eased in and out (half a
+    // cosine), where that stays inside the frames' corridors; else the
+    // taut string's straight line stays.
+    let pinned: Vec<bool> = (0..n).map(|i| lo[i] == hi[i]).collect();
+    let mut a = 0;
+    while a < n {
+        if !pinned[a] {
+            a += 1;
+            continue;
+        }
+        let Some(b) = (a + 1..n).find(|&i| pinned[i]) else {
+            break;
+        };
+        if b > a + 1 {
+            let (p, q) = (xs[a], xs[b]);
+            let eased = |m: usize| {
+                let u = (m - a) as f64 / (b - a) as f64;
+                p + (q - p) * (1.0 - (std::f64::consts::PI * u).cos()) / 2.0
+            };
+            if (a..=b).all(|m| (c[m].lo..=c[m].hi).contains(&eased(m))) {
+                for (m, x) in xs.iter_mut().enumerate().take(b).skip(a + 1) {
+                    *x = eased(m);
+                }
+            }
+        }
+        a = b;
+    }
+    xs
+}
+
+/// The shortest path through the corridor `lo[i]..=hi[i]` (each
+/// `lo[i] <= hi[i]`), free at both ends: the taut string. It is flat where
+/// it can be and straight between the corridor's corners, so a camera on
+/// it holds still while it may and pans at an even speed while it must,
+/// and it travels the least any camera in the corridor can.
+fn taut_string(lo: &[f64], hi: &[f64]) -> Vec<f64> {
+    let n = lo.len();
+    let mut xs = vec![0.0; n];
+    if n == 0 {
+        return xs;
+    }
+    // The start is free: still from frame 0 for as long as one position
+    // fits every frame, then anchored on the side the corridor leaves by.
+    let (mut a, mut b) = (lo[0], hi[0]);
+    let (mut ka, mut kb) = (0, 0);
+    let mut j = 1;
+    while j < n {
+        if lo[j] > b || hi[j] < a {
+            break;
+        }
+        if lo[j] > a {
+            (a, ka) = (lo[j], j);
+        }
+        if hi[j] < b {
+            (b, kb) = (hi[j], j);
+        }
+        j += 1;
+    }
+    if j == n {
+        // One position fits the whole shot.
+        return vec![(a + b) / 2.0; n];
+    }
+    // The corridor leaves upwards (lo[j] > b): hold at the lowest top, b,
+    // until the frame that set it; else at the highest bottom, a.
+    let (mut i0, mut x0) = if lo[j] > b { (kb, b) } else { (ka, a) };
+    xs[..=i0].fill(x0);
+    // From each anchor, the cone of slopes that reaches every corridor
+    // ahead; where it closes, the string bends at the corner that bounded
+    // it, which becomes the next anchor.
+    while i0 + 1 < n {
+        let (mut smin, mut smax) = (f64::MIN, f64::MAX);
+        let (mut kmin, mut kmax) = (i0, i0);
+        let mut corner = None;
+        for j in i0 + 1..n {
+            let d = (j - i0) as f64;
+            let (sl, sh) = ((lo[j] - x0) / d, (hi[j] - x0) / d);
+            if sl > smax {
+                // Must rise past the corner that capped the cone.
+                corner = Some((kmax, hi[kmax]));
+                break;
+            }
+            if sh < smin {
+                corner = Some((kmin, lo[kmin]));
+                break;
+            }
+            if sl > smin {
+                (smin, kmin) = (sl, j);
+            }
+            if sh < smax {
+                (smax, kmax) = (sh, j);
+            }
+        }
+        // The end is free: flat from here if the cone allows it, else on
+        // to the corner that keeps it from flattening.
+        let corner = corner.or(if smin > 0.0 {
+            Some((kmin, lo[kmin]))
+        } else if smax < 0.0 {
+            Some((kmax, hi[kmax]))
+        } else {
+            None
+        });
+        match corner {
+            Some((k, xk)) => {
+                // A straight line from the anchor to the corner (k > i0:
+                // the cone cannot close at the first frame after it).
+                for (m, x) in xs.iter_mut().enumerate().take(k + 1).skip(i0) {
+                    *x = x0 + (xk - x0) * (m - i0) as f64 / (k - i0) as f64;
+                }
+                (i0, x0) = (k, xk);
+            }
+            None => {
+                xs[i0..].fill(x0);
+                break;
+            }
+        }
+    }
+    xs
+}
+
 /// The median of the wanted positions (the corridor's middle when no frame
 /// wants one).
 fn median_want(c: &[Corridor]) -> Option<f64> {
@@ -511,24 +733,34 @@ fn camera_path(c: &[Corridor], s: &Settings) -> (Vec<f64>, Camera) {
     if s.camera == CameraChoice::Still {
         return (vec![want; n], Camera::Still);
     }
-    // Start where each frame wants to be, then smooth inside the soft
-    // corridor, coarse to fine.
-    let mut xs: Vec<f64> = c
-        .iter()
-        .map(|c| c.want.unwrap_or(want).clamp(c.slo, c.shi))
-        .collect();
     let sec = s.fps.max(1.0);
-    for sigma in [2.0 * sec, sec, 0.5 * sec, 0.25 * sec] {
-        for _ in 0..8 {
-            xs = smooth(&xs, sigma.max(1.0));
-            for (x, c) in xs.iter_mut().zip(c) {
-                *x = x.clamp(c.slo, c.shi);
-            }
+    // Still stretches joined by quick, eased moves, where the subjects stay
+    // long enough in one window between moves (a juggler on a lawn); else
+    // the shortest path inside the soft corridors, which pans at an even
+    // speed while they go (a walk across the picture). A move between
+    // frames costs what the picture changes by, nearly as much for a few
+    // pixels as for many, so the fewer frames that move the better.
+    let stretches = still_stretches(c);
+    let holds: Vec<Hold> = stretches
+        .into_iter()
+        .filter(|h| (h.last + 1 - h.first) as f64 >= SETTLE * sec)
+        .collect();
+    if steady(&holds, c.len()) {
+        let mut xs = steady_path(c, &holds, s.top_speed(), REFRAME * sec);
+        for (x, c) in xs.iter_mut().zip(c) {
+            *x = x.clamp(c.lo, c.hi);
         }
+        limit_speed(&mut xs, s.top_speed());
+        return (xs, Camera::Steady);
     }
-    xs = smooth(&xs, (0.15 * sec).max(1.0));
-    for (x, c) in xs.iter_mut().zip(c) {
-        *x = x.clamp(c.lo, c.hi);
+    let lo: Vec<f64> = c.iter().map(|c| c.slo).collect();
+    let hi: Vec<f64> = c.iter().map(|c| c.shi).collect();
+    let mut xs = taut_string(&lo, &hi);
+    for _ in 0..2 {
+        xs = smooth(&xs, (0.2 * sec).max(1.0));
+        for (x, c) in xs.iter_mut().zip(c) {
+            *x = x.clamp(c.lo, c.hi);
+        }
     }
     limit_speed(&mut xs, s.top_speed());
     let rises = xs.windows(2).any(|w| w[1] > w[0] + 0.5);
@@ -1010,5 +1242,108 @@ mod tests {
             );
         }
         assert_eq!(live.shots.len(), 1);
+    }
+
+    /// Total travel of a path.
+    fn travel(xs: &[f64]) -> f64 {
+        xs.windows(2).map(|w| (w[1] - w[0]).abs()).sum()
+    }
+
+    #[test]
+    fn the_taut_string_stays_in_its_corridor_and_travels_least() {
+        // One position fits: it holds still.
+        let xs = taut_string(&[0.0, 10.0, 5.0], &[20.0, 30.0, 12.0]);
+        assert_eq!(travel(&xs), 0.0, "{xs:?}");
+        assert!(xs.iter().all(|&x| (10.0..=12.0).contains(&x)), "{xs:?}");
+        // Random corridors (a wandering centre, random widths): inside
+        // every one, and no longer than the laziest path (each frame
+        // clamped from the one before), from any start; that path travels
+        // the least for its start.
+        let mut noise = crate::noise::Noise::new(7);
+        for case in 0..200 {
+            let n = 1 + noise.below(120) as usize;
+            let mut centre = 500.0;
+            let (mut lo, mut hi) = (Vec::new(), Vec::new());
+            for _ in 0..n {
+                centre += noise.below(41) as f64 - 20.0;
+                let half = noise.below(60) as f64;
+                lo.push(centre - half);
+                hi.push(centre + half);
+            }
+            let xs = taut_string(&lo, &hi);
+            for i in 0..n {
+                assert!(
+                    xs[i] >= lo[i] - 1e-6 && xs[i] <= hi[i] + 1e-6,
+                    "case {case}, frame {i}: {} outside {}..{}",
+                    xs[i],
+                    lo[i],
+                    hi[i]
+                );
+            }
+            for start in [lo[0], hi[0], (lo[0] + hi[0]) / 2.0] {
+                let mut lazy = vec![start];
+                for i in 1..n {
+                    let last = lazy[i - 1];
+                    lazy.push(f64::clamp(last, lo[i], hi[i]));
+                }
+                assert!(
+                    travel(&xs) <= travel(&lazy) + 1e-6,
+                    "case {case}: {} > {} from {start}",
+                    travel(&xs),
+                    travel(&lazy)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_subject_that_moves_and_settles_gets_a_steady_camera() {
+        let s = settings();
+        // 3 s at the left, a walk of 40 frames to the right, 3 s there:
+        // the window holds, moves once, eased, and holds.
+        let x_at = |i: usize| -> usize {
+            match i {
+                0..90 => 200,
+                90..130 => 200 + 10 * (i - 90),
+                _ => 600,
+            }
+        };
+        let o: Vec<_> = (0..220)
+            .map(|i| obs(i == 0, &[Rect::new(x_at(i), 200, 120, 400)]))
+            .collect();
+        let (shots, frames) = plan_offline(&o, &s);
+        assert_eq!(shots.len(), 1);
+        assert_eq!((shots[0].fit, shots[0].camera), (Fit::Crop, Camera::Steady));
+        let xs: Vec<i64> = frames.iter().map(|f| f.window.x as i64).collect();
+        let moving = xs.windows(2).filter(|w| w[0] != w[1]).count();
+        assert!(moving <= 50, "{moving} frames move: {xs:?}");
+        assert!(xs[..60].iter().all(|&x| x == xs[0]), "{xs:?}");
+        assert!(xs[170..].iter().all(|&x| x == xs[219]), "{xs:?}");
+        let mut last = xs[0];
+        for (i, f) in frames.iter().enumerate() {
+            let x = f.window.x as i64;
+            assert!(
+                (x - last).abs() as f64 <= MAX_JUMP * 1280.0 + 1.0,
+                "frame {i}: jump {last} -> {x}"
+            );
+            last = x;
+            assert!(
+                f.window.x <= x_at(i) && f.window.right() >= x_at(i) + 120,
+                "frame {i}: {:?} loses the subject at {}",
+                f.window,
+                x_at(i)
+            );
+        }
+        // Eased: the first and last steps of the move are its smallest.
+        let steps: Vec<i64> = xs
+            .windows(2)
+            .map(|w| w[1] - w[0])
+            .filter(|&d| d != 0)
+            .collect();
+        let peak = steps.iter().map(|d| d.abs()).max().unwrap_or(0);
+        assert!(
+            steps[0].abs() < peak && steps[steps.len() - 1].abs() < peak,
+            "{steps:?}"
+        );
     }
 }
