@@ -26,6 +26,9 @@ use super::geometry::{Axis, Fit, Layout, Rect};
 /// Seconds a subject's span is held on either side of the frames that saw
 /// it.
 pub const HOLD: f64 = 0.3;
+/// Seconds a face is kept from carving on either side of the frame it was
+/// found on.
+pub const FACE_HOLD: f64 = 2.0;
 /// The soft corridor's half width, as a share of the window.
 pub const DEAD_ZONE: f64 = 0.1;
 /// Margin kept between the subjects and the window's edges, as a share of
@@ -357,6 +360,7 @@ fn without_brief_motion(shot: &[Observation], fps: f64) -> Vec<Observation> {
 /// either side.
 fn needs(shot: &[Observation], axis: Axis, fps: f64, input: (usize, usize)) -> Vec<Need> {
     let hold = (HOLD * fps).round() as usize;
+    let face_hold = (FACE_HOLD * fps).round() as usize;
     let moves = handheld(shot);
     (0..shot.len())
         .map(|i| {
@@ -365,10 +369,23 @@ fn needs(shot: &[Observation], axis: Axis, fps: f64, input: (usize, usize)) -> V
             let around: Vec<&Observation> = shot[lo..hi].iter().collect();
             let mut n = need_of(&around, axis, input, moves);
             // Carving keeps this frame's own subjects, not the held ones,
-            // and only they load its rows.
+            // and only they load its rows; but faces, which are looked for
+            // on one frame in ten and missed on some of those (a head
+            // turned away), are kept from the face frames within
+            // [`FACE_HOLD`] seconds too.
+            let (flo, fhi) = (
+                i.saturating_sub(face_hold),
+                (i + face_hold + 1).min(shot.len()),
+            );
+            let held_faces = shot[flo..fhi]
+                .iter()
+                .enumerate()
+                .filter(|&(j, _)| flo + j != i)
+                .flat_map(|(_, o)| o.subjects.iter().filter(|s| s.kind == Kind::Face));
             n.keep = shot[i]
                 .subjects
                 .iter()
+                .chain(held_faces)
                 .filter(|s| holds(s, input, axis, moves))
                 .map(|s| s.rect)
                 .collect();
@@ -1345,5 +1362,36 @@ mod tests {
             steps[0].abs() < peak && steps[steps.len() - 1].abs() < peak,
             "{steps:?}"
         );
+    }
+
+    #[test]
+    fn a_face_found_on_one_frame_is_kept_from_carving_around_it() {
+        let s = settings();
+        // Two speakers too far apart for a crop; the left one's face is
+        // found only on frame 30 (faces are looked for on one frame in
+        // ten, and a turned head is missed), the right one is a moving
+        // subject on every frame.
+        let face = Rect::new(300, 100, 120, 300);
+        let right = Rect::new(760, 100, 120, 500);
+        let o: Vec<_> = (0..120)
+            .map(|i| {
+                let mut o = obs(i == 0, &[right]);
+                if i == 30 {
+                    o.subjects.push(Subject {
+                        rect: face,
+                        kind: Kind::Face,
+                        required: true,
+                    });
+                }
+                o
+            })
+            .collect();
+        let (_, frames) = plan_offline(&o, &s);
+        let hold = (FACE_HOLD * s.fps).round() as usize;
+        for (i, f) in frames.iter().enumerate() {
+            let kept = f.keep.contains(&face);
+            assert_eq!(kept, i.abs_diff(30) <= hold, "frame {i}: {:?}", f.keep);
+            assert!(f.keep.contains(&right), "frame {i}");
+        }
     }
 }
