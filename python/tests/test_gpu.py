@@ -8,6 +8,7 @@ import os
 import pathlib
 import shutil
 import subprocess
+import sys
 import time
 
 import numpy as np
@@ -170,7 +171,7 @@ def readme():
     raise AssertionError("no README.md found: set SEAMSTREAM_README")
 
 
-def test_the_readmes_torch_examples_run(tmp_path, monkeypatch, capsys):
+def test_the_readmes_torch_examples_run(tmp_path):
     gpu_or_skip()
     section = readme().split("## From Python", 1)[1].split("\n## ", 1)[0]
     blocks = [b.split("```", 1)[0] for b in section.split("```python\n")[1:]]
@@ -183,10 +184,15 @@ def test_the_readmes_torch_examples_run(tmp_path, monkeypatch, capsys):
         check=True,
         capture_output=True,
     )
-    monkeypatch.chdir(tmp_path)
-    for code in examples:
-        exec(compile(code, "README.md", "exec"), {"__name__": "__main__"})
-    printed = capsys.readouterr().out
+    # Each as the script a user would save and run (the loader's workers
+    # are spawned, and a spawned worker imports the script again).
+    printed = ""
+    for k, code in enumerate(examples):
+        script = tmp_path / f"example{k}.py"
+        script.write_text(code)
+        run = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True)
+        assert run.returncode == 0, f"example {k} failed:\n{code}\n{run.stderr}"
+        printed += run.stdout
     assert "torch.Size([720, 1280, 4]) cuda:0" in printed, printed
     assert printed.count("torch.Size([4, 90, 160, 4]) torch.uint8") == 2, printed
 
