@@ -23,7 +23,15 @@ and ``RuntimeError`` (the GPU or the pipeline failed), with the library's
 message. Every call releases the GIL while it works.
 """
 
-from ._seamstream import Chain, Reader, __version__, ops, quality, read, run
+import os as _os
+
+from ._seamstream import Chain, Reader, __version__, _after_fork_in_child, ops, quality, read, run
+
+# A child forked after seamstream's threads started has none of them: its
+# calls raise a RuntimeError that says to spawn instead of hanging or
+# crashing.
+if hasattr(_os, "register_at_fork"):
+    _os.register_at_fork(after_in_child=_after_fork_in_child)
 
 __all__ = ["Chain", "Reader", "ops", "quality", "read", "run", "__version__"]
 

@@ -10,6 +10,7 @@ mod cuda;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use numpy::{PyArray1, PyArrayMethods, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyFileNotFoundError, PyRuntimeError, PyValueError};
@@ -58,6 +59,40 @@ fn guarded<T>(work: impl FnOnce() -> seamstream::Result<T>) -> PyResult<T> {
                 "seamstream failed inside (a bug; please report it): {what}"
             )))
         }
+    }
+}
+
+/// Whether this process has started what does not survive `fork()`:
+/// rayon's and GStreamer's threads, a GPU's context.
+static STARTED: AtomicBool = AtomicBool::new(false);
+/// Set in a child forked after [`STARTED`]: it has none of those threads,
+/// and a call that needs them would hang or crash.
+static FORKED: AtomicBool = AtomicBool::new(false);
+
+/// Refuses work in a child forked from a process that had started
+/// seamstream's threads (with the advice to spawn), and else, with
+/// `starts`, notes that they may start now.
+fn entering(starts: bool) -> PyResult<()> {
+    if FORKED.load(Ordering::Relaxed) {
+        return Err(PyRuntimeError::new_err(
+            "this process was forked from one that had used seamstream, whose threads (and \
+             GPU context) do not survive fork(); start worker processes with the \"spawn\" \
+             method instead, e.g. DataLoader(..., multiprocessing_context=\"spawn\") or \
+             multiprocessing.get_context(\"spawn\")",
+        ));
+    }
+    if starts {
+        STARTED.store(true, Ordering::Relaxed);
+    }
+    Ok(())
+}
+
+/// Registered with `os.register_at_fork` by the package: marks a child
+/// forked after seamstream's threads started.
+#[pyfunction]
+fn _after_fork_in_child() {
+    if STARTED.load(Ordering::Relaxed) {
+        FORKED.store(true, Ordering::Relaxed);
     }
 }
 
@@ -213,6 +248,8 @@ impl PyChain {
     fn new(ops: &Bound<'_, PyTuple>, device: &str) -> PyResult<Self> {
         let texts = op_texts(ops)?;
         let asked = device_of(device)?;
+        // Placing the chain may open a GPU.
+        entering(!matches!(asked, Device::Cpu))?;
         let chain = guarded(|| registry::parse_chain_for(&texts, Media::Video))?;
         let (engine, device) = match guarded(|| seamstream::cuda::place(asked, None))? {
             Placed::Gpu(gpu) => {
@@ -256,6 +293,7 @@ impl PyChain {
         frame: &Bound<'py, PyAny>,
         stream: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        entering(true)?;
         #[cfg(feature = "cuda")]
         if let Some(gpu) = self.gpu() {
             let stream = stream.as_ref().map(cuda::stream_handle).transpose()?;
@@ -430,6 +468,7 @@ impl PyReader {
 /// `(frame, seconds)` pairs.
 #[pyfunction]
 fn read(path: &str) -> PyResult<PyReader> {
+    entering(true)?;
     let reader = guarded(|| FrameReader::open(path))?;
     Ok(PyReader {
         reader: Some(reader),
@@ -477,6 +516,7 @@ fn run<'py>(
     frames: Option<u64>,
     live: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
+    entering(true)?;
     use seamstream::gst::encode::{Codec, EncoderChoice};
     use seamstream::gst::request::RunRequest;
     use seamstream::gst::run::OnProgress;
@@ -549,6 +589,7 @@ fn quality<'py>(
     frames: Option<usize>,
     crops: usize,
 ) -> PyResult<Bound<'py, PyAny>> {
+    entering(true)?;
     use seamstream::quality::Meter;
     use seamstream::quality::report::{Files, compare_files, json};
     if every == 0 {
@@ -609,6 +650,7 @@ fn _seamstream(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ops, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(quality, m)?)?;
+    m.add_function(wrap_pyfunction!(_after_fork_in_child, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -97,6 +97,32 @@ def test_a_stream_for_a_numpy_frame_is_a_value_error():
     assert chain.apply(noise(8, 8)).shape == (8, 8, 4)
 
 
+def _apply_in_child(queue):
+    try:
+        out = seamstream.Chain("gaussian:sigma=1", device="cpu").apply(noise(32, 32))
+        queue.put(f"applied {out.shape}")
+    except RuntimeError as e:
+        queue.put(f"RuntimeError: {e}")
+
+
+def test_a_forked_child_is_told_to_spawn_and_a_spawned_one_works():
+    import multiprocessing
+
+    # The parent starts seamstream's threads (rayon's pool) first.
+    seamstream.Chain("gaussian:sigma=1", device="cpu").apply(noise(256, 256))
+    results = {}
+    for method in ["fork", "spawn"]:
+        ctx = multiprocessing.get_context(method)
+        queue = ctx.Queue()
+        child = ctx.Process(target=_apply_in_child, args=(queue,))
+        child.start()
+        child.join(60)
+        assert child.exitcode == 0, f"{method}: the child ended with {child.exitcode}"
+        results[method] = queue.get(timeout=10)
+    assert results["fork"].startswith("RuntimeError") and '"spawn"' in results["fork"], results
+    assert results["spawn"] == "applied (32, 32, 4)", results
+
+
 def test_a_missing_file_is_file_not_found():
     with pytest.raises(FileNotFoundError, match="no-such-clip.mp4"):
         seamstream.read("no-such-clip.mp4")
