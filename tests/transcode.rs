@@ -77,6 +77,31 @@ fn audio_is_kept_in_mp4_mkv_and_webm_within_a_frame_of_the_video() {
 }
 
 #[test]
+fn audio_is_carried_when_the_input_shows_its_streams_at_once() {
+    // The run's thread is held up (injected) once the input's streaming
+    // threads have started, so that they show every stream before it goes
+    // on, as they did on a busy machine (5 runs in 90 lost their audio):
+    // the handlers must already be there.
+    let dir = tempdir("early-pads");
+    let input = dir.join("in.webm");
+    clip_with_audio(&input, 1);
+    let out = dir.join("o.mp4");
+    let child = command(&["run", s(&input), s(&out), "--device", "cpu"])
+        .env("SEAMSTREAM_INJECT_SLOW_START_MS", "1000")
+        .spawn()
+        .unwrap();
+    let o = finish(child, "the run", DEADLINE);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("stream 1: audio vorbis"),
+        "{}",
+        stderr(&o)
+    );
+    let streams = media_streams(&out);
+    assert!(end_of(&streams, "audio/mpeg").is_some(), "{streams:?}");
+}
+
+#[test]
 fn vorbis_in_webm_goes_to_mp4_as_aac_and_no_audio_drops_it() {
     let dir = tempdir("vorbis");
     let input = dir.join("in.webm");

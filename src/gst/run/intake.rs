@@ -57,13 +57,10 @@ impl<'a> Intake<'a> {
         shared: Arc<Shared>,
     ) -> Result<Self> {
         let (pipe, streamed) = launch_input(opts, cuda)?;
-        // Live is GStreamer's answer, whatever the input's text: a live
-        // source does not preroll in PAUSED (RTSP, UDP, a camera, any
-        // fragment with a live source); `--live` forces it. Where PAUSED
-        // fails, `play` reports the input's error.
-        let answer = pipe.set_state(gst::State::Paused);
-        let live = opts.input.is_live(&opts.test)
-            || matches!(answer, Ok(gst::StateChangeSuccess::NoPreroll));
+        // Every handler of the decoder's pads is connected before the
+        // pipeline starts: PAUSED starts its streaming threads, which may
+        // show the streams before this thread goes on (on a busy machine
+        // they did, and the audio stream was never carried).
         let all_streams_known = Arc::new(AtomicBool::new(false));
         if let Some(decoder) = pipe.by_name(crate::gst::DECODER) {
             bridge.attach(&pipe, &decoder);
@@ -71,6 +68,18 @@ impl<'a> Intake<'a> {
             decoder.connect_no_more_pads(move |_| known.store(true, Ordering::Relaxed));
         }
         let streams = watch_streams(&pipe);
+        // Live is GStreamer's answer, whatever the input's text: a live
+        // source does not preroll in PAUSED (RTSP, UDP, a camera, any
+        // fragment with a live source); `--live` forces it. Where PAUSED
+        // fails, `play` reports the input's error.
+        let answer = pipe.set_state(gst::State::Paused);
+        // A test's stand-in for a busy machine: this thread slow to go on
+        // once the streaming threads have started.
+        if let Some(ms) = crate::fault::after("SEAMSTREAM_INJECT_SLOW_START_MS") {
+            std::thread::sleep(Duration::from_millis(ms));
+        }
+        let live = opts.input.is_live(&opts.test)
+            || matches!(answer, Ok(gst::StateChangeSuccess::NoPreroll));
         let appsink = pipe
             .by_name("seamstream_in")
             .and_then(|e| e.downcast::<gst_app::AppSink>().ok())
