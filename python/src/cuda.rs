@@ -292,8 +292,9 @@ impl std::ops::Deref for InputFrame {
 
 const WANTED: &str = "a CUDA uint8 array H×W×4 (RGBA) or H×W (gray), rows contiguous";
 
-/// The frame at `ptr` of `shape`, with `row_stride` bytes between rows
-/// (None: packed), on `gpu`: borrowed where packed, else copied.
+/// The frame at `ptr` of `shape`, with `element_strides` (None: packed;
+/// for uint8, elements are bytes), on `gpu`: borrowed where packed, else
+/// copied.
 ///
 /// # Safety
 ///
@@ -367,11 +368,11 @@ fn from_interface(gpu: &Gpu, cai: &Bound<'_, PyAny>, stream: Option<usize>) -> P
         )));
     }
     // Strides in bytes, which for uint8 are elements.
-    let strides: Option<Vec<i64>> = cai
-        .get_item("strides")
-        .ok()
-        .and_then(|s| s.extract::<Option<Vec<i64>>>().ok())
-        .flatten();
+    // Absent or None: packed. Anything else must be read, not guessed.
+    let strides: Option<Vec<i64>> = match cai.get_item("strides") {
+        Ok(s) => s.extract()?,
+        Err(_) => None,
+    };
     // The producer's stream: the caller's word, else the interface's
     // (version 3; absent or None in torch's version 2, and 0 is none).
     let owner = stream

@@ -96,6 +96,21 @@ fn _after_fork_in_child() {
     }
 }
 
+/// The error for a frame that is not a NumPy one: a CUDA array on a CPU
+/// chain is named as such (asked only here, off the NumPy path), anything
+/// else keeps `e`.
+fn not_numpy(frame: &Bound<'_, PyAny>, e: PyErr) -> PyErr {
+    #[cfg(feature = "cuda")]
+    if cuda::is_on_gpu(frame) {
+        return PyValueError::new_err(
+            "a CUDA array needs a chain on the GPU: make it with device=\"cuda\"",
+        );
+    }
+    #[cfg(not(feature = "cuda"))]
+    let _ = frame;
+    e
+}
+
 /// The chain on its device: the CPU reference, or the GPU halves prepared
 /// for the size and format of the frames seen last.
 enum Engine {
@@ -139,7 +154,7 @@ impl Engine {
     fn apply_on_device(
         &mut self,
         input: cuda::CudaInput,
-    ) -> seamstream::Result<(seamstream::cuda::DevFrame, Gpu)> {
+    ) -> seamstream::Result<seamstream::cuda::DevFrame> {
         let Engine::Gpu { gpu, chain, ready } = self else {
             return Err(Error::Unsupported(
                 "a CUDA array needs a chain on the GPU: make it with device=\"cuda\"".into(),
@@ -175,7 +190,7 @@ impl Engine {
             // SAFETY: the owner's stream, on this GPU.
             unsafe { gpu.order(gpu.stream_handle(), owner) }?;
         }
-        Ok((out, (**gpu).clone()))
+        Ok(out)
     }
 
     fn apply(&mut self, frame: Frame) -> seamstream::Result<Frame> {
@@ -312,13 +327,8 @@ impl PyChain {
                 if let Some(tensor) = held {
                     holding.keep(&gpu, tensor).map_err(py_err)?;
                 }
-                let (out, gpu) = out?;
-                return Ok(Bound::new(py, cuda::DeviceFrame::new(out, gpu))?.into_any());
+                return Ok(Bound::new(py, cuda::DeviceFrame::new(out?, gpu))?.into_any());
             }
-        } else if cuda::is_on_gpu(frame) {
-            return Err(PyValueError::new_err(
-                "a CUDA array needs a chain on the GPU: make it with device=\"cuda\"",
-            ));
         }
         if stream.is_some() {
             return Err(PyValueError::new_err(
@@ -326,7 +336,7 @@ impl PyChain {
                  returns with the result)",
             ));
         }
-        let input = frame_from_array(frame)?;
+        let input = frame_from_array(frame).map_err(|e| not_numpy(frame, e))?;
         let out = py.detach(|| {
             guarded(|| {
                 let mut engine = self.engine.lock().unwrap_or_else(|e| e.into_inner());
@@ -516,10 +526,10 @@ fn run<'py>(
     frames: Option<u64>,
     live: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
-    entering(true)?;
     use seamstream::gst::encode::{Codec, EncoderChoice};
     use seamstream::gst::request::RunRequest;
     use seamstream::gst::run::OnProgress;
+    entering(true)?;
     use seamstream::gst::{Input, Output};
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering};
@@ -589,9 +599,9 @@ fn quality<'py>(
     frames: Option<usize>,
     crops: usize,
 ) -> PyResult<Bound<'py, PyAny>> {
-    entering(true)?;
     use seamstream::quality::Meter;
     use seamstream::quality::report::{Files, compare_files, json};
+    entering(true)?;
     if every == 0 {
         return Err(PyValueError::new_err(
             "every=0: give N >= 1 (the similarity is measured on every N-th frame)",
