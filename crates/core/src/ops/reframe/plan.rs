@@ -757,34 +757,34 @@ fn camera_path(c: &[Corridor], s: &Settings) -> (Vec<f64>, Camera) {
     // speed while they go (a walk across the picture). A move between
     // frames costs what the picture changes by, nearly as much for a few
     // pixels as for many, so the fewer frames that move the better.
-    let stretches = still_stretches(c);
-    let holds: Vec<Hold> = stretches
+    let holds: Vec<Hold> = still_stretches(c)
         .into_iter()
         .filter(|h| (h.last + 1 - h.first) as f64 >= SETTLE * sec)
         .collect();
-    if steady(&holds, c.len()) {
-        let mut xs = steady_path(c, &holds, s.top_speed(), REFRAME * sec);
-        for (x, c) in xs.iter_mut().zip(c) {
-            *x = x.clamp(c.lo, c.hi);
-        }
-        limit_speed(&mut xs, s.top_speed());
-        return (xs, Camera::Steady);
-    }
-    let lo: Vec<f64> = c.iter().map(|c| c.slo).collect();
-    let hi: Vec<f64> = c.iter().map(|c| c.shi).collect();
-    let mut xs = taut_string(&lo, &hi);
-    for _ in 0..2 {
+    let steady = steady(&holds, c.len());
+    let mut xs = if steady {
+        steady_path(c, &holds, s.top_speed(), REFRAME * sec)
+    } else {
+        let lo: Vec<f64> = c.iter().map(|c| c.slo).collect();
+        let hi: Vec<f64> = c.iter().map(|c| c.shi).collect();
+        let mut xs = taut_string(&lo, &hi);
+        // Its corners rounded (the final clamp below is the second pass's).
         xs = smooth(&xs, (0.2 * sec).max(1.0));
         for (x, c) in xs.iter_mut().zip(c) {
             *x = x.clamp(c.lo, c.hi);
         }
+        smooth(&xs, (0.2 * sec).max(1.0))
+    };
+    for (x, c) in xs.iter_mut().zip(c) {
+        *x = x.clamp(c.lo, c.hi);
     }
     limit_speed(&mut xs, s.top_speed());
     let rises = xs.windows(2).any(|w| w[1] > w[0] + 0.5);
     let falls = xs.windows(2).any(|w| w[1] < w[0] - 0.5);
-    let camera = match (rises, falls) {
-        (false, false) => Camera::Still,
-        (true, true) => Camera::Track,
+    let camera = match (steady, rises, falls) {
+        (true, ..) => Camera::Steady,
+        (false, false, false) => Camera::Still,
+        (false, true, true) => Camera::Track,
         _ => Camera::Pan,
     };
     (xs, camera)
@@ -1010,6 +1010,26 @@ mod tests {
         }
     }
 
+    /// The window never moves more than [`MAX_JUMP`] of the 1280-px input in
+    /// a frame, and holds the subject at `subject(i)` = (x, width) whole.
+    fn assert_follows(frames: &[FramePlan], subject: impl Fn(usize) -> (usize, usize)) {
+        let mut last = frames[0].window.x as i64;
+        for (i, f) in frames.iter().enumerate() {
+            let x = f.window.x as i64;
+            assert!(
+                (x - last).abs() as f64 <= MAX_JUMP * 1280.0 + 1.0,
+                "frame {i}: jump {last} -> {x}"
+            );
+            last = x;
+            let (sx, sw) = subject(i);
+            assert!(
+                f.window.x <= sx && f.window.right() >= sx + sw,
+                "frame {i}: {:?} loses the subject at {sx}",
+                f.window
+            );
+        }
+    }
+
     #[test]
     fn a_subject_that_stays_gets_a_still_crop_around_it() {
         let s = settings();
@@ -1037,21 +1057,7 @@ mod tests {
         assert_eq!(shots.len(), 1);
         assert_eq!(shots[0].fit, Fit::Crop);
         assert_ne!(shots[0].camera, Camera::Still);
-        let mut last = frames[0].window.x as i64;
-        for (i, f) in frames.iter().enumerate() {
-            let x = f.window.x as i64;
-            assert!(
-                (x - last).abs() as f64 <= MAX_JUMP * 1280.0 + 1.0,
-                "frame {i}: jump {last} -> {x}"
-            );
-            last = x;
-            let subj = 100 + 4 * i;
-            assert!(
-                f.window.x <= subj && f.window.right() >= subj + 100,
-                "frame {i}: {:?}",
-                f.window
-            );
-        }
+        assert_follows(&frames, |i| (100 + 4 * i, 100));
     }
 
     #[test]
@@ -1336,21 +1342,7 @@ mod tests {
         assert!(moving <= 50, "{moving} frames move: {xs:?}");
         assert!(xs[..60].iter().all(|&x| x == xs[0]), "{xs:?}");
         assert!(xs[170..].iter().all(|&x| x == xs[219]), "{xs:?}");
-        let mut last = xs[0];
-        for (i, f) in frames.iter().enumerate() {
-            let x = f.window.x as i64;
-            assert!(
-                (x - last).abs() as f64 <= MAX_JUMP * 1280.0 + 1.0,
-                "frame {i}: jump {last} -> {x}"
-            );
-            last = x;
-            assert!(
-                f.window.x <= x_at(i) && f.window.right() >= x_at(i) + 120,
-                "frame {i}: {:?} loses the subject at {}",
-                f.window,
-                x_at(i)
-            );
-        }
+        assert_follows(&frames, |i| (x_at(i), 120));
         // Eased: the first and last steps of the move are its smallest.
         let steps: Vec<i64> = xs
             .windows(2)
