@@ -13,7 +13,8 @@
 # Each worker's plan and fixed cost (frames counted, cuts looked for, time
 # before and after its frames) come from its log; `nvidia-smi dmon` runs
 # throughout. OPS="retarget:width=75%" and X264_GPUS="2" narrow the runs
-# (device time is short). Logs go to $OUT.
+# (device time is short); SEAMSTREAM=path runs another build and
+# DECODERS=0 skips the decoder-alone rows. Logs go to $OUT.
 set -u
 out=${OUT:-mg-out}; mkdir -p "$out"; out=$(cd "$out" && pwd)
 . .gpu/b/env.sh
@@ -69,6 +70,7 @@ echo
 echo "(CPU: the host's cores busy over the row; see $out/dmon.txt for each GPU's SM and decoder use)"
 printf '%-40s %7s %8s %9s %8s\n' "run (into null unless said)" frames "wall ms" "fps" "CPU"
 g=1
+[ "${DECODERS:-1}" = 0 ] && g=$(( gpus + 1 ))
 while [ "$g" -le "$gpus" ]; do
   FRAMES=$(( frames / g * g )) row "decoder-alone-$g-gpus" decoders "$g" "$frames"
   g=$(( g * 2 ))
@@ -78,7 +80,7 @@ for op in ${OPS:-retarget:width=75% gaussian:sigma=2}; do
   n=${op%%:*}
   g=1
   while [ "$g" -le "$gpus" ]; do
-    row "gpus-$g-$n" seamstream run "$clip" null --gpus "$g" --op "$op" --keep-parts
+    row "gpus-$g-$n" "${SEAMSTREAM:-seamstream}" run "$clip" null --gpus "$g" --op "$op" --keep-parts
     # null keeps its workers' logs in $TMPDIR/seamstream-null-PID.parts.
     grep -h "^segment" "${TMPDIR:-/tmp}"/seamstream-null-*.parts/part-*.log 2>/dev/null \
       | sed 's/^/    /' | head -16

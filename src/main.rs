@@ -258,15 +258,23 @@ fn why_not_gpu(e: &seamstream::Error) -> String {
 /// says in one line why it runs on the CPU (every operation has both
 /// halves); `cuda`/`cuda:N` is an error when that GPU cannot be used.
 fn choose_backend(device: Device) -> anyhow::Result<Backend> {
+    let (backend, note) = place_backend(device)?;
+    if let Some(note) = note {
+        eprintln!("{note}");
+    }
+    Ok(backend)
+}
+
+/// [`choose_backend`] with its notice given back instead of printed, for a
+/// caller that starts CUDA on a thread of its own.
+fn place_backend(device: Device) -> anyhow::Result<(Backend, Option<String>)> {
     use seamstream::cuda::{Placed, place};
     match place(device, None) {
-        Ok(Placed::Gpu(gpu)) => Ok(Backend::Cuda(gpu)),
-        Ok(Placed::Cpu { why }) => {
-            if let Some(e) = why {
-                eprintln!("note: running on the CPU ({})", why_not_gpu(&e));
-            }
-            Ok(Backend::Cpu)
-        }
+        Ok(Placed::Gpu(gpu)) => Ok((Backend::Cuda(gpu), None)),
+        Ok(Placed::Cpu { why }) => Ok((
+            Backend::Cpu,
+            why.map(|e| format!("note: running on the CPU ({})", why_not_gpu(&e))),
+        )),
         Err(e) => bail!(
             "`--device {device}`: {}; use --device cpu or auto",
             why_not_gpu(&e)

@@ -12,7 +12,7 @@ use seamstream::gst::run::Backend;
 use seamstream::ops::Chain;
 use seamstream::ops::params::Media;
 
-use super::{PROCESS_START, choose_backend, fanout, parse_device, spinner};
+use super::{PROCESS_START, fanout, parse_device, place_backend, spinner};
 use seamstream::gst::run::report::summary_json;
 
 pub(crate) struct RunArgs<'a> {
@@ -110,7 +110,15 @@ pub(crate) fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
     let encoder = request.encoder.clone();
     let audio = request.audio();
     let device = request.device.unwrap_or_default();
+    // NVIDIA's GStreamer plugin probes the GPU as it loads, and CUDA's start
+    // takes about as long: each runs beside the other and beside a split
+    // job's plan, not one after the other (seconds a worker when several
+    // start at once).
+    if device != seamstream::Device::Cpu {
+        seamstream::gst::preload_slow_plugins();
+    }
     let mut reframe = plan_reframe(&mut chain, &input, a.reframe_path, live)?;
+    let placing = std::thread::spawn(move || place_backend(device));
     if a.warmup.is_some() && a.segment.is_none() {
         bail!("--warmup applies to a part of a split job: use it with --segment K/N or --gpus");
     }
@@ -128,7 +136,12 @@ pub(crate) fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
             encoder
         );
     }
-    let backend = choose_backend(device)?;
+    let (backend, note) = placing.join().map_err(|_| {
+        anyhow::anyhow!("starting CUDA failed unexpectedly; run with --device cpu")
+    })??;
+    if let Some(note) = note {
+        eprintln!("{note}");
+    }
     // The kernels are compiled (or read from the cache) before the source
     // starts, so that a live source loses no frames to it; the time is its
     // own line of the summary.

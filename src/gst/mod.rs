@@ -100,6 +100,31 @@ pub fn can_deinterlace() -> bool {
     gst::init().is_ok() && gst::ElementFactory::find("deinterlace").is_some()
 }
 
+/// GStreamer's plugins whose loading is slow: NVIDIA's probes every GPU
+/// it can see, its decoders and its encoders (1.8 s on an H200 alone, near
+/// 4 s when four processes start at once).
+const SLOW_PLUGINS: &[&str] = &["nvcodec"];
+
+/// Loads the [`SLOW_PLUGINS`] on a thread of their own, so that their start
+/// runs beside the caller's (CUDA's start, the kernels, a split job's plan)
+/// rather than inside the input's first seconds. An input that needs one of
+/// them before it is loaded waits on GStreamer's own loading lock; a
+/// plugin that is absent or fails to load is left to the pipeline to
+/// report, as without this.
+pub fn preload_slow_plugins() {
+    let _ = std::thread::Builder::new()
+        .name("gst-preload".into())
+        .spawn(|| {
+            if gst::init().is_ok() {
+                for name in SLOW_PLUGINS {
+                    if gst::Registry::get().find_plugin(name).is_some() {
+                        let _ = gst::Plugin::load_by_name(name);
+                    }
+                }
+            }
+        });
+}
+
 /// The `fdsrc` that reads a streamed input (a FIFO or a device).
 pub(crate) const STREAMED_SOURCE: &str = "seamstream_streamed";
 
