@@ -66,6 +66,11 @@ pub const SETTLE: f64 = 0.5;
 pub const REFRAME: f64 = 0.3;
 /// A steady camera's holds must cover at least this share of the shot.
 pub const STEADY_SHARE: f64 = 0.6;
+/// Offline, a carved shot's subjects are held (the narrowing passes beside
+/// all that they cover over a stretch) while, at the window's scale, they
+/// take at most this share of the carved length: the rest of the window
+/// keeps at least 5% of it.
+pub const HELD_ROOM: f64 = 0.95;
 /// Acceleration of the live camera: this share of its top speed a frame.
 const LIVE_ACCEL: f64 = 0.15;
 
@@ -814,6 +819,7 @@ pub fn plan_offline(obs: &[Observation], s: &Settings) -> (Vec<ShotPlan>, Vec<Fr
         let c = corridors(&needs, &vec![len; needs.len()], s);
         let (xs, camera) = camera_path(&c, s);
         let index = shots.len();
+        let first = frames.len();
         for (x, n) in xs.into_iter().zip(needs) {
             frames.push(FramePlan {
                 window: axis.window(even(x, s.lengths().0 - len), len, s.input),
@@ -822,6 +828,9 @@ pub fn plan_offline(obs: &[Observation], s: &Settings) -> (Vec<ShotPlan>, Vec<Fr
                 shot: index,
                 keep: n.keep,
             });
+        }
+        if fit == Fit::Carve {
+            hold_narrowing(&mut frames[first..], s.output);
         }
         shots.push(ShotPlan {
             first: start,
@@ -833,6 +842,76 @@ pub fn plan_offline(obs: &[Observation], s: &Settings) -> (Vec<ShotPlan>, Vec<Fr
         start = end;
     }
     (shots, frames)
+}
+
+/// Holds a carved shot's narrowing still in stretches, as the steady camera
+/// holds its window. A narrowing follows its subjects' boxes: every column
+/// between them moves whenever one of them does, and, as with a moving
+/// window, what costs (in flicker) is the number of frames that change,
+/// not by how much. So each stretch of frames keeps from narrowing all
+/// that its subjects cover (in the input, within each frame's window) over
+/// the whole stretch, as long as that leaves room ([`HELD_ROOM`]); the next
+/// stretch starts where it would not. A window that moves carries the held
+/// columns with it, as a crop would. A frame's `keep` becomes its stretch's boxes: those whose spans
+/// along the axis overlap, merged into one.
+fn hold_narrowing(frames: &mut [FramePlan], out: (usize, usize)) {
+    let mut first = 0;
+    while first < frames.len() {
+        let lay = frames[first].layout(out);
+        let along_x = lay.carved.0 < lay.scaled.0;
+        let axis = match along_x {
+            true => Axis::Horizontal,
+            false => Axis::Vertical,
+        };
+        let (n, scaled, carved) = match along_x {
+            true => (lay.window.w, lay.scaled.0, lay.carved.0),
+            false => (lay.window.h, lay.scaled.1, lay.carved.1),
+        };
+        let scale = scaled as f64 / n.max(1) as f64;
+        let size = (frames[first].window.w, frames[first].window.h);
+        let same = |f: &FramePlan| {
+            (f.window.w, f.window.h) == size && f.carve_to == frames[first].carve_to
+        };
+        let mut held = merged_boxes(clipped(&frames[first]), axis);
+        let mut last = first;
+        while last + 1 < frames.len() && same(&frames[last + 1]) {
+            let mut more = held.clone();
+            more.extend(clipped(&frames[last + 1]));
+            let more = merged_boxes(more, axis);
+            let covered: usize = more.iter().map(|r| r.span(axis).1 - r.span(axis).0).sum();
+            if covered as f64 * scale > HELD_ROOM * carved as f64 {
+                break;
+            }
+            held = more;
+            last += 1;
+        }
+        for f in &mut frames[first..=last] {
+            f.keep = held.clone();
+        }
+        first = last + 1;
+    }
+}
+
+/// A frame's boxes clipped to its window.
+fn clipped(f: &FramePlan) -> Vec<Rect> {
+    f.keep
+        .iter()
+        .filter_map(|b| b.intersect(&f.window))
+        .collect()
+}
+
+/// `boxes`, those whose spans along `axis` overlap merged into their
+/// bounding box, in order along the axis.
+fn merged_boxes(mut boxes: Vec<Rect>, axis: Axis) -> Vec<Rect> {
+    boxes.sort_by_key(|b| b.span(axis).0);
+    let mut merged: Vec<Rect> = Vec::with_capacity(boxes.len());
+    for b in boxes {
+        match merged.last_mut() {
+            Some(m) if b.span(axis).0 < m.span(axis).1 => *m = m.union(&b),
+            _ => merged.push(b),
+        }
+    }
+    merged
 }
 
 /// The shots of a run of frame plans: consecutive frames of one shot
@@ -1128,6 +1207,40 @@ mod tests {
     }
 
     #[test]
+    fn a_carved_shot_holds_its_narrowing_while_a_subject_runs_to_and_fro() {
+        let s = settings();
+        // A person still, and a dog 460 px to the right running 60 px to
+        // and fro every 20 frames: carved, as in the test above.
+        let person = Rect::new(300, 100, 120, 500);
+        let dog = |i: usize| {
+            let phase = (i % 20) as i64 - 10;
+            Rect::new((760 - 6 * phase.abs()) as usize, 400, 100, 200)
+        };
+        let o: Vec<_> = (0..90).map(|i| obs(i == 0, &[person, dog(i)])).collect();
+        let (shots, frames) = plan_offline(&o, &s);
+        assert_eq!(shots[0].fit, Fit::Carve);
+        // Without the hold the kept columns would follow the dog in 81 of
+        // the 90 frames.
+        let changes = frames.windows(2).filter(|w| w[0].keep != w[1].keep).count();
+        assert!(changes <= 2, "the narrowing changed in {changes} frames");
+        for (i, f) in frames.iter().enumerate() {
+            // Each frame's own subjects lie inside the columns it keeps.
+            for r in [person, dog(i)] {
+                assert!(
+                    f.keep.iter().any(|k| k.x <= r.x && k.right() >= r.right()),
+                    "frame {i}: {r:?} is not kept in {:?}",
+                    f.keep
+                );
+            }
+            // And the held columns leave the rest of the window room.
+            let lay = f.layout(s.output);
+            let scale = lay.scaled.0 as f64 / f.window.w as f64;
+            let covered: usize = f.keep.iter().map(|k| k.w).sum();
+            assert!(covered as f64 * scale <= HELD_ROOM * lay.carved.0 as f64);
+        }
+    }
+
+    #[test]
     fn motion_that_fills_the_picture_or_is_cut_by_its_edge_is_not_held() {
         let s = settings();
         // A handheld camera's whole picture "moves": nothing to hold, a
@@ -1380,10 +1493,15 @@ mod tests {
             .collect();
         let (_, frames) = plan_offline(&o, &s);
         let hold = (FACE_HOLD * s.fps).round() as usize;
+        // (Beyond the hold the face may be kept too: the narrowing is held
+        // still over the stretch, see the test above.)
+        let holds =
+            |f: &FramePlan, r: &Rect| f.keep.iter().any(|k| k.x <= r.x && k.right() >= r.right());
         for (i, f) in frames.iter().enumerate() {
-            let kept = f.keep.contains(&face);
-            assert_eq!(kept, i.abs_diff(30) <= hold, "frame {i}: {:?}", f.keep);
-            assert!(f.keep.contains(&right), "frame {i}");
+            if i.abs_diff(30) <= hold {
+                assert!(holds(f, &face), "frame {i}: {:?}", f.keep);
+            }
+            assert!(holds(f, &right), "frame {i}");
         }
     }
 }

@@ -515,10 +515,13 @@ struct NarrowState {
 
 /// Offline, the narrowing's map is the mean of the maps of this many
 /// frames either side (of the same shot and sizes): centred, so it does not
-/// lag, and what lies between the subjects does not swim with every box
-/// found a few pixels apart. A subject that moves fast is narrowed a little
-/// where the maps about it disagree.
-pub const NARROW_RADIUS: usize = 8;
+/// lag. The plan holds the kept columns still over stretches
+/// ([`super::plan`]'s `hold_narrowing`), so this only eases the change from
+/// one stretch to the next, over 7 frames (a quarter of a second at 30 fps;
+/// over 17, when the radius was 8 and the columns followed every box, the
+/// changes overlapped and the picture between the subjects swam in nearly
+/// every frame).
+pub const NARROW_RADIUS: usize = 3;
 
 /// The subjects' spans along the axis a layout cuts, in its window's
 /// samples.
