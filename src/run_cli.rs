@@ -96,6 +96,23 @@ pub(crate) fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
     input.check_available()?;
     let is_sample = input == Input::Sample;
     let test = request.test_settings(&input, live);
+    if let (
+        Some(n),
+        Input::Uri {
+            uri,
+            path,
+            still: false,
+            ..
+        },
+    ) = (a.frames, &input)
+    {
+        let name = path
+            .as_ref()
+            .map_or(uri.clone(), |p| p.display().to_string());
+        eprintln!(
+            "note: --frames {n} applies to test: sources and still pictures; {name} is read to its end (Ctrl-C stops it early and still finishes the output)"
+        );
+    }
     let mut chain = match request.chain.take() {
         Some(chain) => chain,
         None if is_sample => {
