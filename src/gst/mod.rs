@@ -117,9 +117,7 @@ pub fn preload_slow_plugins() {
         .spawn(|| {
             if gst::init().is_ok() {
                 for name in SLOW_PLUGINS {
-                    if gst::Registry::get().find_plugin(name).is_some() {
-                        let _ = gst::Plugin::load_by_name(name);
-                    }
+                    let _ = gst::Plugin::load_by_name(name);
                 }
             }
         });

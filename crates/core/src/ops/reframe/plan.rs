@@ -1089,6 +1089,11 @@ mod tests {
         }
     }
 
+    /// Whether `f` keeps `r`'s columns from narrowing.
+    fn keeps(f: &FramePlan, r: &Rect) -> bool {
+        f.keep.iter().any(|k| k.x <= r.x && k.right() >= r.right())
+    }
+
     /// The window never moves more than [`MAX_JUMP`] of the 1280-px input in
     /// a frame, and holds the subject at `subject(i)` = (x, width) whole.
     fn assert_follows(frames: &[FramePlan], subject: impl Fn(usize) -> (usize, usize)) {
@@ -1226,11 +1231,7 @@ mod tests {
         for (i, f) in frames.iter().enumerate() {
             // Each frame's own subjects lie inside the columns it keeps.
             for r in [person, dog(i)] {
-                assert!(
-                    f.keep.iter().any(|k| k.x <= r.x && k.right() >= r.right()),
-                    "frame {i}: {r:?} is not kept in {:?}",
-                    f.keep
-                );
+                assert!(keeps(f, &r), "frame {i}: {r:?} is not kept in {:?}", f.keep);
             }
             // And the held columns leave the rest of the window room.
             let lay = f.layout(s.output);
@@ -1491,17 +1492,22 @@ mod tests {
                 o
             })
             .collect();
-        let (_, frames) = plan_offline(&o, &s);
+        // What each frame asks: the face for the hold either side of frame
+        // 30, and not beyond.
         let hold = (FACE_HOLD * s.fps).round() as usize;
-        // (Beyond the hold the face may be kept too: the narrowing is held
-        // still over the stretch, see the test above.)
-        let holds =
-            |f: &FramePlan, r: &Rect| f.keep.iter().any(|k| k.x <= r.x && k.right() >= r.right());
+        for (i, n) in needs(&o, s.axis(), s.fps, s.input).iter().enumerate() {
+            let kept = n.keep.contains(&face);
+            assert_eq!(kept, i.abs_diff(30) <= hold, "frame {i}: {:?}", n.keep);
+            assert!(n.keep.contains(&right), "frame {i}");
+        }
+        // The plan keeps it there (and may beyond: a carved shot's
+        // narrowing is held still over a stretch).
+        let (_, frames) = plan_offline(&o, &s);
         for (i, f) in frames.iter().enumerate() {
             if i.abs_diff(30) <= hold {
-                assert!(holds(f, &face), "frame {i}: {:?}", f.keep);
+                assert!(keeps(f, &face), "frame {i}: {:?}", f.keep);
             }
-            assert!(holds(f, &right), "frame {i}");
+            assert!(keeps(f, &right), "frame {i}");
         }
     }
 }
