@@ -127,11 +127,12 @@ pub(crate) fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
     let encoder = request.encoder.clone();
     let audio = request.audio();
     let device = request.device.unwrap_or_default();
-    // NVIDIA's GStreamer plugin probes the GPU as it loads, and CUDA's start
-    // takes about as long: each runs beside the other and beside a split
-    // job's plan, not one after the other (seconds a worker when several
-    // start at once).
-    if device != seamstream::Device::Cpu {
+    // On a GPU, H.264 and H.265 are decoded by seamstream's own NVIDIA
+    // decoder, in the run's CUDA context: GStreamer's NVIDIA plugin, which
+    // probes every GPU as it loads (seconds a worker when several start at
+    // once), is then not loaded for them. Where ours cannot be registered,
+    // that plugin loads beside CUDA's start and a split job's plan.
+    if device != seamstream::Device::Cpu && !seamstream::gst::register_nv_decoder() {
         seamstream::gst::preload_slow_plugins();
     }
     let mut reframe = plan_reframe(&mut chain, &input, a.reframe_path, live)?;

@@ -62,6 +62,7 @@ struct Api {
     is_cuda_memory: unsafe extern "C" fn(*mut gst::ffi::GstMemory) -> GBool,
     context_new_wrapped: unsafe extern "C" fn(*mut c_void, c_int) -> *mut c_void,
     context_new_cuda_context: unsafe extern "C" fn(*mut c_void) -> *mut gst::ffi::GstContext,
+    memory_init_once: unsafe extern "C" fn(),
 }
 
 /// The library, loaded once; `None` (with why) where it is missing or has
@@ -92,6 +93,7 @@ fn api() -> Result<&'static Api, &'static str> {
             is_cuda_memory: sym!("gst_is_cuda_memory"),
             context_new_wrapped: sym!("gst_cuda_context_new_wrapped"),
             context_new_cuda_context: sym!("gst_context_new_cuda_context"),
+            memory_init_once: sym!("gst_cuda_memory_init_once"),
             _lib: lib,
         };
         // SAFETY: no arguments; loads libcuda's entry points into the
@@ -99,6 +101,11 @@ fn api() -> Result<&'static Api, &'static str> {
         if unsafe { (api.load_library)() } == 0 {
             return Err("the CUDA driver could not be loaded by libgstcuda".into());
         }
+        // SAFETY: no arguments; makes the library's allocator of CUDA memory
+        // once (NVIDIA's plugin does as it loads; where our decoder stands
+        // in for the plugin's, nothing else would, and a pool's buffers
+        // would have no allocator).
+        unsafe { (api.memory_init_once)() };
         Ok(api)
     })
     .as_ref()

@@ -12,6 +12,8 @@ pub mod cuda;
 pub mod decode;
 pub mod encode;
 pub mod join;
+#[cfg(feature = "cuda")]
+pub mod nvdec;
 pub mod outfile;
 pub mod parts;
 pub mod probe;
@@ -121,6 +123,16 @@ pub fn preload_slow_plugins() {
                 }
             }
         });
+}
+
+/// Registers seamstream's NVIDIA decoder (`seamstreamnvdec`, above
+/// GStreamer's NVIDIA decoders) where NVIDIA's decoder library is there;
+/// whether it is registered. Never without the `cuda` feature.
+pub fn register_nv_decoder() -> bool {
+    #[cfg(feature = "cuda")]
+    return nvdec::register();
+    #[cfg(not(feature = "cuda"))]
+    false
 }
 
 /// The `fdsrc` that reads a streamed input (a FIFO or a device).

@@ -15,6 +15,7 @@ mod elements;
 mod filters;
 mod geometry;
 mod memory;
+mod nvdec;
 mod reframe;
 mod registry;
 mod retarget;

@@ -11,6 +11,7 @@
 pub mod halves;
 pub(crate) mod launch;
 pub mod module;
+pub mod nvdec;
 pub mod ops;
 pub mod pinned;
 pub mod shared;

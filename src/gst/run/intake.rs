@@ -34,6 +34,8 @@ pub(super) struct Intake<'a> {
     pub shared: Arc<Shared>,
     /// Caps of every stream the input's elements have shown.
     streams: Arc<Mutex<Vec<String>>>,
+    /// The video decoders decodebin plugged, by factory name.
+    decoders: Arc<Mutex<Vec<String>>>,
     /// Set once the decoder has shown every stream: with none of them
     /// video, the run ends there (an audio file's sound would otherwise
     /// flow on).
@@ -68,6 +70,7 @@ impl<'a> Intake<'a> {
             decoder.connect_no_more_pads(move |_| known.store(true, Ordering::Relaxed));
         }
         let streams = watch_streams(&pipe);
+        let decoders = watch_decoders(&pipe);
         // Live is GStreamer's answer, whatever the input's text: a live
         // source does not preroll in PAUSED (RTSP, UDP, a camera, any
         // fragment with a live source); `--live` forces it. Where PAUSED
@@ -107,6 +110,7 @@ impl<'a> Intake<'a> {
             live,
             shared,
             streams,
+            decoders,
             all_streams_known,
             started: Instant::now(),
             _streamed: streamed,
@@ -188,6 +192,12 @@ impl<'a> Intake<'a> {
             .filter(|c| c.starts_with("video/x-raw"))
             .filter_map(|c| c.parse::<gst::Caps>().ok())
             .collect()
+    }
+
+    /// The factory names of the input's video decoders (decodebin's
+    /// choice), e.g. `seamstreamnvdec`, `nvh264dec` or `avdec_h264`.
+    pub fn video_decoders(&self) -> Vec<String> {
+        self.decoders.lock().map(|d| d.clone()).unwrap_or_default()
     }
 
     /// Stops the input.
@@ -538,6 +548,22 @@ fn fragment_caps(fragment: &str) -> Option<String> {
 /// Records the caps of every pad the input's elements add as streams turn
 /// up (uridecodebin, decodebin, demuxers), so that an input with no video
 /// stream can be told apart from a broken one.
+/// Records the factory name of each video decoder added anywhere in `pipe`.
+fn watch_decoders(pipe: &gst::Pipeline) -> Arc<Mutex<Vec<String>>> {
+    let decoders = Arc::new(Mutex::new(Vec::new()));
+    let d = decoders.clone();
+    pipe.connect_deep_element_added(move |_, _, element| {
+        let Some(f) = element.factory() else { return };
+        let klass = f.metadata(gst::ELEMENT_METADATA_KLASS).unwrap_or_default();
+        if klass.contains("Decoder") && klass.contains("Video") {
+            if let Ok(mut d) = d.lock() {
+                d.push(f.name().to_string());
+            }
+        }
+    });
+    decoders
+}
+
 fn watch_streams(pipe: &gst::Pipeline) -> Arc<Mutex<Vec<String>>> {
     let seen = Arc::new(Mutex::new(Vec::new()));
     for element in pipe.iterate_elements().into_iter().flatten() {

@@ -374,7 +374,15 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
     }
     summary.streams.push(StreamReport {
         kind: "video".into(),
-        what: format!("{}x{}{turned}", summary.width_in, summary.height_in),
+        what: format!(
+            "{}x{}{turned}{}",
+            summary.width_in,
+            summary.height_in,
+            match intake.video_decoders().as_slice() {
+                [] => String::new(),
+                d => format!(", decoded by {}", d.join(" and ")),
+            }
+        ),
         action: format!(
             "{chain_names} -> {}{changed}",
             output::describe(opts, encoder.as_ref())

@@ -1,0 +1,387 @@
+//! `seamstreamnvdec`: H.264 and H.265 decoded on NVIDIA's hardware decoder
+//! in the pipeline's own CUDA context ([`seamstream_cuda::nvdec`]), frames
+//! handed on as NV12 in CUDA memory (`video/x-raw(memory:CUDAMemory)`), or
+//! in system memory where the next element takes no CUDA memory.
+//!
+//! `run` on a GPU registers it ([`register`]) above GStreamer's own NVIDIA
+//! decoders, so that decodebin takes it first and GStreamer's NVIDIA plugin
+//! is never loaded: that plugin probes every GPU, with a CUDA context and
+//! encoder sessions on each, before its first frame (1.8 s on an H200 alone,
+//! 4–5 s when four of a split job's workers start at once). Streams it does
+//! not take (10-bit, 4:2:2, 4:4:4: refused in its caps where the profile
+//! says so) go to the next decoder by rank, as before.
+//! `SEAMSTREAM_NVDEC=0` leaves it unregistered.
+
+use std::sync::{Mutex, OnceLock};
+
+use gstreamer as gst;
+use gstreamer::glib;
+use gstreamer::prelude::*;
+use gstreamer::subclass::prelude::*;
+use gstreamer_video as gst_video;
+use gstreamer_video::prelude::*;
+use gstreamer_video::subclass::prelude::*;
+
+use crate::cuda::nvdec::{self, Codec, NvDecoder, Picture};
+
+use crate::gst::cuda::{self as gcuda, ContextSlot};
+use crate::planes::DevicePlane;
+
+/// The element's factory name.
+pub const NAME: &str = "seamstreamnvdec";
+
+glib::wrapper! {
+    /// The decoder element.
+    pub struct NvDec(ObjectSubclass<imp::NvDec>)
+        @extends gst_video::VideoDecoder, gst::Element, gst::Object;
+}
+
+/// Registers the decoder (once, statically) where NVIDIA's decoder library
+/// and GStreamer's CUDA library are there, unless `SEAMSTREAM_NVDEC=0`;
+/// whether it is registered. Its rank is above GStreamer's NVIDIA
+/// decoders (`PRIMARY + 1`), so decodebin takes it first.
+pub fn register() -> bool {
+    static DONE: OnceLock<bool> = OnceLock::new();
+    *DONE.get_or_init(|| {
+        if std::env::var("SEAMSTREAM_NVDEC").is_ok_and(|v| v == "0")
+            || nvdec::available().is_err()
+            || !gcuda::available()
+            || gst::init().is_err()
+        {
+            return false;
+        }
+        gst::Element::register(None, NAME, gst::Rank::PRIMARY + 2, NvDec::static_type()).is_ok()
+    })
+}
+
+mod imp {
+    use super::*;
+
+    /// The negotiated output: its info and whether it is CUDA memory, with
+    /// the pool of CUDA memory it is taken from.
+    struct Output {
+        info: gst_video::VideoInfo,
+        pool: Option<gst::BufferPool>,
+    }
+
+    #[derive(Default)]
+    pub struct NvDec {
+        slot: ContextSlot,
+        codec: Mutex<Option<Codec>>,
+        decoder: Mutex<Option<NvDecoder>>,
+        input: Mutex<
+            Option<gst_video::VideoCodecState<'static, gst_video::video_codec_state::Readable>>,
+        >,
+        output: Mutex<Option<Output>>,
+    }
+
+    #[glib::object_subclass]
+    impl ObjectSubclass for NvDec {
+        const NAME: &'static str = "GstSeamstreamNvDec";
+        type Type = super::NvDec;
+        type ParentType = gst_video::VideoDecoder;
+    }
+
+    impl ObjectImpl for NvDec {
+        fn constructed(&self) {
+            self.parent_constructed();
+            self.obj().set_packetized(true);
+        }
+    }
+
+    impl GstObjectImpl for NvDec {}
+
+    impl ElementImpl for NvDec {
+        fn metadata() -> Option<&'static gst::subclass::ElementMetadata> {
+            static M: OnceLock<gst::subclass::ElementMetadata> = OnceLock::new();
+            Some(M.get_or_init(|| {
+                gst::subclass::ElementMetadata::new(
+                    "seamstream NVIDIA decoder",
+                    "Codec/Decoder/Video/Hardware",
+                    "H.264 and H.265 on NVIDIA's hardware decoder, in the pipeline's CUDA context",
+                    "seamstream",
+                )
+            }))
+        }
+
+        fn pad_templates() -> &'static [gst::PadTemplate] {
+            static T: OnceLock<Vec<gst::PadTemplate>> = OnceLock::new();
+            T.get_or_init(|| {
+                let sink = gst::Caps::builder("video/x-h264")
+                    .field("stream-format", "byte-stream")
+                    .field("alignment", "au")
+                    .field(
+                        "profile",
+                        gst::List::new([
+                            "constrained-baseline",
+                            "baseline",
+                            "main",
+                            "high",
+                            "constrained-high",
+                            "progressive-high",
+                        ]),
+                    )
+                    .build();
+                let mut sink = sink;
+                sink.merge(
+                    gst::Caps::builder("video/x-h265")
+                        .field("stream-format", "byte-stream")
+                        .field("alignment", "au")
+                        .field("profile", gst::List::new(["main", "main-still-picture"]))
+                        .build(),
+                );
+                let raw = |cuda: bool| {
+                    let mut c = gst::Caps::builder("video/x-raw")
+                        .field("format", "NV12")
+                        .field("width", gst::IntRange::new(2, i16::MAX as i32))
+                        .field("height", gst::IntRange::new(2, i16::MAX as i32))
+                        .build();
+                    if cuda {
+                        gcuda::into_cuda(c.make_mut());
+                    }
+                    c
+                };
+                let mut src = raw(true);
+                src.merge(raw(false));
+                vec![
+                    gst::PadTemplate::new(
+                        "sink",
+                        gst::PadDirection::Sink,
+                        gst::PadPresence::Always,
+                        &sink,
+                    )
+                    .expect("the sink template is valid"),
+                    gst::PadTemplate::new(
+                        "src",
+                        gst::PadDirection::Src,
+                        gst::PadPresence::Always,
+                        &src,
+                    )
+                    .expect("the source template is valid"),
+                ]
+            })
+        }
+
+        fn set_context(&self, context: &gst::Context) {
+            self.slot
+                .set_context(self.obj().upcast_ref(), context, None);
+            self.parent_set_context(context)
+        }
+    }
+
+    fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+        m.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    impl NvDec {
+        fn fail(&self, what: &str, e: impl std::fmt::Display) -> gst::FlowError {
+            gst::element_imp_error!(self, gst::StreamError::Decode, ("{what}: {e}"));
+            gst::FlowError::Error
+        }
+
+        /// The decoder, made for the stream's codec on the pipeline's GPU
+        /// when first needed (and again after a flush).
+        fn ensure_decoder(&self) -> Result<(), gst::FlowError> {
+            let mut decoder = lock(&self.decoder);
+            if decoder.is_some() {
+                return Ok(());
+            }
+            let codec = lock(&self.codec).ok_or(gst::FlowError::NotNegotiated)?;
+            let gpu = self
+                .slot
+                .gpu()
+                .map_err(|e| self.fail("no CUDA context for the decoder", e))?;
+            *decoder = Some(
+                NvDecoder::new(&gpu, codec)
+                    .map_err(|e| self.fail(&format!("cannot decode {}", codec.name()), e))?,
+            );
+            Ok(())
+        }
+
+        /// Negotiates the output for a `width`×`height` picture, in CUDA
+        /// memory where downstream takes it, unless it is negotiated so.
+        fn negotiate_for(&self, width: u32, height: u32) -> Result<(), gst::FlowError> {
+            if lock(&self.output)
+                .as_ref()
+                .is_some_and(|o| o.info.width() == width && o.info.height() == height)
+            {
+                return Ok(());
+            }
+            let obj = self.obj();
+            let input = lock(&self.input).clone();
+            let mut state =
+                obj.set_output_state(gst_video::VideoFormat::Nv12, width, height, input.as_ref())?;
+            let info = state.info().clone();
+            let mut cuda_caps = info.to_caps().map_err(|_| gst::FlowError::NotNegotiated)?;
+            gcuda::into_cuda(cuda_caps.make_mut());
+            let peer = obj.src_pad().peer_query_caps(None);
+            let cuda = !peer.intersect(&cuda_caps).is_empty();
+            if cuda {
+                state.set_caps(&cuda_caps);
+            }
+            obj.negotiate(state)?;
+            let pool = if cuda {
+                let pool = self
+                    .slot
+                    .pool(cuda_caps.as_ref(), info.size() as u32)
+                    .ok_or_else(|| self.fail("no pool of CUDA memory", "GStreamer made none"))?;
+                pool.set_active(true)
+                    .map_err(|e| self.fail("the pool of CUDA memory would not start", e))?;
+                Some(pool)
+            } else {
+                None
+            };
+            *lock(&self.output) = Some(Output { info, pool });
+            Ok(())
+        }
+
+        /// Hands `picture` on as the output of the frame it was tagged with.
+        fn show(&self, picture: &Picture) -> Result<gst::FlowSuccess, gst::FlowError> {
+            let obj = self.obj();
+            let Some(mut frame) = i32::try_from(picture.tag).ok().and_then(|n| obj.frame(n)) else {
+                // A frame the base class no longer holds (after a flush).
+                return Ok(gst::FlowSuccess::Ok);
+            };
+            self.negotiate_for(picture.width as u32, picture.height as u32)?;
+            let gpu = self
+                .slot
+                .gpu()
+                .map_err(|e| self.fail("no CUDA context", e))?;
+            let output = lock(&self.output);
+            let output = output.as_ref().ok_or(gst::FlowError::NotNegotiated)?;
+            match &output.pool {
+                Some(pool) => {
+                    let buffer = pool.acquire_buffer(None)?;
+                    let planes = gcuda::device_planes(&buffer, &output.info, true)
+                        .ok_or_else(|| self.fail("a CUDA buffer would not map", "no planes"))?;
+                    picture
+                        .copy_to(&gpu, [planes[0], planes[1]], false)
+                        .map_err(|e| self.fail("copying a decoded picture", e))?;
+                    frame.set_output_buffer(buffer);
+                }
+                None => {
+                    obj.allocate_output_frame(&mut frame, None)?;
+                    let buffer = frame.output_buffer_mut().ok_or(gst::FlowError::Error)?;
+                    let mut vframe =
+                        gst_video::VideoFrameRef::from_buffer_ref_writable(buffer, &output.info)
+                            .map_err(|_| self.fail("an output buffer would not map", "no write"))?;
+                    let mut planes = [DevicePlane::default(); 2];
+                    for (i, p) in planes.iter_mut().enumerate() {
+                        let stride = vframe.plane_stride()[i] as usize;
+                        let data = vframe
+                            .plane_data_mut(i as u32)
+                            .map_err(|e| self.fail("an output plane would not map", e))?;
+                        *p = DevicePlane {
+                            ptr: data.as_mut_ptr() as u64,
+                            pitch: stride,
+                        };
+                    }
+                    picture
+                        .copy_to(&gpu, planes, true)
+                        .map_err(|e| self.fail("downloading a decoded picture", e))?;
+                }
+            }
+            obj.finish_frame(frame)
+        }
+
+        /// Runs `step` on the decoder with [`Self::show`] for its pictures;
+        /// the first flow error downstream ends it.
+        fn run(
+            &self,
+            step: impl FnOnce(
+                &mut NvDecoder,
+                &mut dyn FnMut(&Picture) -> crate::Result<()>,
+            ) -> crate::Result<()>,
+        ) -> Result<gst::FlowSuccess, gst::FlowError> {
+            let mut flow = Ok(gst::FlowSuccess::Ok);
+            let mut decoder = lock(&self.decoder);
+            let Some(decoder) = decoder.as_mut() else {
+                return Ok(gst::FlowSuccess::Ok);
+            };
+            let mut show = |p: &Picture| {
+                if flow.is_ok() {
+                    flow = self.show(p);
+                }
+                match flow {
+                    Ok(_) => Ok(()),
+                    Err(e) => Err(crate::Error::Pipeline(format!("downstream: {e:?}"))),
+                }
+            };
+            let r = step(decoder, &mut show);
+            flow?;
+            r.map_err(|e| self.fail("decoding", e))?;
+            Ok(gst::FlowSuccess::Ok)
+        }
+    }
+
+    impl VideoDecoderImpl for NvDec {
+        fn start(&self) -> Result<(), gst::ErrorMessage> {
+            self.slot
+                .ensure(self.obj().upcast_ref(), None)
+                .map_err(|e| gst::error_msg!(gst::LibraryError::Init, ("{e}")))?;
+            Ok(())
+        }
+
+        fn stop(&self) -> Result<(), gst::ErrorMessage> {
+            *lock(&self.decoder) = None;
+            *lock(&self.input) = None;
+            if let Some(Output { pool: Some(p), .. }) = lock(&self.output).take() {
+                let _ = p.set_active(false);
+            }
+            self.slot.clear();
+            Ok(())
+        }
+
+        fn set_format(
+            &self,
+            state: &gst_video::VideoCodecState<'static, gst_video::video_codec_state::Readable>,
+        ) -> Result<(), gst::LoggableError> {
+            let codec = match state.caps().and_then(|c| c.structure(0)).map(|s| s.name()) {
+                Some(n) if n == "video/x-h264" => Codec::H264,
+                Some(n) if n == "video/x-h265" => Codec::H265,
+                other => {
+                    return Err(gst::loggable_error!(
+                        gst::CAT_RUST,
+                        "not H.264 or H.265: {other:?}"
+                    ));
+                }
+            };
+            let mut current = lock(&self.codec);
+            if *current != Some(codec) {
+                *lock(&self.decoder) = None;
+                *current = Some(codec);
+            }
+            *lock(&self.input) = Some(state.clone());
+            Ok(())
+        }
+
+        fn handle_frame(
+            &self,
+            frame: gst_video::VideoCodecFrame,
+        ) -> Result<gst::FlowSuccess, gst::FlowError> {
+            let tag = frame.system_frame_number() as i64;
+            let input = frame.input_buffer_owned().ok_or(gst::FlowError::Error)?;
+            // The base class keeps the frame; it is taken back by its number
+            // when its picture is shown.
+            drop(frame);
+            let map = input.map_readable().map_err(|_| gst::FlowError::Error)?;
+            self.ensure_decoder()?;
+            self.run(|d, show| d.decode(&map, tag, show))
+        }
+
+        fn drain(&self) -> Result<gst::FlowSuccess, gst::FlowError> {
+            self.run(|d, show| d.finish(show))
+        }
+
+        fn finish(&self) -> Result<gst::FlowSuccess, gst::FlowError> {
+            self.run(|d, show| d.finish(show))
+        }
+
+        fn flush(&self) -> bool {
+            // Pictures held for a frame the base class lets go are dropped
+            // with the decoder, which is made again for the next frame.
+            *lock(&self.decoder) = None;
+            true
+        }
+    }
+}
