@@ -238,8 +238,18 @@ mod imp {
         /// Hands `picture` on as the output of the frame it was tagged with.
         fn show(&self, picture: &Picture) -> Result<gst::FlowSuccess, gst::FlowError> {
             let obj = self.obj();
-            let Some(mut frame) = i32::try_from(picture.tag).ok().and_then(|n| obj.frame(n)) else {
-                // A frame the base class no longer holds (after a flush).
+            // The picture shown is the pending frame due first: pictures are
+            // shown in presentation order, and every pending frame has gone
+            // to the parser. (Not the picture's tag: NVIDIA's parser hands
+            // tags back in display order when they rise in decode order, as
+            // frame numbers do, so a B-frame would take its reference's
+            // time.) Frames without a time go by their order of arrival.
+            let Some(mut frame) = obj
+                .frames()
+                .into_iter()
+                .min_by_key(|f| (f.pts().is_none(), f.pts(), f.system_frame_number()))
+            else {
+                // No frame pending (after a flush).
                 return Ok(gst::FlowSuccess::Ok);
             };
             self.negotiate_for(picture.width as u32, picture.height as u32)?;

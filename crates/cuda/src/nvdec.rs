@@ -2,8 +2,10 @@
 //! `libnvcuvid`: its bitstream parser finds the pictures in an H.264 or
 //! H.265 stream (Annex B), the decoder decodes them into surfaces of its
 //! own, and each picture ready to be shown is mapped and handed to the
-//! caller as NV12 planes in device memory, in display order, with the tag
-//! its access unit was given.
+//! caller as NV12 planes in device memory, in display order. Each access
+//! unit goes in with a tag, and each picture comes out with one, but not
+//! always its own: where the tags rise in decode order (frame numbers),
+//! the parser hands them back in display order, as it would decode times.
 //!
 //! Why not GStreamer's `nvh264dec`: loading GStreamer's NVIDIA plugin probes
 //! every GPU it can see, with a CUDA context and encoder sessions on each
@@ -265,7 +267,7 @@ pub struct Format {
 /// luma then the interleaved chroma, each `pitch` bytes a row.
 #[derive(Clone, Copy, Debug)]
 pub struct Picture {
-    /// The tag of the access unit it came from.
+    /// A tag as the parser hands it back (see the module's note).
     pub tag: i64,
     pub width: usize,
     pub height: usize,
