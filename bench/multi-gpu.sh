@@ -12,9 +12,10 @@
 # (x264 veryfast, joined) with as many workers as GPUs and twice as many.
 # Each worker's plan and fixed cost (frames counted, cuts looked for, time
 # before and after its frames) come from its log; `nvidia-smi dmon` runs
-# throughout. OPS="retarget:width=75%" and X264_GPUS="2" narrow the runs
-# (device time is short); SEAMSTREAM=path runs another build and
-# DECODERS=0 skips the decoder-alone rows. Logs go to $OUT.
+# throughout. OPS="retarget:width=75%", COUNTS="1 4" and X264_GPUS="2"
+# narrow the runs (device time is short); SEAMSTREAM="path ..." runs other
+# builds (each row once a build, side by side) and DECODERS=0 skips the
+# decoder-alone rows. Logs go to $OUT.
 set -u
 out=${OUT:-mg-out}; mkdir -p "$out"; out=$(cd "$out" && pwd)
 . .gpu/b/env.sh
@@ -69,24 +70,31 @@ frames=$(cat "$clip.frames" 2>/dev/null || echo 18207)
 echo
 echo "(CPU: the host's cores busy over the row; see $out/dmon.txt for each GPU's SM and decoder use)"
 printf '%-40s %7s %8s %9s %8s\n' "run (into null unless said)" frames "wall ms" "fps" "CPU"
-g=1
-[ "${DECODERS:-1}" = 0 ] && g=$(( gpus + 1 ))
-while [ "$g" -le "$gpus" ]; do
-  FRAMES=$(( frames / g * g )) row "decoder-alone-$g-gpus" decoders "$g" "$frames"
-  g=$(( g * 2 ))
-  [ "$g" -gt "$gpus" ] && [ "$(( g / 2 ))" -lt "$gpus" ] && g=$gpus
-done
-for op in ${OPS:-retarget:width=75% gaussian:sigma=2}; do
-  n=${op%%:*}
+# The GPU counts: 1, 2, 4, … up to the host's (COUNTS="1 4" narrows them).
+counts=${COUNTS:-}
+if [ -z "$counts" ]; then
   g=1
   while [ "$g" -le "$gpus" ]; do
-    row "gpus-$g-$n" "${SEAMSTREAM:-seamstream}" run "$clip" null --gpus "$g" --op "$op" --keep-parts
-    # null keeps its workers' logs in $TMPDIR/seamstream-null-PID.parts.
-    grep -h "^segment" "${TMPDIR:-/tmp}"/seamstream-null-*.parts/part-*.log 2>/dev/null \
-      | sed 's/^/    /' | head -16
-    rm -rf "${TMPDIR:-/tmp}"/seamstream-null-*.parts
+    counts="$counts $g"
     g=$(( g * 2 ))
     [ "$g" -gt "$gpus" ] && [ "$(( g / 2 ))" -lt "$gpus" ] && g=$gpus
+  done
+fi
+if [ "${DECODERS:-1}" != 0 ]; then
+  for g in $counts; do
+    FRAMES=$(( frames / g * g )) row "decoder-alone-$g-gpus" decoders "$g" "$frames"
+  done
+fi
+for op in ${OPS:-retarget:width=75% gaussian:sigma=2}; do
+  n=${op%%:*}
+  for g in $counts; do
+    for bin in ${SEAMSTREAM:-seamstream}; do
+      row "gpus-$g-$n-$(basename "$bin")" "$bin" run "$clip" null --gpus "$g" --op "$op" --keep-parts
+      # null keeps its workers' logs in $TMPDIR/seamstream-null-PID.parts.
+      grep -h "^segment" "${TMPDIR:-/tmp}"/seamstream-null-*.parts/part-*.log 2>/dev/null \
+        | sed 's/^/    /' | head -16
+      rm -rf "${TMPDIR:-/tmp}"/seamstream-null-*.parts
+    done
   done
 done
 # Into x264: the CPU column says how near the job is to the encoders'

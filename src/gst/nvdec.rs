@@ -214,8 +214,12 @@ mod imp {
             let info = state.info().clone();
             let mut cuda_caps = info.to_caps().map_err(|_| gst::FlowError::NotNegotiated)?;
             gcuda::into_cuda(cuda_caps.make_mut());
+            // CUDA memory where the next element says it takes it; where it
+            // says nothing yet (no peer, or ANY: decodebin before its pad
+            // is exposed to a converter), system memory, as NVIDIA's own
+            // decoders do.
             let peer = obj.src_pad().peer_query_caps(None);
-            let cuda = !peer.intersect(&cuda_caps).is_empty();
+            let cuda = !peer.is_any() && !peer.intersect(&cuda_caps).is_empty();
             if cuda {
                 state.set_caps(&cuda_caps);
             }

@@ -9,6 +9,7 @@ use std::hash::{Hash, Hasher};
 
 use gstreamer as gst;
 use gstreamer::prelude::*;
+use gstreamer_video::prelude::*;
 use seamstream::cuda::testing;
 
 /// Whether both decoders can run here (with why not, printed).
@@ -40,10 +41,20 @@ fn frames(line: &str) -> (Vec<(Option<gst::ClockTime>, u64)>, String) {
             caps = sample.caps().unwrap().to_string();
         }
         let buffer = sample.buffer().unwrap();
-        let map = buffer.map_readable().unwrap();
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        map.as_slice().hash(&mut h);
-        out.push((buffer.pts(), h.finish()));
+        let info = gstreamer_video::VideoInfo::from_caps(sample.caps().unwrap()).unwrap();
+        let frame =
+            gstreamer_video::VideoFrameRef::from_buffer_ref_readable(buffer, &info).unwrap();
+        // The shown bytes only: rows may be padded, and padding is anything.
+        let (w, h) = (info.width() as usize, info.height() as usize);
+        let mut hash = std::collections::hash_map::DefaultHasher::new();
+        for (plane, row, rows) in [(0, w, h), (1, w.div_ceil(2) * 2, h.div_ceil(2))] {
+            let stride = frame.plane_stride()[plane] as usize;
+            let data = frame.plane_data(plane as u32).unwrap();
+            for r in 0..rows {
+                data[r * stride..r * stride + row].hash(&mut hash);
+            }
+        }
+        out.push((buffer.pts(), hash.finish()));
     }
     let error = pipe
         .bus()

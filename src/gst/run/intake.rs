@@ -555,10 +555,11 @@ fn watch_decoders(pipe: &gst::Pipeline) -> Arc<Mutex<Vec<String>>> {
     pipe.connect_deep_element_added(move |_, _, element| {
         let Some(f) = element.factory() else { return };
         let klass = f.metadata(gst::ELEMENT_METADATA_KLASS).unwrap_or_default();
-        if klass.contains("Decoder") && klass.contains("Video") {
-            if let Ok(mut d) = d.lock() {
-                d.push(f.name().to_string());
-            }
+        if klass.contains("Decoder")
+            && klass.contains("Video")
+            && let Ok(mut d) = d.lock()
+        {
+            d.push(f.name().to_string());
         }
     });
     decoders
