@@ -5,7 +5,7 @@
 # per GPU (`--segment K/N`), into null, alternating builds, REPS times.
 # Prints each process's wall time and its own "segment timing" line.
 #   here:  bench/gpu-bundle.sh, with the second build copied beside it
-#   there: bench/start-time.sh BIN_A BIN_B [CLIP]
+#   there: bench/start-time.sh BIN_A BIN_B [CLIP]   (REPS=3, OPS="gaussian:sigma=2 ...")
 set -u
 . .gpu/b/env.sh
 export SEAMSTREAM_CACHE=${SEAMSTREAM_CACHE:-/tmp/seamstream-cache}
@@ -36,7 +36,7 @@ workers() { # bin op n: n workers at once, one per GPU; prints wall ms and each 
     "$(basename "$bin")" "$op" "$n" "$ms" "$fixed" "$([ $rc = 0 ] || echo " FAILED")"
   rm -f "$out"/w*.log
 }
-for op in gaussian:sigma=2 retarget:width=75%; do
+for op in ${OPS:-gaussian:sigma=2 retarget:width=75%}; do
   for r in $(seq "$reps"); do
     for n in 1 "$gpus"; do
       workers "$a" "$op" "$n"

@@ -209,21 +209,41 @@ mod imp {
             }
             let obj = self.obj();
             let input = lock(&self.input).clone();
-            let mut state =
-                obj.set_output_state(gst_video::VideoFormat::Nv12, width, height, input.as_ref())?;
-            let info = state.info().clone();
+            // CUDA memory where the caps allowed downstream name it, as
+            // NVIDIA's own decoders choose; system memory where they are
+            // unknown (no peer yet) or ANY, or where CUDA memory is refused.
+            let allowed = obj.src_pad().allowed_caps();
+            let mut cuda = allowed.as_ref().is_some_and(|c| {
+                !c.is_any()
+                    && c.iter_with_features()
+                        .any(|(_, f)| f.contains(gcuda::CAPS_FEATURE))
+            });
+            let mut info = None;
+            for try_cuda in [true, false] {
+                if try_cuda && !cuda {
+                    continue;
+                }
+                let mut state = obj.set_output_state(
+                    gst_video::VideoFormat::Nv12,
+                    width,
+                    height,
+                    input.as_ref(),
+                )?;
+                let i = state.info().clone();
+                if try_cuda {
+                    let mut caps = i.to_caps().map_err(|_| gst::FlowError::NotNegotiated)?;
+                    gcuda::into_cuda(caps.make_mut());
+                    state.set_caps(&caps);
+                }
+                if obj.negotiate(state).is_ok() {
+                    info = Some(i);
+                    break;
+                }
+                cuda = false;
+            }
+            let info = info.ok_or(gst::FlowError::NotNegotiated)?;
             let mut cuda_caps = info.to_caps().map_err(|_| gst::FlowError::NotNegotiated)?;
             gcuda::into_cuda(cuda_caps.make_mut());
-            // CUDA memory where the next element says it takes it; where it
-            // says nothing yet (no peer, or ANY: decodebin before its pad
-            // is exposed to a converter), system memory, as NVIDIA's own
-            // decoders do.
-            let peer = obj.src_pad().peer_query_caps(None);
-            let cuda = !peer.is_any() && !peer.intersect(&cuda_caps).is_empty();
-            if cuda {
-                state.set_caps(&cuda_caps);
-            }
-            obj.negotiate(state)?;
             let pool = if cuda {
                 let pool = self
                     .slot
