@@ -10,8 +10,8 @@
 #     nvcodec has no cudaconvertscale),
 #   ours into null (fast retarget to 75% width, gaussian sigma=2), with the
 #     decoder's CUDA memory and with SEAMSTREAM_HOST_COPIES=1 (the old path),
-#     decoded by seamstream's NVIDIA decoder and (SEAMSTREAM_NVDEC=0, rows
-#     named nvh264dec) by GStreamer's,
+#     decoded by GStreamer's NVIDIA decoder and (SEAMSTREAM_NVDEC=1, rows
+#     named seamstreamnvdec) by seamstream's,
 #   ours into x264 --preset veryfast, and the nvcodec decoder with
 #     videoscale into the same x264,
 # with ours' ms a frame in each stage (copy in, chain, copy out) and where
@@ -80,7 +80,7 @@ for size in $sizes; do
     for round in 1 2; do
       timed "decoder-cuda-$size-$round" "$frames" gst-launch-1.0 -q $D ! "video/x-raw(memory:CUDAMemory)" ! fakesink sync=false
       ours "ours-retarget-null-$size-$round" seamstream run "$clip" null --device cuda --op retarget:width=75%
-      SEAMSTREAM_NVDEC=0 ours "ours-retarget-null-nvh264dec-$size-$round" seamstream run "$clip" null \
+      SEAMSTREAM_NVDEC=1 ours "ours-retarget-null-seamstreamnvdec-$size-$round" seamstream run "$clip" null \
         --device cuda --op retarget:width=75%
     done
     continue
@@ -93,7 +93,7 @@ for size in $sizes; do
     for op in retarget:width=75% gaussian:sigma=2; do
       n=${op%%:*}
       ours "ours-$n-null-$size-$round" seamstream run "$clip" null --device cuda --op "$op"
-      SEAMSTREAM_NVDEC=0 ours "ours-$n-null-nvh264dec-$size-$round" seamstream run "$clip" null \
+      SEAMSTREAM_NVDEC=1 ours "ours-$n-null-seamstreamnvdec-$size-$round" seamstream run "$clip" null \
         --device cuda --op "$op"
       SEAMSTREAM_HOST_COPIES=1 ours "ours-$n-null-hostcopies-$size-$round" seamstream run "$clip" null \
         --device cuda --op "$op"

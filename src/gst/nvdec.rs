@@ -10,7 +10,12 @@
 //! 4–5 s when four of a split job's workers start at once). Streams it does
 //! not take (10-bit, 4:2:2, 4:4:4: refused in its caps where the profile
 //! says so) go to the next decoder by rank, as before.
-//! `SEAMSTREAM_NVDEC=0` leaves it unregistered.
+//! For now only where asked for, with `SEAMSTREAM_NVDEC=1` ([`register`]).
+//!
+//! It hands on CUDA memory only in a pipeline that was given its CUDA
+//! context before it started (`run`'s, which wants device frames) and whose
+//! next element takes it; elsewhere (decodebin before a converter, in the
+//! library's own decoding pipelines) system memory.
 
 use std::sync::{Mutex, OnceLock};
 
@@ -36,21 +41,30 @@ glib::wrapper! {
         @extends gst_video::VideoDecoder, gst::Element, gst::Object;
 }
 
-/// Registers the decoder (once, statically) where NVIDIA's decoder library
-/// and GStreamer's CUDA library are there, unless `SEAMSTREAM_NVDEC=0`;
-/// whether it is registered. Its rank is above GStreamer's NVIDIA
+/// Registers the decoder for `run` where asked for (`SEAMSTREAM_NVDEC=1`)
+/// and NVIDIA's decoder library and GStreamer's CUDA library are there;
+/// whether it is registered. Its rank is then above GStreamer's NVIDIA
 /// decoders (`PRIMARY + 1`), so decodebin takes it first.
+///
+/// Not yet the default: on the GPU host its frames equal `nvh264dec`'s in
+/// explicit pipelines, but three GPU tests of decodebin's pipelines failed
+/// with it autoplugged (see bench/results/nvdec.md).
 pub fn register() -> bool {
+    std::env::var("SEAMSTREAM_NVDEC").is_ok_and(|v| v == "1")
+        && register_with(gst::Rank::PRIMARY + 2)
+}
+
+/// Registers the decoder (once for the process, statically, at the rank of
+/// the first call) where NVIDIA's decoder library and GStreamer's CUDA
+/// library are there; whether it is registered. `gst::Rank::NONE` keeps it
+/// out of decodebin's choice (for pipelines that name it).
+pub fn register_with(rank: gst::Rank) -> bool {
     static DONE: OnceLock<bool> = OnceLock::new();
     *DONE.get_or_init(|| {
-        if std::env::var("SEAMSTREAM_NVDEC").is_ok_and(|v| v == "0")
-            || nvdec::available().is_err()
-            || !gcuda::available()
-            || gst::init().is_err()
-        {
+        if nvdec::available().is_err() || !gcuda::available() || gst::init().is_err() {
             return false;
         }
-        gst::Element::register(None, NAME, gst::Rank::PRIMARY + 2, NvDec::static_type()).is_ok()
+        gst::Element::register(None, NAME, rank, NvDec::static_type()).is_ok()
     })
 }
 
@@ -67,6 +81,9 @@ mod imp {
     #[derive(Default)]
     pub struct NvDec {
         slot: ContextSlot,
+        /// Whether the pipeline gave its CUDA context before the start
+        /// (rather than one made for the element): CUDA memory out only then.
+        context_given: std::sync::atomic::AtomicBool,
         codec: Mutex<Option<Codec>>,
         decoder: Mutex<Option<NvDecoder>>,
         input: Mutex<
@@ -209,15 +226,20 @@ mod imp {
             }
             let obj = self.obj();
             let input = lock(&self.input).clone();
-            // CUDA memory where the caps allowed downstream name it, as
-            // NVIDIA's own decoders choose; system memory where they are
-            // unknown (no peer yet) or ANY, or where CUDA memory is refused.
+            // CUDA memory where the pipeline gave its context and the caps
+            // allowed downstream name it, as NVIDIA's own decoders choose;
+            // system memory where they are unknown (no peer yet) or ANY, or
+            // where CUDA memory is refused.
             let allowed = obj.src_pad().allowed_caps();
-            let mut cuda = allowed.as_ref().is_some_and(|c| {
-                !c.is_any()
-                    && c.iter_with_features()
-                        .any(|(_, f)| f.contains(gcuda::CAPS_FEATURE))
-            });
+            let given = self
+                .context_given
+                .load(std::sync::atomic::Ordering::Relaxed);
+            let mut cuda = given
+                && allowed.as_ref().is_some_and(|c| {
+                    !c.is_any()
+                        && c.iter_with_features()
+                            .any(|(_, f)| f.contains(gcuda::CAPS_FEATURE))
+                });
             let mut info = None;
             for try_cuda in [true, false] {
                 if try_cuda && !cuda {
@@ -350,6 +372,10 @@ mod imp {
 
     impl VideoDecoderImpl for NvDec {
         fn start(&self) -> Result<(), gst::ErrorMessage> {
+            self.context_given.store(
+                self.slot.gpu().is_ok(),
+                std::sync::atomic::Ordering::Relaxed,
+            );
             self.slot
                 .ensure(self.obj().upcast_ref(), None)
                 .map_err(|e| gst::error_msg!(gst::LibraryError::Init, ("{e}")))?;

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// A field of `run --json`'s summary, as text (strings without quotes).
-fn field(json: &str, key: &str) -> String {
+pub(crate) fn field(json: &str, key: &str) -> String {
     json.split(&format!("\"{key}\":"))
         .nth(1)
         .and_then(|r| r.split([',', '}']).next())
@@ -19,7 +19,7 @@ fn field(json: &str, key: &str) -> String {
 }
 
 /// `run CLIP OUT --op OP --device DEVICE --json` with `env`; the summary.
-fn run(clip: &Path, out: &str, op: &str, device: &str, env: &[(&str, &str)]) -> String {
+pub(crate) fn run(clip: &Path, out: &str, op: &str, device: &str, env: &[(&str, &str)]) -> String {
     let o = Command::new(crate::common::video::binary())
         .args(["run", clip.to_str().unwrap(), out, "--op", op])
         .args(["--device", device, "--json"])

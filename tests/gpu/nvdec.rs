@@ -18,7 +18,9 @@ fn both_decoders(what: &str) -> bool {
         return false;
     }
     gst::init().unwrap();
-    if !seamstream::gst::register_nv_decoder() {
+    // Named in the pipelines, out of decodebin's choice (other tests in this
+    // process autoplug decoders).
+    if !seamstream::gst::nvdec::register_with(gst::Rank::NONE) {
         eprintln!("skipped: {what}: seamstream's NVIDIA decoder cannot be registered here");
         return false;
     }
@@ -140,4 +142,39 @@ fn b_frames_and_a_cropped_size_decode_as_with_nvidias_plugin() {
     );
     same_frames(&source, "B-frames, 330x186");
     let _ = std::fs::remove_file(&file);
+}
+
+/// `run` with seamstream's decoder asked for (`SEAMSTREAM_NVDEC=1`) against
+/// `run` as it is by default (GStreamer's NVIDIA decoder): the same bytes
+/// out, into a file and from a reframing that decodes the clip ahead
+/// through the library's own pipelines; into null the frames come in CUDA
+/// memory; the summary names the decoder.
+#[test]
+fn run_with_our_decoder_gives_the_default_runs_bytes() {
+    if !both_decoders("run with seamstream's NVIDIA decoder") {
+        return;
+    }
+    let clip = crate::common::data::CLIPS.file("dog-walk-720p.mp4");
+    let ours = [("SEAMSTREAM_NVDEC", "1")];
+    let json = crate::memory::run(&clip, "null", "gaussian:sigma=2", "cuda", &ours);
+    assert_eq!(crate::memory::field(&json, "memory_in"), "cuda", "{json}");
+    assert_eq!(crate::memory::field(&json, "frames_out"), "289", "{json}");
+    assert!(json.contains("decoded by seamstreamnvdec"), "{json}");
+    let dir = std::env::temp_dir().join(format!("seamstream-nvdec-run-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for op in ["retarget:width=75%", "reframe:aspect=9:16"] {
+        let mut outs = Vec::new();
+        for (name, env) in [("ours", &ours[..]), ("default", &[][..])] {
+            let file = dir.join(format!("{name}.y4m"));
+            let json = crate::memory::run(&clip, file.to_str().unwrap(), op, "cuda", env);
+            assert_eq!(
+                crate::memory::field(&json, "frames_out"),
+                "289",
+                "{op} {name}: {json}"
+            );
+            outs.push(std::fs::read(&file).unwrap());
+        }
+        assert!(outs[0] == outs[1], "{op}: the outputs differ");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
