@@ -101,11 +101,7 @@ fn api() -> Result<&'static Api, &'static str> {
         if unsafe { (api.load_library)() } == 0 {
             return Err("the CUDA driver could not be loaded by libgstcuda".into());
         }
-        // SAFETY: no arguments; makes the library's allocator of CUDA memory
-        // once (NVIDIA's plugin does as it loads; where our decoder stands
-        // in for the plugin's, nothing else would, and a pool's buffers
-        // would have no allocator).
-        unsafe { (api.memory_init_once)() };
+
         Ok(api)
     })
     .as_ref()
@@ -116,6 +112,17 @@ fn api() -> Result<&'static Api, &'static str> {
 /// memory can be offered before the context is made, when pipelines link).
 pub fn available() -> bool {
     api().is_ok()
+}
+
+/// Makes the library's allocator of CUDA memory (once; GStreamer must be
+/// initialised). NVIDIA's plugin does as it loads; where seamstream's
+/// decoder stands in for the plugin's, nothing else would, and a pool's
+/// buffers would have no allocator.
+pub fn init_memory() {
+    if let Ok(api) = api() {
+        // SAFETY: no arguments; idempotent (a GLib once).
+        unsafe { (api.memory_init_once)() };
+    }
 }
 
 /// An element's share of GStreamer's CUDA context: the `GstCudaContext`

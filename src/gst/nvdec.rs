@@ -61,9 +61,10 @@ pub fn register() -> bool {
 pub fn register_with(rank: gst::Rank) -> bool {
     static DONE: OnceLock<bool> = OnceLock::new();
     *DONE.get_or_init(|| {
-        if nvdec::available().is_err() || !gcuda::available() || gst::init().is_err() {
+        if nvdec::available().is_err() || gst::init().is_err() || !gcuda::available() {
             return false;
         }
+        gcuda::init_memory();
         gst::Element::register(None, NAME, rank, NvDec::static_type()).is_ok()
     })
 }
