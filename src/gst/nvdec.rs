@@ -371,6 +371,16 @@ mod imp {
         }
     }
 
+    impl NvDec {
+        /// Shows the pictures the decoder still holds, then lets it go: the
+        /// next frame (a new stream, or new caps) gets a new one.
+        fn end_stream(&self) -> Result<gst::FlowSuccess, gst::FlowError> {
+            let flow = self.run(|d, show| d.finish(show));
+            *lock(&self.decoder) = None;
+            flow
+        }
+    }
+
     impl VideoDecoderImpl for NvDec {
         fn start(&self) -> Result<(), gst::ErrorMessage> {
             self.context_given.store(
@@ -431,11 +441,11 @@ mod imp {
         }
 
         fn drain(&self) -> Result<gst::FlowSuccess, gst::FlowError> {
-            self.run(|d, show| d.finish(show))
+            self.end_stream()
         }
 
         fn finish(&self) -> Result<gst::FlowSuccess, gst::FlowError> {
-            self.run(|d, show| d.finish(show))
+            self.end_stream()
         }
 
         fn flush(&self) -> bool {

@@ -421,7 +421,6 @@ impl NvDecoder {
     }
 
     /// Ends the stream: the pictures still held are shown through `out`.
-    /// The decoder takes a new stream afterwards.
     pub fn finish(&mut self, out: &mut dyn FnMut(&Picture) -> Result<()>) -> Result<()> {
         let mut packet = Packet {
             flags: PKT_ENDOFSTREAM,
