@@ -597,6 +597,12 @@ fn what_the_run_changes_in_a_stream_is_said() {
         let o = run(&["run", s(&file), "null"]);
         assert!(o.status.success(), "{name}: {}", stderr(&o));
         assert!(stderr(&o).contains(said), "{name}: {}", stderr(&o));
+        // The summary names the decoder decodebin chose.
+        assert!(
+            stderr(&o).contains("stream 0: video 64x48, decoded by "),
+            "{name}: {}",
+            stderr(&o)
+        );
     }
     // Two video streams: the second is listed as dropped.
     let two = dir.join("two.mkv");
