@@ -125,7 +125,7 @@ mod imp {
         fn pad_templates() -> &'static [gst::PadTemplate] {
             static T: OnceLock<Vec<gst::PadTemplate>> = OnceLock::new();
             T.get_or_init(|| {
-                let sink = gst::Caps::builder("video/x-h264")
+                let mut sink = gst::Caps::builder("video/x-h264")
                     .field("stream-format", "byte-stream")
                     .field("alignment", "au")
                     .field(
@@ -140,7 +140,6 @@ mod imp {
                         ]),
                     )
                     .build();
-                let mut sink = sink;
                 sink.merge(
                     gst::Caps::builder("video/x-h265")
                         .field("stream-format", "byte-stream")
@@ -148,19 +147,15 @@ mod imp {
                         .field("profile", gst::List::new(["main", "main-still-picture"]))
                         .build(),
                 );
-                let raw = |cuda: bool| {
-                    let mut c = gst::Caps::builder("video/x-raw")
-                        .field("format", "NV12")
-                        .field("width", gst::IntRange::new(2, i16::MAX as i32))
-                        .field("height", gst::IntRange::new(2, i16::MAX as i32))
-                        .build();
-                    if cuda {
-                        gcuda::into_cuda(c.make_mut());
-                    }
-                    c
-                };
-                let mut src = raw(true);
-                src.merge(raw(false));
+                let mut src = gst_video::VideoCapsBuilder::new()
+                    .features([gcuda::CAPS_FEATURE])
+                    .format(gst_video::VideoFormat::Nv12)
+                    .build();
+                src.merge(
+                    gst_video::VideoCapsBuilder::new()
+                        .format(gst_video::VideoFormat::Nv12)
+                        .build(),
+                );
                 vec![
                     gst::PadTemplate::new(
                         "sink",
@@ -226,7 +221,6 @@ mod imp {
                 return Ok(());
             }
             let obj = self.obj();
-            let input = lock(&self.input).clone();
             // CUDA memory where the pipeline gave its context and the caps
             // allowed downstream name it, as NVIDIA's own decoders choose;
             // system memory where they are unknown (no peer yet) or ANY, or
@@ -235,42 +229,21 @@ mod imp {
             let given = self
                 .context_given
                 .load(std::sync::atomic::Ordering::Relaxed);
-            let mut cuda = given
+            let cuda = given
                 && allowed.as_ref().is_some_and(|c| {
                     !c.is_any()
                         && c.iter_with_features()
                             .any(|(_, f)| f.contains(gcuda::CAPS_FEATURE))
                 });
-            let mut info = None;
-            for try_cuda in [true, false] {
-                if try_cuda && !cuda {
-                    continue;
-                }
-                let mut state = obj.set_output_state(
-                    gst_video::VideoFormat::Nv12,
-                    width,
-                    height,
-                    input.as_ref(),
-                )?;
-                let i = state.info().clone();
-                if try_cuda {
-                    let mut caps = i.to_caps().map_err(|_| gst::FlowError::NotNegotiated)?;
-                    gcuda::into_cuda(caps.make_mut());
-                    state.set_caps(&caps);
-                }
-                if obj.negotiate(state).is_ok() {
-                    info = Some(i);
-                    break;
-                }
-                cuda = false;
-            }
-            let info = info.ok_or(gst::FlowError::NotNegotiated)?;
-            let mut cuda_caps = info.to_caps().map_err(|_| gst::FlowError::NotNegotiated)?;
-            gcuda::into_cuda(cuda_caps.make_mut());
+            // Where CUDA memory is refused after all, system memory.
+            let ((info, caps), cuda) = match cuda.then(|| self.negotiate_as(width, height, true)) {
+                Some(Ok(negotiated)) => (negotiated, true),
+                _ => (self.negotiate_as(width, height, false)?, false),
+            };
             let pool = if cuda {
                 let pool = self
                     .slot
-                    .pool(cuda_caps.as_ref(), info.size() as u32)
+                    .pool(caps.as_ref(), info.size() as u32)
                     .ok_or_else(|| self.fail("no pool of CUDA memory", "GStreamer made none"))?;
                 pool.set_active(true)
                     .map_err(|e| self.fail("the pool of CUDA memory would not start", e))?;
@@ -282,7 +255,30 @@ mod imp {
             Ok(())
         }
 
-        /// Hands `picture` on as the output of the frame it was tagged with.
+        /// Sets the output to NV12 of `width`×`height`, in CUDA memory or
+        /// not, and tells downstream; the output's info and caps where it
+        /// agrees.
+        fn negotiate_as(
+            &self,
+            width: u32,
+            height: u32,
+            cuda: bool,
+        ) -> Result<(gst_video::VideoInfo, gst::Caps), gst::FlowError> {
+            let obj = self.obj();
+            let input = lock(&self.input).clone();
+            let mut state =
+                obj.set_output_state(gst_video::VideoFormat::Nv12, width, height, input.as_ref())?;
+            let info = state.info().clone();
+            let mut caps = info.to_caps().map_err(|_| gst::FlowError::NotNegotiated)?;
+            if cuda {
+                gcuda::into_cuda(caps.make_mut());
+                state.set_caps(&caps);
+            }
+            obj.negotiate(state)?;
+            Ok((info, caps))
+        }
+
+        /// Hands `picture` on as the output of the frame due first.
         fn show(&self, picture: &Picture) -> Result<gst::FlowSuccess, gst::FlowError> {
             let obj = self.obj();
             // The picture shown is the pending frame due first: pictures are
