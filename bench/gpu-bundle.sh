@@ -59,3 +59,7 @@ ffmpeg -v error -y -stream_loop 3 -i .gpu/clips/dog-walk-1080p.mp4 -c copy \
 # Symbols off: the carry to the GPU host is limited to 64 MiB.
 strip .gpu/b/plugin/libgstseamstream.so .gpu/b/bin/seamstream .gpu/b/bin/elements* .gpu/b/bin/gpu-* .gpu/b/bin/kernel_cache* .gpu/b/bin/segments* .gpu/b/bin/seamstream_cuda-* 2>/dev/null || true
 du -sh .gpu/b
+# The same binary decoding with GStreamer's NVIDIA decoder instead of
+# seamstream's, for side-by-side rows (multi-gpu.sh, start-time.sh).
+printf '#!/bin/sh\nSEAMSTREAM_NVDEC=0 exec "$(dirname "$0")/seamstream" "$@"\n' > .gpu/b/bin/seamstream-nvcodec
+chmod +x .gpu/b/bin/seamstream-nvcodec

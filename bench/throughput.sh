@@ -10,13 +10,14 @@
 #     nvcodec has no cudaconvertscale),
 #   ours into null (fast retarget to 75% width, gaussian sigma=2), with the
 #     decoder's CUDA memory and with SEAMSTREAM_HOST_COPIES=1 (the old path),
-#     decoded by GStreamer's NVIDIA decoder and (SEAMSTREAM_NVDEC=1, rows
-#     named seamstreamnvdec) by seamstream's,
+#     decoded by seamstream's NVIDIA decoder (the default) and by
+#     GStreamer's (SEAMSTREAM_NVDEC=0, rows named nvh264dec),
 #   ours into x264 --preset veryfast, and the nvcodec decoder with
 #     videoscale into the same x264,
 # with ours' ms a frame in each stage (copy in, chain, copy out) and where
-# its frames were (memory in/out). QUICK=1 keeps the decoder and fast
-# retargeting into null only. Logs and JSON go to $OUT.
+# its frames were (memory in/out). QUICK=1 keeps the decoder and ours into
+# null only (OPS= chooses ops; seamstream's decoder with and without its
+# display delay). Logs and JSON go to $OUT.
 set -u
 out=${OUT:-tp-out}; mkdir -p "$out"; out=$(cd "$out" && pwd)
 . .gpu/b/env.sh
@@ -76,12 +77,20 @@ for size in $sizes; do
   printf '%-44s %7s %9s\n' "pipeline" "frames" "fps"
   D="filesrc location=$clip ! qtdemux ! h264parse ! nvh264dec"
   if [ -n "${QUICK:-}" ]; then
-    # QUICK=1: the decoder and fast retargeting into null only.
+    # QUICK=1: the decoder and ours into null only (OPS="..." chooses the
+    # ops, fast retargeting by default), with seamstream's decoder holding
+    # its default display delay and none (SEAMSTREAM_NVDEC_DELAY=0).
     for round in 1 2; do
       timed "decoder-cuda-$size-$round" "$frames" gst-launch-1.0 -q $D ! "video/x-raw(memory:CUDAMemory)" ! fakesink sync=false
-      ours "ours-retarget-null-$size-$round" seamstream run "$clip" null --device cuda --op retarget:width=75%
-      SEAMSTREAM_NVDEC=1 ours "ours-retarget-null-seamstreamnvdec-$size-$round" seamstream run "$clip" null \
-        --device cuda --op retarget:width=75%
+      for op in ${OPS:-retarget:width=75%}; do
+        n=${op%%:*}
+        SEAMSTREAM_NVDEC=0 ours "ours-$n-null-nvh264dec-$size-$round" seamstream run "$clip" null \
+          --device cuda --op "$op"
+        SEAMSTREAM_NVDEC=1 ours "ours-$n-null-seamstreamnvdec-$size-$round" seamstream run "$clip" null \
+          --device cuda --op "$op"
+        SEAMSTREAM_NVDEC=1 SEAMSTREAM_NVDEC_DELAY=0 ours "ours-$n-null-seamstreamnvdec-delay0-$size-$round" \
+          seamstream run "$clip" null --device cuda --op "$op"
+      done
     done
     continue
   fi
@@ -92,9 +101,9 @@ for size in $sizes; do
       ! "video/x-raw(memory:CUDAMemory),width=$w,height=$h" ! cudadownload ! fakesink sync=false
     for op in retarget:width=75% gaussian:sigma=2; do
       n=${op%%:*}
-      ours "ours-$n-null-$size-$round" seamstream run "$clip" null --device cuda --op "$op"
-      SEAMSTREAM_NVDEC=1 ours "ours-$n-null-seamstreamnvdec-$size-$round" seamstream run "$clip" null \
+      SEAMSTREAM_NVDEC=0 ours "ours-$n-null-nvh264dec-$size-$round" seamstream run "$clip" null \
         --device cuda --op "$op"
+      ours "ours-$n-null-seamstreamnvdec-$size-$round" seamstream run "$clip" null --device cuda --op "$op"
       SEAMSTREAM_HOST_COPIES=1 ours "ours-$n-null-hostcopies-$size-$round" seamstream run "$clip" null \
         --device cuda --op "$op"
     done

@@ -127,11 +127,12 @@ pub(crate) fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
     let encoder = request.encoder.clone();
     let audio = request.audio();
     let device = request.device.unwrap_or_default();
-    // On a GPU with SEAMSTREAM_NVDEC=1, H.264 and H.265 are decoded by
-    // seamstream's own NVIDIA decoder, in the run's CUDA context: GStreamer's
-    // NVIDIA plugin, which probes every GPU as it loads (seconds a worker
-    // when several start at once), is then not loaded for them. Otherwise
-    // that plugin loads beside CUDA's start and a split job's plan.
+    // On a GPU, H.264 and H.265 are decoded by seamstream's own NVIDIA
+    // decoder, in the run's CUDA context: GStreamer's NVIDIA plugin, which
+    // probes every GPU as it loads (seconds a worker when several start at
+    // once), is then not loaded for them. Without it (SEAMSTREAM_NVDEC=0, or
+    // no NVIDIA decoder library) that plugin loads beside CUDA's start and a
+    // split job's plan.
     if device != seamstream::Device::Cpu && !seamstream::gst::register_nv_decoder() {
         seamstream::gst::preload_slow_plugins();
     }

@@ -126,8 +126,8 @@ pub fn preload_slow_plugins() {
 }
 
 /// Registers seamstream's NVIDIA decoder (`seamstreamnvdec`, above
-/// GStreamer's NVIDIA decoders) where asked for (`SEAMSTREAM_NVDEC=1`) and
-/// NVIDIA's decoder library is there; whether it is registered. Never
+/// GStreamer's NVIDIA decoders) unless turned off (`SEAMSTREAM_NVDEC=0`),
+/// where NVIDIA's decoder library is there; whether it is registered. Never
 /// without the `cuda` feature.
 pub fn register_nv_decoder() -> bool {
     #[cfg(feature = "cuda")]

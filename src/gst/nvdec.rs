@@ -10,12 +10,18 @@
 //! 4–5 s when four of a split job's workers start at once). Streams it does
 //! not take (10-bit, 4:2:2, 4:4:4: refused in its caps where the profile
 //! says so) go to the next decoder by rank, as before.
-//! For now only where asked for, with `SEAMSTREAM_NVDEC=1` ([`register`]).
+//! `SEAMSTREAM_NVDEC=0` turns it off ([`register`]).
 //!
-//! It hands on CUDA memory only in a pipeline that was given its CUDA
-//! context before it started (`run`'s, which wants device frames) and whose
-//! next element takes it; elsewhere (decodebin before a converter, in the
-//! library's own decoding pipelines) system memory.
+//! On input that is not live it lets the hardware run up to four pictures
+//! ahead of the one being handed on (`display-delay`, NVIDIA's advice for
+//! throughput); on live input it shows each picture as soon as it is
+//! decoded, adding no latency.
+//!
+//! It hands on CUDA memory in a pipeline that was given its CUDA context
+//! before it started (`run`'s, which wants device frames) and whose next
+//! element takes it, or where the next element takes nothing else;
+//! elsewhere (decodebin before a converter, in the library's own decoding
+//! pipelines) system memory.
 
 use std::sync::{Mutex, OnceLock};
 
@@ -41,16 +47,13 @@ glib::wrapper! {
         @extends gst_video::VideoDecoder, gst::Element, gst::Object;
 }
 
-/// Registers the decoder for `run` where asked for (`SEAMSTREAM_NVDEC=1`)
-/// and NVIDIA's decoder library and GStreamer's CUDA library are there;
-/// whether it is registered. Its rank is then above GStreamer's NVIDIA
-/// decoders (`PRIMARY + 1`), so decodebin takes it first.
-///
-/// Not yet the default: on the GPU host its frames equal `nvh264dec`'s in
-/// explicit pipelines, but three GPU tests of decodebin's pipelines failed
-/// with it autoplugged (see bench/results/nvdec.md).
+/// Registers the decoder for `run`, unless turned off (`SEAMSTREAM_NVDEC=0`,
+/// which leaves decoding to GStreamer's NVIDIA decoders), where NVIDIA's
+/// decoder library and GStreamer's CUDA library are there; whether it is
+/// registered. Its rank is then above GStreamer's NVIDIA decoders
+/// (`PRIMARY + 2`), so decodebin takes it first.
 pub fn register() -> bool {
-    std::env::var("SEAMSTREAM_NVDEC").is_ok_and(|v| v == "1")
+    std::env::var("SEAMSTREAM_NVDEC").map_or(true, |v| v != "0")
         && register_with(gst::Rank::PRIMARY + 2)
 }
 
@@ -69,6 +72,11 @@ pub fn register_with(rank: gst::Rank) -> bool {
     })
 }
 
+/// Pictures held before the first is shown on input that is not live.
+const DEFAULT_DISPLAY_DELAY: u32 = 4;
+/// The most the property takes.
+const MAX_DISPLAY_DELAY: u32 = 8;
+
 mod imp {
     use super::*;
 
@@ -79,7 +87,6 @@ mod imp {
         pool: Option<gst::BufferPool>,
     }
 
-    #[derive(Default)]
     pub struct NvDec {
         slot: ContextSlot,
         /// Whether the pipeline gave its CUDA context before the start
@@ -91,6 +98,22 @@ mod imp {
             Option<gst_video::VideoCodecState<'static, gst_video::video_codec_state::Readable>>,
         >,
         output: Mutex<Option<Output>>,
+        /// The `display-delay` property: -1 for the default.
+        display_delay: std::sync::atomic::AtomicI32,
+    }
+
+    impl Default for NvDec {
+        fn default() -> Self {
+            NvDec {
+                slot: ContextSlot::default(),
+                context_given: Default::default(),
+                codec: Mutex::new(None),
+                decoder: Mutex::new(None),
+                input: Mutex::new(None),
+                output: Mutex::new(None),
+                display_delay: std::sync::atomic::AtomicI32::new(-1),
+            }
+        }
     }
 
     #[glib::object_subclass]
@@ -104,6 +127,44 @@ mod imp {
         fn constructed(&self) {
             self.parent_constructed();
             self.obj().set_packetized(true);
+        }
+
+        fn properties() -> &'static [glib::ParamSpec] {
+            static P: OnceLock<Vec<glib::ParamSpec>> = OnceLock::new();
+            P.get_or_init(|| {
+                vec![
+                    glib::ParamSpecInt::builder("display-delay")
+                        .nick("Display delay")
+                        .blurb(
+                            "Decoded pictures held before the first is handed on: more lets the \
+                         hardware run ahead (throughput), 0 adds no latency; -1: 0 on live \
+                         input, else 4 (or SEAMSTREAM_NVDEC_DELAY)",
+                        )
+                        .minimum(-1)
+                        .maximum(MAX_DISPLAY_DELAY as i32)
+                        .default_value(-1)
+                        .mutable_ready()
+                        .build(),
+                ]
+            })
+        }
+
+        fn set_property(&self, _id: usize, value: &glib::Value, pspec: &glib::ParamSpec) {
+            if pspec.name() == "display-delay" {
+                let v = value.get::<i32>().unwrap_or(-1);
+                self.display_delay
+                    .store(v, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+
+        fn property(&self, _id: usize, pspec: &glib::ParamSpec) -> glib::Value {
+            match pspec.name() {
+                "display-delay" => self
+                    .display_delay
+                    .load(std::sync::atomic::Ordering::Relaxed)
+                    .to_value(),
+                _ => unimplemented!("no property {}", pspec.name()),
+            }
         }
     }
 
@@ -204,11 +265,34 @@ mod imp {
                 .slot
                 .gpu()
                 .map_err(|e| self.fail("no CUDA context for the decoder", e))?;
+            let delay = self.display_delay();
+            gst::debug!(gst::CAT_RUST, imp = self, "display delay {delay}");
             *decoder = Some(
-                NvDecoder::new(&gpu, codec)
+                NvDecoder::new(&gpu, codec, delay)
                     .map_err(|e| self.fail(&format!("cannot decode {}", codec.name()), e))?,
             );
             Ok(())
+        }
+
+        /// The display delay for the stream about to be decoded: the
+        /// property's, or 0 where upstream is live (no latency added), else
+        /// [`DEFAULT_DISPLAY_DELAY`] (`SEAMSTREAM_NVDEC_DELAY` overrides it,
+        /// for benchmarks of `run`, whose decoder is chosen by decodebin).
+        fn display_delay(&self) -> u32 {
+            let set = self
+                .display_delay
+                .load(std::sync::atomic::Ordering::Relaxed);
+            if let Ok(set) = u32::try_from(set) {
+                return set;
+            }
+            let mut q = gst::query::Latency::new();
+            if self.obj().sink_pad().peer_query(&mut q) && q.result().0 {
+                return 0;
+            }
+            std::env::var("SEAMSTREAM_NVDEC_DELAY")
+                .ok()
+                .and_then(|v| v.parse::<u32>().ok())
+                .map_or(DEFAULT_DISPLAY_DELAY, |v| v.min(MAX_DISPLAY_DELAY))
         }
 
         /// Negotiates the output for a `width`×`height` picture, in CUDA
@@ -222,23 +306,28 @@ mod imp {
             }
             let obj = self.obj();
             // CUDA memory where the pipeline gave its context and the caps
-            // allowed downstream name it, as NVIDIA's own decoders choose;
-            // system memory where they are unknown (no peer yet) or ANY, or
-            // where CUDA memory is refused.
+            // allowed downstream name it, as NVIDIA's own decoders choose,
+            // or where downstream takes nothing else; system memory where
+            // they are unknown (no peer yet) or ANY. Each falls back on the
+            // other where it is refused.
             let allowed = obj.src_pad().allowed_caps();
             let given = self
                 .context_given
                 .load(std::sync::atomic::Ordering::Relaxed);
-            let cuda = given
-                && allowed.as_ref().is_some_and(|c| {
-                    !c.is_any()
+            let (names_cuda, only_cuda) = match allowed.as_ref().filter(|c| !c.is_any()) {
+                Some(c) => (
+                    c.iter_with_features()
+                        .any(|(_, f)| f.contains(gcuda::CAPS_FEATURE)),
+                    !c.is_empty()
                         && c.iter_with_features()
-                            .any(|(_, f)| f.contains(gcuda::CAPS_FEATURE))
-                });
-            // Where CUDA memory is refused after all, system memory.
-            let ((info, caps), cuda) = match cuda.then(|| self.negotiate_as(width, height, true)) {
-                Some(Ok(negotiated)) => (negotiated, true),
-                _ => (self.negotiate_as(width, height, false)?, false),
+                            .all(|(_, f)| f.contains(gcuda::CAPS_FEATURE)),
+                ),
+                None => (false, false),
+            };
+            let first = (given && names_cuda) || only_cuda;
+            let ((info, caps), cuda) = match self.negotiate_as(width, height, first) {
+                Ok(negotiated) => (negotiated, first),
+                Err(_) => (self.negotiate_as(width, height, !first)?, !first),
             };
             let pool = if cuda {
                 let pool = self

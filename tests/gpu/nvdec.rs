@@ -71,8 +71,8 @@ fn frames(line: &str) -> (Vec<(Option<gst::ClockTime>, u64)>, String) {
 }
 
 /// Decodes `source` (up to the parsed stream) with both decoders, into
-/// system memory and (ours) into CUDA memory downloaded after, and checks
-/// every frame is the same.
+/// system memory and (ours) into CUDA memory downloaded after, and ours with
+/// no display delay, and checks every frame is the same.
 fn same_frames(source: &str, what: &str) {
     let nv12 = "video/x-raw,format=NV12 ! appsink name=out sync=false";
     let (theirs, _) = frames(&format!("{source} ! nvh264dec ! cudadownload ! {nv12}"));
@@ -90,6 +90,11 @@ fn same_frames(source: &str, what: &str) {
         );
     }
     assert_eq!(ours_cuda, ours, "{what}: through CUDA memory");
+    // Held for display (the default on a file) or shown at once (live).
+    let (at_once, _) = frames(&format!(
+        "{source} ! seamstreamnvdec display-delay=0 ! {nv12}"
+    ));
+    assert_eq!(at_once, ours, "{what}: with no display delay");
 }
 
 #[test]
@@ -144,27 +149,31 @@ fn b_frames_and_a_cropped_size_decode_as_with_nvidias_plugin() {
     let _ = std::fs::remove_file(&file);
 }
 
-/// `run` with seamstream's decoder asked for (`SEAMSTREAM_NVDEC=1`) against
-/// `run` as it is by default (GStreamer's NVIDIA decoder): the same bytes
+/// `run` with seamstream's decoder (the default) against `run` with
+/// GStreamer's NVIDIA decoder (`SEAMSTREAM_NVDEC=0`): the same bytes
 /// out, into a file and from a reframing that decodes the clip ahead
 /// through the library's own pipelines; into null the frames come in CUDA
 /// memory; the summary names the decoder.
 #[test]
-fn run_with_our_decoder_gives_the_default_runs_bytes() {
+fn run_with_our_decoder_gives_nvidias_plugins_bytes() {
     if !both_decoders("run with seamstream's NVIDIA decoder") {
         return;
     }
     let clip = crate::common::data::CLIPS.file("dog-walk-720p.mp4");
     let ours = [("SEAMSTREAM_NVDEC", "1")];
-    let json = crate::memory::run(&clip, "null", "gaussian:sigma=2", "cuda", &ours);
-    assert_eq!(crate::memory::field(&json, "memory_in"), "cuda", "{json}");
-    assert_eq!(crate::memory::field(&json, "frames_out"), "289", "{json}");
-    assert!(json.contains("decoded by seamstreamnvdec"), "{json}");
+    let theirs = [("SEAMSTREAM_NVDEC", "0")];
+    for (env, decoder) in [(&ours, "seamstreamnvdec"), (&theirs, "nvh264dec")] {
+        let json = crate::memory::run(&clip, "null", "gaussian:sigma=2", "cuda", env);
+        assert_eq!(crate::memory::field(&json, "memory_in"), "cuda", "{json}");
+        assert_eq!(crate::memory::field(&json, "frames_out"), "289", "{json}");
+        assert!(json.contains(&format!("decoded by {decoder}")), "{json}");
+    }
     let dir = std::env::temp_dir().join(format!("seamstream-nvdec-run-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    for op in ["retarget:width=75%", "reframe:aspect=9:16"] {
+    // (1:1 gives 720x720, a size .y4m takes.)
+    for op in ["retarget:width=75%", "reframe:aspect=1:1"] {
         let mut outs = Vec::new();
-        for (name, env) in [("ours", &ours[..]), ("default", &[][..])] {
+        for (name, env) in [("ours", &ours), ("theirs", &theirs)] {
             let file = dir.join(format!("{name}.y4m"));
             let json = crate::memory::run(&clip, file.to_str().unwrap(), op, "cuda", env);
             assert_eq!(

@@ -343,6 +343,8 @@ struct Shared {
     format: Option<Format>,
     out: Option<Show>,
     error: Option<Error>,
+    /// The parser's display delay, in pictures (held in decode surfaces).
+    display_delay: u32,
 }
 
 /// NVDEC on a GPU for one stream.
@@ -358,7 +360,14 @@ unsafe impl Send for NvDecoder {}
 impl NvDecoder {
     /// A decoder for `codec` on `gpu` (its context); an error says why there
     /// is none (the library missing, the codec not decodable there).
-    pub fn new(gpu: &Gpu, codec: Codec) -> Result<NvDecoder> {
+    ///
+    /// `display_delay` is how many decoded pictures the parser may hold
+    /// before showing the first of them: 0 shows each picture as soon as it
+    /// is decoded (live input: no added latency, but the hardware waits for
+    /// each picture to be taken before the next one is sent), and 2–4 let
+    /// the next pictures decode while one is being copied (NVIDIA's advice
+    /// for throughput).
+    pub fn new(gpu: &Gpu, codec: Codec, display_delay: u32) -> Result<NvDecoder> {
         let api = api().map_err(|e| Error::Unsupported(e.to_string()))?;
         let mut shared = Box::new(Shared {
             gpu: gpu.clone(),
@@ -368,6 +377,7 @@ impl NvDecoder {
             format: None,
             out: None,
             error: None,
+            display_delay,
         });
         let mut params = ParserParams {
             codec_type: codec.id(),
@@ -375,7 +385,7 @@ impl NvDecoder {
             max_num_decode_surfaces: 1,
             clock_rate: 0,
             error_threshold: 0,
-            max_display_delay: 0,
+            max_display_delay: display_delay,
             bits: 0,
             reserved1: [0; 4],
             user_data: &mut *shared as *mut Shared as *mut c_void,
@@ -523,7 +533,10 @@ unsafe extern "C" fn on_sequence(user: *mut c_void, format: *mut VideoFormat) ->
         }
         // NV12 takes even sizes; an odd edge is cut.
         let (width, height) = (width & !1, height & !1);
-        let surfaces = f.min_num_decode_surfaces.max(1) as c_uint + 4;
+        // The pictures held for display take surfaces beyond the stream's
+        // own references (the decoder takes at most 32).
+        let least = f.min_num_decode_surfaces.max(1) as c_uint;
+        let surfaces = (least + 4 + shared.display_delay).min(least.max(32));
         let progressive = f.progressive_sequence != 0;
         let geometry = (
             f.coded_width,
