@@ -71,6 +71,14 @@ const CUT_WIDTH: usize = 320;
 /// How long a decode for the cut search may stay silent.
 const STALL: Duration = Duration::from_secs(30);
 
+/// The most pixels a split job's cut search decodes on the CPU (about 500
+/// frames of 1080p) rather than on a hardware decoder. On the GPU host,
+/// with two workers starting at once, NVIDIA's decoder gave its first frame
+/// 1.0–1.2 s into the search and took 1.5–1.9 s for 176 frames of 1080p
+/// (`bench/results/multi-gpu.md`); `avdec_h264` took 0.49 s for the same
+/// frames on two cores of the build machine.
+const CPU_SEARCH_PIXELS: u64 = 1 << 30;
+
 /// The frames one part of a split job takes, by presentation time.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Span {
@@ -308,7 +316,12 @@ impl Span {
                 .filter(|&i| i > 0 && i < count && snap > 0)
                 .map(ideal)
                 .collect();
-            let (found, mut search) = find_cuts(path, &pts, &bounds, snap)?;
+            let size = stream.caps.as_ref().and_then(|c| {
+                let s = c.structure(0)?;
+                Some(s.get::<i32>("width").ok()? as u64 * s.get::<i32>("height").ok()? as u64)
+            });
+            let (found, mut search) =
+                find_cuts(path, &pts, &keyframes, &bounds, snap, size.unwrap_or(0))?;
             cuts = found;
             search.time = started.elapsed() - counting;
             (snap, Some(search))
@@ -420,12 +433,15 @@ fn frames_a_second(pts: &[gst::ClockTime]) -> u64 {
 /// The scene cuts within `snap` frames of each frame of `bounds` (in
 /// order, further apart than twice `snap`): frames whose luma differs from
 /// the frame before by more than fast retargeting's cut level, the global
-/// shift taken out.
+/// shift taken out. `keyframes` (frame numbers, in order) and `pixels` (a
+/// frame's, 0 where unknown) say how much decoding that takes.
 fn find_cuts(
     path: &Path,
     pts: &[gst::ClockTime],
+    keyframes: &[u64],
     bounds: &[u64],
     snap: u64,
+    pixels: u64,
 ) -> Result<(Vec<u64>, CutSearch)> {
     let windows: Vec<(usize, usize)> = bounds
         .iter()
@@ -440,7 +456,14 @@ fn find_cuts(
     let times: Vec<_> = windows.iter().map(|&(a, b)| (pts[a], pts[b])).collect();
     let index = |p: gst::ClockTime| pts.binary_search(&p).ok().map(|i| i as u64);
     let mut cuts = Vec::new();
-    let (decoded, search) = decode_luma(path, &times)?;
+    let frames = frames_to_decode(&windows, keyframes);
+    // SEAMSTREAM_CUT_SEARCH=cpu or =hardware decides it (for benchmarks).
+    let on_cpu = match std::env::var("SEAMSTREAM_CUT_SEARCH").as_deref() {
+        Ok("cpu") => true,
+        Ok("hardware") => false,
+        _ => pixels > 0 && frames.saturating_mul(pixels) <= CPU_SEARCH_PIXELS,
+    };
+    let (decoded, search) = decode_luma(path, &times, on_cpu)?;
     for ((first, _), lumas) in windows.iter().zip(decoded) {
         for w in lumas.windows(2) {
             let (Some(a), Some(b)) = (index(w[0].0), index(w[1].0)) else {
@@ -468,10 +491,12 @@ type Lumas = Vec<(gst::ClockTime, Plane<u8>)>;
 /// For each window of `windows` (in order), the frames stamped from its
 /// start to its end (inclusive) of the file's video, as small luma planes
 /// with their times: one decoder, seeking from window to window (a
-/// decoder's start costs more than its seek, NVDEC's most).
+/// decoder's start costs more than its seek, NVDEC's most). `on_cpu` keeps
+/// hardware decoders out where a software one takes the stream.
 fn decode_luma(
     path: &Path,
     windows: &[(gst::ClockTime, gst::ClockTime)],
+    on_cpu: bool,
 ) -> Result<(Vec<Lumas>, CutSearch)> {
     let started = Instant::now();
     let mut search = CutSearch::default();
@@ -502,6 +527,9 @@ fn decode_luma(
         )
         .build()
         .map_err(|_| Error::Pipeline("GStreamer has no `uridecodebin` element".into()))?;
+    if on_cpu {
+        skip_hardware_decoders(&decode);
+    }
     let convert = super::element("videoconvert")?;
     // The decoder's own 4:2:0 (whose first plane is the luma), not a
     // conversion: scaling or converting after a GPU decoder makes GStreamer
@@ -584,6 +612,64 @@ fn decode_luma(
     Ok((outcome?, search))
 }
 
+/// Makes `decodebin` (or `uridecodebin`) pass over hardware decoders
+/// wherever a software decoder of primary rank takes the same stream
+/// ([`passed_over`]): for a few hundred frames, a hardware decoder's start
+/// (a CUDA context, the decoder's surfaces, while the run's own GPU start
+/// runs beside it) costs more than decoding them on the CPU with FFmpeg's
+/// threaded decoders (`avdec_*`, primary rank). Lesser software decoders
+/// are slower than that start: `openh264dec` (marginal rank) took 2.0–2.6 s
+/// for the 176 frames NVIDIA's decoder took 1.5 s for, on the GPU host.
+fn skip_hardware_decoders(decodebin: &gst::Element) {
+    // The signal is answered with GST_AUTOPLUG_SELECT_TRY (0) or _SKIP (2).
+    let answer = |skip: bool| {
+        gst::glib::Type::from_name("GstAutoplugSelectResult")
+            .and_then(gst::glib::EnumClass::with_type)
+            .and_then(|class| class.to_value(if skip { 2 } else { 0 }))
+    };
+    if answer(false).is_none() {
+        return;
+    }
+    decodebin.connect("autoplug-select", false, move |args| {
+        let caps = args.get(2).and_then(|a| a.get::<gst::Caps>().ok());
+        let factory = args
+            .get(3)
+            .and_then(|a| a.get::<gst::ElementFactory>().ok());
+        answer(caps.zip(factory).is_some_and(|(c, f)| passed_over(&f, &c)))
+    });
+}
+
+/// Whether `factory` is a hardware decoder and a software decoder of
+/// primary rank takes `caps` too.
+fn passed_over(factory: &gst::ElementFactory, caps: &gst::Caps) -> bool {
+    let hardware = |f: &gst::ElementFactory| {
+        f.metadata(gst::ELEMENT_METADATA_KLASS)
+            .is_some_and(|k| k.contains("Decoder") && k.contains("Hardware"))
+    };
+    hardware(factory)
+        && gst::ElementFactory::factories_with_type(
+            gst::ElementFactoryType::DECODER | gst::ElementFactoryType::MEDIA_VIDEO,
+            gst::Rank::PRIMARY,
+        )
+        .into_iter()
+        .any(|f| !hardware(&f) && f.can_sink_all_caps(caps))
+}
+
+/// Frames decoded to see every window of frames `(first, last)`: each from
+/// the keyframe at or before its first (`keyframes` in order).
+fn frames_to_decode(windows: &[(usize, usize)], keyframes: &[u64]) -> u64 {
+    windows
+        .iter()
+        .map(|&(a, b)| {
+            let key = keyframes[..keyframes.partition_point(|&k| k <= a as u64)]
+                .last()
+                .copied()
+                .unwrap_or(0);
+            (b as u64 + 1).saturating_sub(key)
+        })
+        .sum()
+}
+
 /// The name of the video decoder's factory in `pipe`, if it has one.
 fn video_decoder(pipe: &gst::Pipeline) -> Option<String> {
     pipe.iterate_recurse()
@@ -656,6 +742,113 @@ pub(crate) fn seek_paused(pipe: &gst::Pipeline, to: gst::ClockTime) -> Result<()
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A decoder element that only says what it is (never run): hardware,
+    /// for H.264 and for a codec no software decoder takes.
+    mod fake_hardware {
+        use gstreamer::glib;
+        use gstreamer::subclass::prelude::*;
+
+        glib::wrapper! {
+            pub struct Decoder(ObjectSubclass<imp::Decoder>) @extends gstreamer::Element, gstreamer::Object;
+        }
+
+        mod imp {
+            use super::*;
+
+            #[derive(Default)]
+            pub struct Decoder;
+
+            #[glib::object_subclass]
+            impl ObjectSubclass for Decoder {
+                const NAME: &'static str = "SeamstreamTestHardwareDecoder";
+                type Type = super::Decoder;
+                type ParentType = gstreamer::Element;
+            }
+            impl ObjectImpl for Decoder {}
+            impl GstObjectImpl for Decoder {}
+            impl ElementImpl for Decoder {
+                fn metadata() -> Option<&'static gstreamer::subclass::ElementMetadata> {
+                    static M: std::sync::OnceLock<gstreamer::subclass::ElementMetadata> =
+                        std::sync::OnceLock::new();
+                    Some(M.get_or_init(|| {
+                        gstreamer::subclass::ElementMetadata::new(
+                            "test decoder",
+                            "Codec/Decoder/Video/Hardware",
+                            "says it decodes",
+                            "seamstream tests",
+                        )
+                    }))
+                }
+                fn pad_templates() -> &'static [gstreamer::PadTemplate] {
+                    static T: std::sync::OnceLock<Vec<gstreamer::PadTemplate>> =
+                        std::sync::OnceLock::new();
+                    T.get_or_init(|| {
+                        let sink: gstreamer::Caps =
+                            "video/x-h264; video/x-seamstream-test".parse().unwrap();
+                        let src: gstreamer::Caps = "video/x-raw".parse().unwrap();
+                        vec![
+                            gstreamer::PadTemplate::new(
+                                "sink",
+                                gstreamer::PadDirection::Sink,
+                                gstreamer::PadPresence::Always,
+                                &sink,
+                            )
+                            .unwrap(),
+                            gstreamer::PadTemplate::new(
+                                "src",
+                                gstreamer::PadDirection::Src,
+                                gstreamer::PadPresence::Always,
+                                &src,
+                            )
+                            .unwrap(),
+                        ]
+                    })
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_cut_search_passes_over_hardware_decoders_where_software_ones_take_the_stream() {
+        gst::init().unwrap();
+        gst::Element::register(
+            None,
+            "seamstreamtesthwdec",
+            gst::Rank::PRIMARY + 10,
+            fake_hardware::Decoder::static_type(),
+        )
+        .unwrap();
+        let hardware = gst::ElementFactory::find("seamstreamtesthwdec").unwrap();
+        let h264: gst::Caps = "video/x-h264,stream-format=byte-stream,alignment=au"
+            .parse()
+            .unwrap();
+        // avdec_h264 is of primary rank; openh264dec, marginal, is not
+        // enough.
+        let avdec = gst::ElementFactory::find("avdec_h264").is_some();
+        assert_eq!(passed_over(&hardware, &h264), avdec);
+        // No software decoder for it: the hardware one is kept.
+        let own: gst::Caps = "video/x-seamstream-test".parse().unwrap();
+        assert!(!passed_over(&hardware, &own));
+        // A software decoder is never passed over.
+        if let Some(avdec) = gst::ElementFactory::find("avdec_h264") {
+            assert!(!passed_over(&avdec, &h264));
+        }
+    }
+
+    #[test]
+    fn a_window_is_decoded_from_the_keyframe_before_it() {
+        let keyframes = [0, 250, 289, 539];
+        // From 289 to 350, then from 250 (the window starts at 260).
+        assert_eq!(
+            frames_to_decode(&[(300, 350), (260, 270)], &keyframes),
+            62 + 21
+        );
+        // Starting on a keyframe.
+        assert_eq!(frames_to_decode(&[(289, 289)], &keyframes), 1);
+        // None listed: from the first frame.
+        assert_eq!(frames_to_decode(&[(5, 9)], &[]), 10);
+    }
 
     /// A part of frames 10.. after `warmup` warm-up frames, presented at
     /// `times` (ms), without a clock (a variable rate).
