@@ -534,9 +534,16 @@ mod imp {
         }
 
         fn flush(&self) -> bool {
-            // Pictures held for a frame the base class lets go are dropped
-            // with the decoder, which is made again for the next frame.
-            *lock(&self.decoder) = None;
+            // Pictures held for frames the base class lets go are dropped
+            // with the parser; the hardware decoder is kept for the frames
+            // after the seek (a new one costs the driver's start again).
+            let mut decoder = lock(&self.decoder);
+            if let Some(d) = decoder.as_mut()
+                && let Err(e) = d.restart()
+            {
+                gst::warning!(gst::CAT_RUST, imp = self, "decoder restart: {e}");
+                *decoder = None;
+            }
             true
         }
     }

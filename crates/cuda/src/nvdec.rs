@@ -368,7 +368,8 @@ impl NvDecoder {
     /// the next pictures decode while one is being copied (NVIDIA's advice
     /// for throughput).
     pub fn new(gpu: &Gpu, codec: Codec, display_delay: u32) -> Result<NvDecoder> {
-        let api = api().map_err(|e| Error::Unsupported(e.to_string()))?;
+        // The library first: without it, an error that says so.
+        api().map_err(|e| Error::Unsupported(e.to_string()))?;
         let mut shared = Box::new(Shared {
             gpu: gpu.clone(),
             codec,
@@ -379,32 +380,28 @@ impl NvDecoder {
             error: None,
             display_delay,
         });
-        let mut params = ParserParams {
-            codec_type: codec.id(),
-            // Raised by the sequence callback to what the stream needs.
-            max_num_decode_surfaces: 1,
-            clock_rate: 0,
-            error_threshold: 0,
-            max_display_delay: display_delay,
-            bits: 0,
-            reserved1: [0; 4],
-            user_data: &mut *shared as *mut Shared as *mut c_void,
-            sequence: Some(on_sequence),
-            decode: Some(on_decode),
-            display: Some(on_display),
-            operating_point: std::ptr::null_mut(),
-            sei: std::ptr::null_mut(),
-            reserved2: [std::ptr::null_mut(); 5],
-            ext_video_info: std::ptr::null_mut(),
-        };
-        let mut parser = std::ptr::null_mut();
-        // SAFETY: valid parameters; `shared` is boxed, so the pointer the
-        // parser keeps stays valid while the parser lives (dropped first).
-        check(
-            unsafe { (api.create_parser)(&mut parser, &mut params) },
-            "making its parser",
-        )?;
+        let parser = new_parser(&mut shared)?;
         Ok(NvDecoder { parser, shared })
+    }
+
+    /// Starts the stream again (after a seek): the pictures held are
+    /// dropped with the parser, and a new parser takes the next packet,
+    /// while the decoder made for the stream is kept for it (making one
+    /// takes the driver a while; a new sequence of another size makes
+    /// another).
+    pub fn restart(&mut self) -> Result<()> {
+        let api = api().map_err(|e| Error::Unsupported(e.to_string()))?;
+        self.shared
+            .gpu
+            .ctx()
+            .bind_to_thread()
+            .map_err(|e| crate::cuda_err("making the GPU current for the decoder", e))?;
+        // SAFETY: a live parser, destroyed once (replaced below; on an
+        // error the decoder is left without one and dropped by its owner).
+        unsafe { (api.destroy_parser)(self.parser) };
+        self.parser = std::ptr::null_mut();
+        self.parser = new_parser(&mut self.shared)?;
+        Ok(())
     }
 
     /// The stream's format, once its first sequence header has been parsed.
@@ -447,6 +444,11 @@ impl NvDecoder {
         out: &mut dyn FnMut(&Picture) -> Result<()>,
     ) -> Result<()> {
         let api = api().map_err(|e| Error::Unsupported(e.to_string()))?;
+        if self.parser.is_null() {
+            return Err(Error::Device(
+                "NVIDIA's decoder has no parser (its restart failed)".into(),
+            ));
+        }
         self.shared
             .gpu
             .ctx()
@@ -477,12 +479,45 @@ impl Drop for NvDecoder {
         // SAFETY: live handles, destroyed once; the parser first, as it may
         // call back into `shared`.
         unsafe {
-            (api.destroy_parser)(self.parser);
+            if !self.parser.is_null() {
+                (api.destroy_parser)(self.parser);
+            }
             if !self.shared.decoder.is_null() {
                 (api.destroy_decoder)(self.shared.decoder);
             }
         }
     }
+}
+
+/// A parser for `shared`'s codec that calls back into `shared`.
+fn new_parser(shared: &mut Box<Shared>) -> Result<Parser> {
+    let api = api().map_err(|e| Error::Unsupported(e.to_string()))?;
+    let mut params = ParserParams {
+        codec_type: shared.codec.id(),
+        // Raised by the sequence callback to what the stream needs.
+        max_num_decode_surfaces: 1,
+        clock_rate: 0,
+        error_threshold: 0,
+        max_display_delay: shared.display_delay,
+        bits: 0,
+        reserved1: [0; 4],
+        user_data: &mut **shared as *mut Shared as *mut c_void,
+        sequence: Some(on_sequence),
+        decode: Some(on_decode),
+        display: Some(on_display),
+        operating_point: std::ptr::null_mut(),
+        sei: std::ptr::null_mut(),
+        reserved2: [std::ptr::null_mut(); 5],
+        ext_video_info: std::ptr::null_mut(),
+    };
+    let mut parser = std::ptr::null_mut();
+    // SAFETY: valid parameters; `shared` is boxed, so the pointer the
+    // parser keeps stays valid while the parser lives (dropped first).
+    check(
+        unsafe { (api.create_parser)(&mut parser, &mut params) },
+        "making its parser",
+    )?;
+    Ok(parser)
 }
 
 /// Runs a callback's body, keeping its error for `parse` and telling the
