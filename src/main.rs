@@ -127,7 +127,9 @@ Examples:
         fps: Option<String>,
         /// Frames from test: sources and still pictures (PNG, JPEG, …), 0 =
         /// until stopped [default: the pipeline file's, else 300; the
-        /// sample: 90]
+        /// sample: 90]; from a file, a stream or a camera, the most frames
+        /// to take, as ffmpeg's -frames:v (the audio ends with them)
+        /// [default: all]
         #[arg(long)]
         frames: Option<u64>,
         /// Take the input as live (real time, frames dropped when we fall

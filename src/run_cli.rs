@@ -96,21 +96,11 @@ pub(crate) fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
     input.check_available()?;
     let is_sample = input == Input::Sample;
     let test = request.test_settings(&input, live);
-    if let (
-        Some(n),
-        Input::Uri {
-            uri,
-            path,
-            still: false,
-            ..
-        },
-    ) = (a.frames, &input)
+    if let (Some(n), Some(segment)) = (request.frames, a.segment)
+        && !matches!(input, Input::Sample | Input::Test { .. })
     {
-        let name = path
-            .as_ref()
-            .map_or(uri.clone(), |p| p.display().to_string());
-        eprintln!(
-            "note: --frames {n} applies to test: sources and still pictures; {name} is read to its end (Ctrl-C stops it early and still finishes the output)"
+        bail!(
+            "--frames {n} with --segment {segment}: a part of a split job takes the frames its segment says; leave out --frames"
         );
     }
     let mut chain = match request.chain.take() {
@@ -205,6 +195,7 @@ pub(crate) fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
         audio,
         span,
         on_progress: None,
+        frames: request.frames,
     };
     let s = run::run(&opts, chain, stop)?;
     if opts.span.is_some()
@@ -328,6 +319,11 @@ pub(crate) fn run_split(
     let (Some(input), Some(output)) = (a.input, a.output) else {
         bail!("--gpus and --workers split a file: give the input file and the output file");
     };
+    if let Some(n) = a.frames {
+        bail!(
+            "--frames {n} with --gpus or --workers: a split job takes the whole file; for its first {n} frames, leave out --gpus and --workers"
+        );
+    }
     let e = &a.encoder;
     if output == "null"
         && (e.codec.is_some() || e.crf.is_some() || e.bitrate.is_some() || e.preset.is_some())

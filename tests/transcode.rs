@@ -76,6 +76,61 @@ fn audio_is_kept_in_mp4_mkv_and_webm_within_a_frame_of_the_video() {
     }
 }
 
+/// `--frames N` on a file, as ffmpeg's `-frames:v N`: the first N frames,
+/// with the audio that goes with them, cut where the video ends; a count
+/// past the file's end takes it whole; a split job refuses it.
+#[test]
+fn frames_takes_a_files_first_frames_and_their_audio() {
+    let dir = tempdir("frames");
+    let input = dir.join("in.mp4");
+    clip_with_audio(&input, 2);
+    let in_audio = end_of(&media_streams(&input), "audio/").unwrap();
+    let out = dir.join("first.mp4");
+    let o = run(&["run", s(&input), s(&out), "--frames", "20"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let frames = decode(&out);
+    assert_eq!(frames.len(), 20, "{frames:?}");
+    let streams = media_streams(&out);
+    let (video, sound) = (
+        end_of(&streams, "video/").unwrap(),
+        end_of(&streams, "audio/").unwrap(),
+    );
+    assert!(
+        video.abs_diff(20 * FRAME_NS) <= FRAME_NS / 2,
+        "video ends at {video} ns"
+    );
+    // The audio ends with the video: its last packet (23 ms of AAC) starts
+    // before the cut, and none after it.
+    assert!(
+        sound >= video.saturating_sub(23_000_000) && sound <= video + 24_000_000,
+        "audio ends at {sound} ns, the video at {video} ns (the input's audio at {in_audio} ns)"
+    );
+    // More frames than the file has: all of it, the audio whole.
+    let whole = dir.join("whole.mp4");
+    let o = run(&["run", s(&input), s(&whole), "--frames", "1000"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(decode(&whole).len(), 50);
+    let sound = end_of(&media_streams(&whole), "audio/").unwrap();
+    assert!(
+        sound.abs_diff(in_audio) <= FRAME_NS,
+        "{sound} vs {in_audio} ns"
+    );
+    // A split job takes the whole file: --frames is refused, by name.
+    let split = dir.join("split.mp4");
+    let o = run(&[
+        "run",
+        s(&input),
+        s(&split),
+        "--workers",
+        "2",
+        "--frames",
+        "20",
+    ]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--frames 20"), "{}", stderr(&o));
+    assert!(!split.exists());
+}
+
 #[test]
 fn audio_is_carried_when_the_input_shows_its_streams_at_once() {
     // The run's thread is held up (injected) once the input's streaming

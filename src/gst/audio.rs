@@ -37,6 +37,11 @@ pub struct StreamReport {
 struct Stream {
     caps: gst::Caps,
     pending: Vec<gst::Sample>,
+    /// Following the video ([`Bridge::follow_video`]): samples at or past
+    /// the video's time so far, held until it gets there.
+    held: std::collections::VecDeque<gst::Sample>,
+    /// The input's stream has ended (its end goes on once nothing is held).
+    input_ended: bool,
     src: Option<gst_app::AppSrc>,
     ended: bool,
     action: String,
@@ -47,6 +52,64 @@ struct State {
     streams: Vec<Stream>,
     /// Set when the run ends: later samples are dropped.
     closed: bool,
+    /// Following the video: the running time it has reached (`None` before
+    /// its first frame), and where it was cut, if it was.
+    follow: Option<Follow>,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Follow {
+    reached: Option<gst::ClockTime>,
+    cut: Option<gst::ClockTime>,
+}
+
+/// A sample's time (its running time, as [`Bridge::take`] sets it).
+fn sample_time(sample: &gst::Sample) -> Option<gst::ClockTime> {
+    sample.buffer().and_then(|b| b.pts())
+}
+
+impl Stream {
+    /// Passes `sample` on to the output, or keeps it until the output
+    /// exists.
+    fn pass(&mut self, sample: gst::Sample) {
+        match &self.src {
+            // The appsrc queues without bound (compressed audio is small,
+            // and the demuxer interleaves it with the video it waits on).
+            Some(src) => {
+                let _ = src.push_sample(&sample);
+            }
+            None => self.pending.push(sample),
+        }
+    }
+
+    /// Passes on the held samples before `t`; with `cut`, drops the rest
+    /// and ends the stream. A stream whose input has ended ends once
+    /// nothing is held.
+    fn release(&mut self, t: gst::ClockTime, cut: bool) {
+        while let Some(s) = self.held.front() {
+            if sample_time(s).is_some_and(|p| p >= t) {
+                break;
+            }
+            let s = self.held.pop_front().expect("a front sample");
+            self.pass(s);
+        }
+        if cut {
+            self.held.clear();
+        }
+        if cut || (self.input_ended && self.held.is_empty()) {
+            self.end();
+        }
+    }
+
+    fn end(&mut self) {
+        if self.ended {
+            return;
+        }
+        self.ended = true;
+        if let Some(src) = &self.src {
+            let _ = src.end_of_stream();
+        }
+    }
 }
 
 /// The input's audio streams, carried to the output. Cheap to clone.
@@ -102,6 +165,8 @@ impl Bridge {
         s.streams.push(Stream {
             caps,
             pending: Vec::new(),
+            held: Default::default(),
+            input_ended: false,
             src: None,
             ended: false,
             action,
@@ -175,26 +240,89 @@ impl Bridge {
         if s.closed {
             return;
         }
+        let follow = s.follow;
         let Some(st) = s.streams.get_mut(index) else {
             return;
         };
-        match &st.src {
-            // The appsrc queues without bound (compressed audio is small,
-            // and the demuxer interleaves it with the video it waits on).
-            Some(src) => {
-                let _ = src.push_sample(&sample);
+        if st.ended {
+            return;
+        }
+        match (follow, sample_time(&sample)) {
+            // Past the cut: the stream is over.
+            (Some(Follow { cut: Some(c), .. }), Some(t)) if t >= c => st.release(c, true),
+            (Some(Follow { cut: Some(_), .. }), _) => st.pass(sample),
+            // Ahead of the video (or before its first frame): held.
+            (Some(Follow { reached, .. }), t)
+                if !st.held.is_empty() || reached.is_none_or(|r| t.is_none_or(|t| t >= r)) =>
+            {
+                st.held.push_back(sample)
             }
-            None => st.pending.push(sample),
+            _ => st.pass(sample),
         }
     }
 
+    /// The input's stream `index` has ended: so does the output's, once
+    /// what is held for the video has gone on (or been cut).
     fn end(&self, index: usize) {
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(st) = s.streams.get_mut(index) {
-            st.ended = true;
-            if let Some(src) = &st.src {
-                let _ = src.end_of_stream();
+            st.input_ended = true;
+            if st.held.is_empty() {
+                st.end();
             }
+        }
+    }
+
+    /// The video has ended without a cut: what is held goes on, and the
+    /// audio is no longer held.
+    pub fn video_ended(&self) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if s.follow.is_none_or(|f| f.cut.is_some()) {
+            return;
+        }
+        s.follow = None;
+        for st in &mut s.streams {
+            st.release(gst::ClockTime::MAX, false);
+        }
+    }
+
+    /// Makes the audio follow the video: a sample goes on only once the
+    /// video has reached its time ([`Bridge::video_reached`]), so that a
+    /// cut of the video ([`Bridge::cut`]) cuts the audio at the same time.
+    pub fn follow_video(&self) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        s.follow.get_or_insert_with(Follow::default);
+    }
+
+    /// The video has been taken up to running time `t` (a frame's end):
+    /// the audio before it goes on.
+    pub fn video_reached(&self, t: gst::ClockTime) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(f) = s.follow.as_mut() else {
+            return;
+        };
+        if f.cut.is_some() || f.reached.is_some_and(|r| r >= t) {
+            return;
+        }
+        f.reached = Some(t);
+        for st in &mut s.streams {
+            st.release(t, false);
+        }
+    }
+
+    /// The video ends at running time `t`: the audio before it goes on, the
+    /// rest is dropped, and every audio stream ends there (those still
+    /// short of `t` end when their next sample reaches it, or with the
+    /// input).
+    pub fn cut(&self, t: gst::ClockTime) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(f) = s.follow.as_mut() else {
+            return;
+        };
+        f.cut = Some(t);
+        for st in &mut s.streams {
+            let past = st.held.back().and_then(sample_time).is_some_and(|p| p >= t);
+            st.release(t, past);
         }
     }
 

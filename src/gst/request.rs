@@ -192,6 +192,7 @@ impl RunRequest {
             audio: self.audio(),
             span: None,
             on_progress,
+            frames: self.frames,
         };
         let summary = crate::gst::run::run(&opts, chain, stop)?;
         Ok(Ran {

@@ -97,10 +97,15 @@ impl<'a> Intake<'a> {
             (_, Some(c)) => Take::Device(c.clone()),
             (_, None) => Take::Buffer,
         };
+        // With `--frames`, the audio follows the video, to be cut with it.
+        let limit = opts.frame_limit().map(|n| {
+            bridge.follow_video();
+            (n, bridge.clone())
+        });
         connect(
             &appsink,
             (live, take, deinterlaces(cuda)),
-            opts.span.clone(),
+            (opts.span.clone(), limit),
             frames,
             shared.clone(),
         );
@@ -212,13 +217,16 @@ impl<'a> Intake<'a> {
 fn connect(
     appsink: &gst_app::AppSink,
     (live, take, deinterlaced): (bool, Take, bool),
-    span: Option<Span>,
+    (span, limit): (Option<Span>, Option<(u64, Bridge)>),
     (tx, rx_oldest): (&Sender<Msg>, &Receiver<Msg>),
     shared: Arc<Shared>,
 ) {
     let (tx, rx_oldest, eos_tx) = (tx.clone(), rx_oldest.clone(), tx.clone());
     let eos_shared = shared.clone();
+    let eos_bridge = limit.as_ref().map(|(_, b)| b.clone());
     let mut stamper = Stamper::default();
+    // Frames taken, against `limit`.
+    let mut count = 0u64;
     appsink.set_callbacks(
         gst_app::AppSinkCallbacks::builder()
             .new_sample(move |sink| {
@@ -247,6 +255,25 @@ fn connect(
                         return Err(gst::FlowError::Error);
                     }
                     _ => {}
+                }
+                // `--frames`: the next frame ends the video, and the audio
+                // with it, at its time.
+                if let Some((n, bridge)) = &limit {
+                    let time = crate::gst::running_time(&sample, sample.buffer().and_then(|b| b.pts()));
+                    if count >= *n {
+                        if let Some(t) = time {
+                            bridge.cut(t);
+                        }
+                        shared.cut.store(true, Ordering::Relaxed);
+                        shared.closing.store(true, Ordering::Relaxed);
+                        let _ = hand_over_waiting(&tx, Msg::Eos, &shared);
+                        return Err(gst::FlowError::Eos);
+                    }
+                    count += 1;
+                    let duration = sample.buffer().and_then(|b| b.duration());
+                    if let Some(t) = time {
+                        bridge.video_reached(duration.map_or(t, |d| t + d));
+                    }
                 }
                 let start = Instant::now();
                 // The frame's caps are read once, by take_sample; an
@@ -291,6 +318,10 @@ fn connect(
                 }
             })
             .eos(move |_| {
+                // The video ended before `--frames`: the audio is all kept.
+                if let Some(bridge) = &eos_bridge {
+                    bridge.video_ended();
+                }
                 // Never block the streaming thread past the end of the run.
                 let mut msg = Msg::Eos;
                 while let Err(crossbeam_channel::SendTimeoutError::Timeout(m)) =

@@ -89,6 +89,22 @@ pub struct RunOptions {
     /// Told the frames written so far and the expected total, at most ten
     /// times a second and once at the end (the Python package's `progress`).
     pub on_progress: Option<OnProgress>,
+    /// The most video frames to take from an input that is read, not made
+    /// (a file, a stream, a camera), as ffmpeg's `-frames:v`: the run ends
+    /// after them, and the audio with them. `None`: all of them. (Test
+    /// sources, the sample and still pictures make `test.frames` frames.)
+    pub frames: Option<u64>,
+}
+
+impl RunOptions {
+    /// [`RunOptions::frames`] where it applies to the input.
+    pub(super) fn frame_limit(&self) -> Option<u64> {
+        match &self.input {
+            Input::Sample | Input::Test { .. } | Input::Uri { still: true, .. } => None,
+            // 0, as for test sources: all of them.
+            _ => self.frames.filter(|&n| n > 0),
+        }
+    }
 }
 
 /// A caller's progress hook: told (frames done, frames expected).
@@ -185,6 +201,8 @@ struct Shared {
     abort: AtomicBool,
     /// Set on a stop request: the callback takes no more frames.
     closing: AtomicBool,
+    /// Set when the input's video was cut at `--frames`.
+    cut: AtomicBool,
 }
 
 impl Shared {
@@ -314,7 +332,9 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
     let result = deliver(&intake, &frames_tx, &done_rx, &stop, &mut out, &mut summary);
     // Finish the output file whatever happened, so frames already written
     // stay playable; an output that failed itself cannot finish.
-    if result.is_err() || summary.interrupted {
+    // After a cut at `--frames` the audio before the cut has gone on (the
+    // demuxer gives it with or ahead of its video), and it ends there too.
+    if result.is_err() || summary.interrupted || shared.cut.load(Ordering::Relaxed) {
         bridge.close();
     }
     let finish = out.finish(&summary);

@@ -29,12 +29,19 @@ pub(super) fn expected_frames(
         }
         _ => {}
     }
-    let duration = pipe.query_duration::<gst::ClockTime>()?;
-    let fps = crate::gst::usable_rate(info.fps());
-    if fps.numer() <= 0 || fps.denom() <= 0 {
-        return None;
+    let limit = opts.frame_limit();
+    let whole = || {
+        let duration = pipe.query_duration::<gst::ClockTime>()?;
+        let fps = crate::gst::usable_rate(info.fps());
+        if fps.numer() <= 0 || fps.denom() <= 0 {
+            return None;
+        }
+        Some(duration.nseconds() * fps.numer() as u64 / fps.denom() as u64 / 1_000_000_000)
+    };
+    match (whole(), limit) {
+        (Some(w), Some(n)) => Some(w.min(n)),
+        (w, n) => w.or(n),
     }
-    Some(duration.nseconds() * fps.numer() as u64 / fps.denom() as u64 / 1_000_000_000)
 }
 
 /// A progress bar for file jobs (frames, fps, ETA) and a rolling rate for
