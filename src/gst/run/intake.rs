@@ -259,7 +259,8 @@ fn connect(
                 // `--frames`: the next frame ends the video, and the audio
                 // with it, at its time.
                 if let Some((n, bridge)) = &limit {
-                    let time = crate::gst::running_time(&sample, sample.buffer().and_then(|b| b.pts()));
+                    let pts = sample.buffer().and_then(|b| b.pts());
+                    let time = running_time(&sample, pts);
                     if count >= *n {
                         if let Some(t) = time {
                             bridge.cut(t);
