@@ -99,7 +99,9 @@ def run(
     """Runs a whole job as ``seamstream run INPUT OUTPUT --op …`` does: audio
     kept unless ``audio=False``, the encoder as ``codec``/``crf``/
     ``bitrate``/``preset`` say, test sources sized by ``size`` (width,
-    height), ``fps`` and ``frames`` (0: until stopped). ``progress`` is
+    height), ``fps`` and ``frames`` (0: until stopped); from a file, a
+    stream or a camera, ``frames`` is the most frames to take, as ffmpeg's
+    ``-frames:v``, the audio cut with them. ``progress`` is
     called with (frames done, frames expected or None) up to ten times a
     second; an exception it raises, or Ctrl-C, finishes the output so that it
     plays and is raised then. Returns the summary ``run --json`` prints."""
