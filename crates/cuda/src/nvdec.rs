@@ -489,8 +489,9 @@ impl Drop for NvDecoder {
     }
 }
 
-/// A parser for `shared`'s codec that calls back into `shared`.
-fn new_parser(shared: &mut Box<Shared>) -> Result<Parser> {
+/// A parser for `shared`'s codec that calls back into `shared` (boxed by
+/// its owner, so that it stays where the parser points).
+fn new_parser(shared: &mut Shared) -> Result<Parser> {
     let api = api().map_err(|e| Error::Unsupported(e.to_string()))?;
     let mut params = ParserParams {
         codec_type: shared.codec.id(),
@@ -501,7 +502,7 @@ fn new_parser(shared: &mut Box<Shared>) -> Result<Parser> {
         max_display_delay: shared.display_delay,
         bits: 0,
         reserved1: [0; 4],
-        user_data: &mut **shared as *mut Shared as *mut c_void,
+        user_data: shared as *mut Shared as *mut c_void,
         sequence: Some(on_sequence),
         decode: Some(on_decode),
         display: Some(on_display),
@@ -511,8 +512,9 @@ fn new_parser(shared: &mut Box<Shared>) -> Result<Parser> {
         ext_video_info: std::ptr::null_mut(),
     };
     let mut parser = std::ptr::null_mut();
-    // SAFETY: valid parameters; `shared` is boxed, so the pointer the
-    // parser keeps stays valid while the parser lives (dropped first).
+    // SAFETY: valid parameters; the caller's `shared` is boxed, so the
+    // pointer the parser keeps stays valid while the parser lives (dropped
+    // first).
     check(
         unsafe { (api.create_parser)(&mut parser, &mut params) },
         "making its parser",
