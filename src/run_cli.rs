@@ -96,7 +96,7 @@ pub(crate) fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
     input.check_available()?;
     let is_sample = input == Input::Sample;
     let test = request.test_settings(&input, live);
-    if let (Some(n), Some(segment)) = (request.frames, a.segment)
+    if let (Some(n), Some(segment)) = (a.frames, a.segment)
         && !matches!(input, Input::Sample | Input::Test { .. })
     {
         bail!(
@@ -195,7 +195,10 @@ pub(crate) fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
         audio,
         span,
         on_progress: None,
-        frames: request.frames,
+        // The command line's only: a pipeline file's `frames` is for its
+        // test sources and pictures (as its comments say), not a cap on a
+        // file given with -i.
+        frames: a.frames,
     };
     let s = run::run(&opts, chain, stop)?;
     if opts.span.is_some()

@@ -78,7 +78,8 @@ fn audio_is_kept_in_mp4_mkv_and_webm_within_a_frame_of_the_video() {
 
 /// `--frames N` on a file, as ffmpeg's `-frames:v N`: the first N frames,
 /// with the audio that goes with them, cut where the video ends; a count
-/// past the file's end takes it whole; a split job refuses it.
+/// past the file's end takes it whole, as does a pipeline file's `frames`
+/// (its test sources'); a split job refuses it.
 #[test]
 fn frames_takes_a_files_first_frames_and_their_audio() {
     let dir = tempdir("frames");
@@ -115,6 +116,22 @@ fn frames_takes_a_files_first_frames_and_their_audio() {
         sound.abs_diff(in_audio) <= FRAME_NS,
         "{sound} vs {in_audio} ns"
     );
+    // A pipeline file's `frames` is for its test sources and pictures: a
+    // file given with -i is taken whole.
+    let toml = dir.join("job.toml");
+    std::fs::write(&toml, "[input]\nsource = \"sample\"\nframes = 5\n").unwrap();
+    let piped = dir.join("piped.mp4");
+    let o = run(&[
+        "run",
+        "--pipeline",
+        s(&toml),
+        "-i",
+        s(&input),
+        "-o",
+        s(&piped),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(decode(&piped).len(), 50, "{}", stderr(&o));
     // A split job takes the whole file: --frames is refused, by name.
     let split = dir.join("split.mp4");
     let o = run(&[
