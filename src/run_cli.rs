@@ -137,13 +137,13 @@ pub(crate) fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
         .transpose()?;
     if let Some(span) = &mut span {
         // The job as `join` compares its parts: the chain and the encoder.
-        span.tag.job = format!(
+        span.set_job(format!(
             "ops [{}]; pipeline {}; {:?}",
             a.ops.join(" "),
             a.pipeline
                 .map_or("none".into(), |p| p.display().to_string()),
             encoder
-        );
+        ));
     }
     let (backend, note) = placing.join().map_err(|_| {
         anyhow::anyhow!("starting CUDA failed unexpectedly; run with --device cpu")
@@ -201,6 +201,12 @@ pub(crate) fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
         frames: a.frames,
     };
     let s = run::run(&opts, chain, stop)?;
+    if let Some(span) = &opts.span
+        && span.snap > 0
+        && span.segment.count > 1
+    {
+        eprintln!("{}", segment_decided(span));
+    }
     if opts.span.is_some()
         && let Some(t0) = PROCESS_START.get()
     {
@@ -406,34 +412,29 @@ pub(crate) fn plan_segment(
         );
     }
     let span = Span::plan(&path, segment, warmup, chain.remembers())?;
-    let warm = match span.warmup {
+    let warm = match span.warmup() {
         0 => String::new(),
         n => format!(", after {n} warm-up frames"),
     };
-    let start = match (span.range.start, span.at_cut, span.at_keyframe) {
-        (0, _, _) => "",
-        (_, true, _) => ", from a scene cut",
-        (_, false, true) => ", from a keyframe",
+    let start = match (span.planned.start, span.at_keyframe) {
+        (0, _) => "",
+        (_, true) => ", from a keyframe",
         _ => "",
     };
-    let cuts = match &span.cut_search {
-        Some(c) => format!(
-            "cuts looked for in {:.2} s: {} frames decoded by {}, the first after {:.2} s",
-            c.time.as_secs_f64(),
-            c.decoded,
-            if c.decoder.is_empty() {
-                "?"
-            } else {
-                &c.decoder
-            },
-            c.first_frame.as_secs_f64()
-        ),
-        None => "no cut search: the chain has no memory".into(),
+    let cuts = if span.snap > 0 {
+        format!(
+            "a boundary moves to a scene cut within {} frames of it, looked for in the part's own frames",
+            span.snap
+        )
+    } else if chain.remembers() {
+        "the parts are too short for a boundary to move".into()
+    } else {
+        "no cut search: the chain has no memory".into()
     };
     eprintln!(
-        "segment {text}: frames {}..{} of {}{start}{warm} (frames counted in {:.2} s, {cuts})",
-        span.range.start,
-        span.range.end,
+        "segment {text}: frames {}..{} of {}{start}{warm} (frames counted in {:.2} s; {cuts})",
+        span.planned.start,
+        span.planned.end,
         span.total,
         span.counting.as_secs_f64(),
     );
@@ -466,6 +467,27 @@ pub(crate) fn plan_reframe(
     })?;
     bar.finish_and_clear();
     Ok(planned)
+}
+
+/// A part's frames as decided once it ran, where a boundary could move to
+/// a scene cut.
+fn segment_decided(span: &seamstream::gst::parts::Span) -> String {
+    let range = span.range();
+    let moved = match span.at_cut() {
+        (true, true) => ", both boundaries at scene cuts",
+        (true, false) => ", from a scene cut",
+        (false, true) => ", to a scene cut",
+        (false, false) => ", no scene cut near its boundaries",
+    };
+    format!(
+        "segment {}/{}: frames {}..{} of {}{moved}, after {} warm-up frames",
+        span.segment.index,
+        span.segment.count,
+        range.start,
+        range.end,
+        span.total,
+        span.warmup()
+    )
 }
 
 /// The summary's lines on a reframe: where its plan came from, and each

@@ -299,15 +299,30 @@ fn check_parts(
             first.count
         )));
     }
-    for (i, (p, t)) in parts.iter().zip(&tags).enumerate() {
+    // A part ends where the next starts: a boundary near a scene cut moves
+    // to it as the parts run, so the part before it may say the end it
+    // planned, while the part after it says where it started.
+    for (k, &i) in order.iter().enumerate() {
+        let (p, t) = (&parts[i], &tags[i]);
+        let end = order.get(k + 1).map_or(t.total, |&n| tags[n].start);
         let have = streams[i].frames.len() as u64;
-        if have != t.end - t.start {
+        if end <= t.start {
+            return Err(refuse(format!(
+                "`{}` (part {}/{}) starts at frame {}, and the next part at frame {end}: the parts overlap; make them again with one `seamstream run IN PART --segment K/{}` each",
+                p.display(),
+                t.index,
+                t.count,
+                t.start,
+                t.count
+            )));
+        }
+        if have != end - t.start {
             return Err(refuse(format!(
                 "`{}` (part {}/{}) holds {have} of its {} frames: it is incomplete; make it again with `seamstream run IN PART --segment {}/{}`",
                 p.display(),
                 t.index,
                 t.count,
-                t.end - t.start,
+                end - t.start,
                 t.index,
                 t.count
             )));

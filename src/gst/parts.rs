@@ -6,10 +6,15 @@
 //! plan: the coded frames are counted by [`probe`](super::probe) (a plain
 //! MP4 from its index), the N ranges are equal ([`crate::split::plan`]),
 //! and a boundary moves. For a chain that remembers earlier frames it moves
-//! to a scene cut within a second of it, where the chain's memory resets:
-//! cuts are looked for only around the two boundaries of the part (a few
-//! seconds decoded small), with the same measure as fast retargeting's
-//! shot detection. For a chain without memory, where a part starts changes
+//! to a scene cut within a second of it, where the chain's memory resets,
+//! with the same measure as fast retargeting's shot detection: the part
+//! looks for it in its own decoded frames ([`Held`]), which pass the
+//! boundary's window anyway (the part before ends there; the part after
+//! warms up through it), holding the window's frames back until its last
+//! is seen; both parts see the same frames and decide the same. Nothing is
+//! decoded twice, and no second decoder starts (on the GPU host a search
+//! by a decoder of its own cost a worker 1.4–1.9 s before its first frame).
+//! For a chain without memory, where a part starts changes
 //! nothing in its frames: it moves to a keyframe within five seconds, so
 //! that the part's decoding starts right at its first frame, and nothing is
 //! decoded to plan it. Either snap is at most a quarter of a part, so no
@@ -35,10 +40,10 @@
 
 use std::ops::Range;
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use gstreamer as gst;
-use gstreamer_app as gst_app;
 use gstreamer_video::prelude::*;
 
 use super::probe::{self, VideoStream};
@@ -64,40 +69,42 @@ const SNAP_SECONDS: u64 = 1;
 /// default is 250 frames, 10 s at 25 fps).
 const KEYFRAME_SNAP_SECONDS: u64 = 5;
 
-/// The largest width the cut search compares at: the decoded luma is
+/// The largest width a boundary's cut is looked for at: the decoded luma is
 /// subsampled to it (the measure is a mean over a grid anyway).
 const CUT_WIDTH: usize = 320;
 
-/// How long a decode for the cut search may stay silent.
+/// How long the input may take to preroll before a part's seek.
 const STALL: Duration = Duration::from_secs(30);
 
-/// The most pixels a split job's cut search decodes on the CPU (about 500
-/// frames of 1080p) rather than on a hardware decoder. On the GPU host,
-/// with two workers starting at once, NVIDIA's decoder gave its first frame
-/// 1.0–1.2 s into the search and took 1.5–1.9 s for 176 frames of 1080p
-/// (`bench/results/multi-gpu.md`); `avdec_h264` took 0.49 s for the same
-/// frames on two cores of the build machine.
-const CPU_SEARCH_PIXELS: u64 = 1 << 30;
+/// The most bytes a part holds back while it looks for a scene cut near a
+/// boundary (the window's decoded frames, 4:2:0): this caps the snap of
+/// large frames (4K at 60 fps would hold 122 frames of 12 MB otherwise).
+const HOLD_BYTES: u64 = 1 << 30;
 
 /// The frames one part of a split job takes, by presentation time.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Span {
     pub segment: Segment,
-    /// The part's frames, counted in presentation order over the whole file.
-    pub range: Range<u64>,
+    /// The part's frames as planned, counted in presentation order over
+    /// the whole file: the even split, moved to keyframes for a chain
+    /// without memory. A boundary with a window moves to the scene cut found
+    /// there as the part is decoded: [`Span::range`] says where it is.
+    pub planned: Range<u64>,
     /// Frames in the whole file.
     pub total: u64,
-    /// Frames before the part that the chain runs on first.
-    pub warmup: u64,
-    /// Whether the part starts at a detected scene cut (or the file's start).
-    pub at_cut: bool,
     /// Whether the part starts at a keyframe, where its decoding starts.
     pub at_keyframe: bool,
-    /// How long the planning took: counting the file's frames, and looking
-    /// for cuts near the part's boundaries (`None`: not looked for, the
-    /// chain has no memory).
+    /// How long counting the file's frames took.
     pub counting: Duration,
-    pub cut_search: Option<CutSearch>,
+    /// How far a boundary may move to a scene cut, in frames (0: it stays;
+    /// a chain without memory).
+    pub snap: u64,
+    /// The part's boundaries that may still move to a scene cut, in order:
+    /// the frames around each, held back until the last is seen.
+    windows: Vec<Window>,
+    /// The part's frames as decided so far (shared by the clones: the
+    /// intake decides, the output tags the part and checks it).
+    decided: Decided,
     /// The clock the part's frames are stamped on: the caps' rate (`None`
     /// where they say 0/1: each frame keeps its own time).
     pub clock: Option<FrameClock>,
@@ -106,11 +113,51 @@ pub struct Span {
     /// a rate from the stream may give each part another, and `join` takes
     /// only parts of one rate.
     pub rate: gst::Fraction,
-    /// Who the part is, written into its container's tags for `join`.
-    pub tag: PartTag,
-    /// Presentation times from the first warm-up frame on: the warm-up
-    /// frames, the part's, then the next part's first frame if there is one.
+    /// Who the part is, written into its container's tags for `join` (its
+    /// frames as planned; [`Span::tag`] gives them as decided).
+    tag: PartTag,
+    /// The file's number of the first frame decoded (the first warm-up
+    /// frame, or the first of a window before the part).
+    first: u64,
+    /// Presentation times from frame `first` on: the warm-up frames, the
+    /// part's, and those after it up to the end of its last window (or the
+    /// next part's first frame).
     pts: Vec<gst::ClockTime>,
+}
+
+/// The frames `first..=last` of the file, around the boundary that starts
+/// part `boundary` of the job: a scene cut among them moves it.
+#[derive(Clone, Debug, PartialEq)]
+struct Window {
+    first: u64,
+    last: u64,
+    boundary: u32,
+}
+
+/// A part's frames as decided, shared by the clones of its [`Span`].
+#[derive(Clone, Debug, Default)]
+struct Decided(Arc<Mutex<Range<u64>>>);
+
+impl Decided {
+    fn get(&self) -> Range<u64> {
+        self.0
+            .lock()
+            .map(|r| r.clone())
+            .unwrap_or_else(|e| e.into_inner().clone())
+    }
+
+    fn set(&self, range: Range<u64>) {
+        match self.0.lock() {
+            Ok(mut r) => *r = range,
+            Err(e) => *e.into_inner() = range,
+        }
+    }
+}
+
+impl PartialEq for Decided {
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get()
+    }
 }
 
 /// A source file as the parts remember it: its size and modification time
@@ -144,6 +191,9 @@ pub struct PartTag {
     pub index: u32,
     pub count: u32,
     pub start: u64,
+    /// The end as planned when the part's output opened: a boundary may
+    /// still move to a scene cut found as the part runs, so `join` ends a
+    /// part where the next one starts.
     pub end: u64,
     pub total: u64,
     pub source: SourceId,
@@ -178,19 +228,6 @@ impl PartTag {
             .rev()
             .find_map(|c| Self::from_comment(c))
     }
-}
-
-/// What the search for scene cuts near a part's boundaries cost.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct CutSearch {
-    /// The whole search.
-    pub time: Duration,
-    /// Frames decoded (from the keyframe before each window to its end).
-    pub decoded: u64,
-    /// From the start to the first decoded frame.
-    pub first_frame: Duration,
-    /// The decoder the search used (its factory's name).
-    pub decoder: String,
 }
 
 /// The share of a file's frame intervals that must be one frame of its
@@ -304,40 +341,54 @@ impl Span {
         // rate, else from the median interval (which a gap does not move).
         let per_second = clock.map_or_else(|| frames_a_second(&pts), FrameClock::per_second);
         let warmup = warmup.unwrap_or(DEFAULT_WARMUP_SECONDS * per_second);
-        let ideal = |i: u64| (i * total + count / 2) / count;
         let keyframes: Vec<u64> = (0..total)
             .filter(|&i| stream.frames[i as usize].keyframe)
             .collect();
-        let mut cuts = Vec::new();
-        let (snap, cut_search) = if remembers {
-            let snap = (SNAP_SECONDS * per_second).min(total / count / 4);
-            let bounds: Vec<u64> = [segment.index as u64, segment.index as u64 + 1]
-                .into_iter()
-                .filter(|&i| i > 0 && i < count && snap > 0)
-                .map(ideal)
-                .collect();
-            let size = stream.caps.as_ref().and_then(|c| {
+        let quarter = total / count / 4;
+        let (range, snap, windows) = if remembers {
+            // Every part plans the same snap: from the file alone.
+            let bytes = stream.caps.as_ref().and_then(|c| {
                 let s = c.structure(0)?;
-                Some(s.get::<i32>("width").ok()? as u64 * s.get::<i32>("height").ok()? as u64)
+                let (w, h) = (s.get::<i32>("width").ok()?, s.get::<i32>("height").ok()?);
+                Some((w.max(1) as u64 * h.max(1) as u64 * 3).div_ceil(2))
             });
-            let (found, mut search) =
-                find_cuts(path, &pts, &keyframes, &bounds, snap, size.unwrap_or(0))?;
-            cuts = found;
-            search.time = started.elapsed() - counting;
-            (snap, Some(search))
+            let held = bytes.map_or(u64::MAX, |b| (HOLD_BYTES / b).saturating_sub(2) / 2);
+            let snap = (SNAP_SECONDS * per_second).min(quarter).min(held);
+            let range = segment.frames(&plan(total, segment.count, &[], snap)?);
+            let windows = [segment.index, segment.index + 1]
+                .into_iter()
+                .filter(|&k| k > 0 && k < segment.count && snap > 0)
+                .map(|k| {
+                    let at = if k == segment.index {
+                        range.start
+                    } else {
+                        range.end
+                    };
+                    Window {
+                        first: at.saturating_sub(snap + 1),
+                        last: (at + snap).min(total - 1),
+                        boundary: k,
+                    }
+                })
+                .collect::<Vec<_>>();
+            (range, snap, windows)
         } else {
-            let snap = (KEYFRAME_SNAP_SECONDS * per_second).min(total / count / 4);
-            (snap, None)
+            let snap = (KEYFRAME_SNAP_SECONDS * per_second).min(quarter);
+            let range = segment.frames(&plan(total, segment.count, &keyframes, snap)?);
+            (range, 0, Vec::new())
         };
-        let candidates = if remembers { &cuts } else { &keyframes };
-        let range = segment.frames(&plan(total, segment.count, candidates, snap)?);
-        let warmup = if remembers {
-            warmup.min(range.start)
-        } else {
-            0
+        // The warm-up reaches back from the start's window (the earliest
+        // the part may start), or from the part's start.
+        let first = match windows.first() {
+            Some(w) if w.boundary == segment.index => w.first.saturating_sub(warmup),
+            _ if remembers => range.start.saturating_sub(warmup),
+            _ => range.start,
         };
-        let from = (range.start - warmup) as usize;
-        let to = (range.end as usize + 1).min(pts.len());
+        let last = windows
+            .iter()
+            .find(|w| w.boundary == segment.index + 1)
+            .map_or(range.end, |w| w.last + 1);
+        let to = (last as usize + 1).min(pts.len());
         let tag = PartTag {
             index: segment.index,
             count: segment.count,
@@ -350,22 +401,56 @@ impl Span {
         Ok(Span {
             tag,
             segment,
-            at_cut: range.start == 0 || cuts.contains(&range.start),
             at_keyframe: keyframes.binary_search(&range.start).is_ok(),
             counting,
-            cut_search,
-            range,
+            snap,
+            windows,
+            decided: Decided(Arc::new(Mutex::new(range.clone()))),
+            planned: range,
             total,
-            warmup,
             clock,
             rate: stream.frame_rate.unwrap_or(gst::Fraction::new(0, 1)),
-            pts: pts[from..to].to_vec(),
+            first,
+            pts: pts[first as usize..to].to_vec(),
         })
     }
 
-    /// The part's frame count.
+    /// The part's frames as decided so far: as planned, with each boundary
+    /// whose window has been seen at its scene cut.
+    pub fn range(&self) -> Range<u64> {
+        self.decided.get()
+    }
+
+    /// The part's frame count (as decided so far).
     pub fn frames(&self) -> u64 {
-        self.range.end - self.range.start
+        let r = self.range();
+        r.end - r.start
+    }
+
+    /// Frames through the chain before the part (as decided so far).
+    pub fn warmup(&self) -> u64 {
+        self.range().start - self.first
+    }
+
+    /// Whether a boundary moved to a scene cut.
+    pub fn at_cut(&self) -> (bool, bool) {
+        let (planned, now) = (&self.planned, self.range());
+        (planned.start != now.start, planned.end != now.end)
+    }
+
+    /// Who the part is, with its frames as decided so far, for `join`.
+    pub fn tag(&self) -> PartTag {
+        let r = self.range();
+        PartTag {
+            start: r.start,
+            end: r.end,
+            ..self.tag.clone()
+        }
+    }
+
+    /// Sets the job's description in the part's tag.
+    pub fn set_job(&mut self, job: String) {
+        self.tag.job = job;
     }
 
     /// Where decoding starts: the first warm-up frame's time (the input
@@ -374,16 +459,17 @@ impl Span {
         self.pts[0]
     }
 
-    /// Where the frame stamped `pts` falls.
+    /// Where the frame stamped `pts` falls, as the part is decided so far.
     pub fn place(&self, pts: gst::ClockTime) -> Place {
-        let start = self.pts[self.warmup as usize];
-        let end = self.pts.get((self.warmup + self.frames()) as usize);
+        let range = self.range();
+        let at = |i: u64| self.pts.get((i - self.first) as usize).copied();
         if pts < self.pts[0] {
             return Place::Before;
         }
-        if end.is_some_and(|&e| pts >= e) {
+        if at(range.end).is_some_and(|e| pts >= e) {
             return Place::After;
         }
+        let start = at(range.start).unwrap_or(self.pts[0]);
         if pts < start {
             return Place::Warmup;
         }
@@ -396,11 +482,113 @@ impl Span {
         };
         // The frame's number in the file: that of the last frame presented
         // at or before `pts` (the decoder gives the parser's times back).
-        let i = self.range.start - self.warmup + next as u64 - 1;
+        let i = self.first + next as u64 - 1;
         Place::Part {
-            pts: clock.at(i) - clock.at(self.range.start),
+            pts: clock.at(i) - clock.at(range.start),
             duration: Some(clock.at(i + 1) - clock.at(i)),
         }
+    }
+
+    /// The file's number of the frame stamped `pts` (`None` before the first
+    /// decoded).
+    fn index(&self, pts: gst::ClockTime) -> Option<u64> {
+        let next = self.pts.partition_point(|&p| p <= pts);
+        (next > 0).then(|| self.first + next as u64 - 1)
+    }
+
+    /// Moves the boundary of `window` to the scene cut among `lumas` (the
+    /// window's frames by number, in order; `None` for one that could not
+    /// be read), as [`plan`] moves a boundary to the nearest cut: every part
+    /// of the job sees the same frames there and decides the same.
+    fn decide(&self, window: &Window, lumas: &[(u64, Option<Plane<u8>>)]) -> Option<u64> {
+        let cuts: Vec<u64> = lumas
+            .windows(2)
+            .filter_map(|w| match (&w[0], &w[1]) {
+                ((a, Some(x)), (b, Some(y)))
+                    if *b == a + 1
+                        && *b > window.first
+                        && is_cut(x, y, global_shift(x, y), DEFAULT_CUT) =>
+                {
+                    Some(*b)
+                }
+                _ => None,
+            })
+            .collect();
+        let bounds = plan(self.total, self.segment.count, &cuts, self.snap).ok()?;
+        let at = bounds.get(window.boundary as usize)?.start;
+        let mut range = self.range();
+        if window.boundary == self.segment.index {
+            range.start = at;
+        } else {
+            range.end = at;
+        }
+        self.decided.set(range);
+        cuts.contains(&at).then_some(at)
+    }
+}
+
+/// The frames a part holds back while it looks for a scene cut near a
+/// boundary, in its own decoded frames: each window's frames wait until its
+/// last is seen, then go on, placed by the boundary decided.
+#[derive(Default)]
+pub struct Held {
+    /// The next window of the span to decide.
+    next: usize,
+    frames: Vec<gst::Sample>,
+    lumas: Vec<(u64, Option<Plane<u8>>)>,
+}
+
+impl Held {
+    /// Takes the next decoded frame; returns the frames to place now, in
+    /// order (none while a window is seen).
+    pub fn admit(&mut self, span: &Span, sample: gst::Sample) -> Vec<gst::Sample> {
+        let Some(window) = span.windows.get(self.next) else {
+            return vec![sample];
+        };
+        let index = sample
+            .buffer()
+            .and_then(|b| b.pts())
+            .and_then(|p| span.index(p));
+        match index {
+            // Before the window (or before the part's first frame decoded,
+            // from the keyframe before it): placed now.
+            None => vec![sample],
+            Some(i) if i < window.first => vec![sample],
+            Some(i) if i <= window.last => {
+                let luma = sample.buffer().and_then(|b| luma(&sample, b));
+                self.lumas.push((i, luma));
+                self.frames.push(sample);
+                if i < window.last {
+                    return Vec::new();
+                }
+                self.decide(span)
+            }
+            // Past the window with its last frame missing (a decoder that
+            // dropped frames): decided on what was seen.
+            Some(_) => {
+                let mut out = self.decide(span);
+                out.extend(self.admit(span, sample));
+                out
+            }
+        }
+    }
+
+    /// The frames still held at the end of the stream (a window cut short),
+    /// placed by what was seen of it.
+    pub fn finish(&mut self, span: &Span) -> Vec<gst::Sample> {
+        if self.frames.is_empty() {
+            return Vec::new();
+        }
+        self.decide(span)
+    }
+
+    fn decide(&mut self, span: &Span) -> Vec<gst::Sample> {
+        if let Some(window) = span.windows.get(self.next) {
+            span.decide(window, &self.lumas);
+            self.next += 1;
+        }
+        self.lumas.clear();
+        std::mem::take(&mut self.frames)
     }
 }
 
@@ -430,279 +618,57 @@ fn frames_a_second(pts: &[gst::ClockTime]) -> u64 {
     1_000_000_000u64.checked_div(step).unwrap_or(0)
 }
 
-/// The scene cuts within `snap` frames of each frame of `bounds` (in
-/// order, further apart than twice `snap`): frames whose luma differs from
-/// the frame before by more than fast retargeting's cut level, the global
-/// shift taken out. `keyframes` (frame numbers, in order) and `pixels` (a
-/// frame's, 0 where unknown) say how much decoding that takes.
-fn find_cuts(
-    path: &Path,
-    pts: &[gst::ClockTime],
-    keyframes: &[u64],
-    bounds: &[u64],
-    snap: u64,
-    pixels: u64,
-) -> Result<(Vec<u64>, CutSearch)> {
-    let windows: Vec<(usize, usize)> = bounds
-        .iter()
-        .map(|&at| {
-            let first = at.saturating_sub(snap + 1) as usize;
-            (first, ((at + snap) as usize).min(pts.len() - 1))
-        })
-        .collect();
-    if windows.is_empty() {
-        return Ok((Vec::new(), CutSearch::default()));
-    }
-    let times: Vec<_> = windows.iter().map(|&(a, b)| (pts[a], pts[b])).collect();
-    let index = |p: gst::ClockTime| pts.binary_search(&p).ok().map(|i| i as u64);
-    let mut cuts = Vec::new();
-    let frames = frames_to_decode(&windows, keyframes);
-    // SEAMSTREAM_CUT_SEARCH=cpu or =hardware decides it (for benchmarks).
-    let on_cpu = match std::env::var("SEAMSTREAM_CUT_SEARCH").as_deref() {
-        Ok("cpu") => true,
-        Ok("hardware") => false,
-        _ => pixels > 0 && frames.saturating_mul(pixels) <= CPU_SEARCH_PIXELS,
-    };
-    let (decoded, search) = decode_luma(path, &times, on_cpu)?;
-    for ((first, _), lumas) in windows.iter().zip(decoded) {
-        for w in lumas.windows(2) {
-            let (Some(a), Some(b)) = (index(w[0].0), index(w[1].0)) else {
-                continue;
-            };
-            if b == a + 1
-                && b > *first as u64
-                && is_cut(
-                    &w[0].1,
-                    &w[1].1,
-                    global_shift(&w[0].1, &w[1].1),
-                    DEFAULT_CUT,
-                )
-            {
-                cuts.push(b);
-            }
-        }
-    }
-    Ok((cuts, search))
-}
-
-/// Decoded frames' small luma planes, with their times.
-type Lumas = Vec<(gst::ClockTime, Plane<u8>)>;
-
-/// For each window of `windows` (in order), the frames stamped from its
-/// start to its end (inclusive) of the file's video, as small luma planes
-/// with their times: one decoder, seeking from window to window (a
-/// decoder's start costs more than its seek, NVDEC's most). `on_cpu` keeps
-/// hardware decoders out where a software one takes the stream.
-fn decode_luma(
-    path: &Path,
-    windows: &[(gst::ClockTime, gst::ClockTime)],
-    on_cpu: bool,
-) -> Result<(Vec<Lumas>, CutSearch)> {
-    let started = Instant::now();
-    let mut search = CutSearch::default();
-    let read_error = |reason: String| Error::Read {
-        path: path.into(),
-        reason,
-    };
-    let pipe = gst::Pipeline::new();
-    // As `run` reads a file: audio stops undecoded (a decodebin would decode
-    // it too, or stall on it where no decoder is installed), and goes to a
-    // fakesink with every other stream that is not the video.
-    let uri = gst::glib::filename_to_uri(
-        std::fs::canonicalize(path).map_err(|e| read_error(e.to_string()))?,
-        None,
-    )
-    .map_err(|e| read_error(e.to_string()))?;
-    let stop_at = format!(
-        "video/x-raw(ANY); audio/x-raw(ANY); {}",
-        super::audio::ENCODED_AUDIO
-    );
-    let decode = gst::ElementFactory::make("uridecodebin")
-        .property("uri", uri.as_str())
-        .property(
-            "caps",
-            stop_at
-                .parse::<gst::Caps>()
-                .map_err(|e| crate::gst::gst_call("bad caps", e))?,
-        )
-        .build()
-        .map_err(|_| Error::Pipeline("GStreamer has no `uridecodebin` element".into()))?;
-    if on_cpu {
-        skip_hardware_decoders(&decode);
-    }
-    let convert = super::element("videoconvert")?;
-    // The decoder's own 4:2:0 (whose first plane is the luma), not a
-    // conversion: scaling or converting after a GPU decoder makes GStreamer
-    // set up its CUDA and GL converters, seconds on the GPU host.
-    let caps = gst::Caps::builder("video/x-raw")
-        .field("format", gst::List::new(["NV12", "I420"]))
-        .build();
-    let sink = gst_app::AppSink::builder()
-        .caps(&caps)
-        .sync(false)
-        .max_buffers(4)
-        .build();
-    pipe.add_many([&decode, &convert, sink.upcast_ref()])
-        .and_then(|()| convert.link(&sink))
-        .map_err(|e| crate::gst::gst_call("cannot build the cut search", e))?;
-    let video_in = convert
-        .static_pad("sink")
-        .expect("videoconvert has a sink pad");
-    super::route_first_video(&pipe, &decode, video_in);
-    let mut window = |i: usize, (from, to): (gst::ClockTime, gst::ClockTime)| {
-        if i == 0 {
-            seek_paused(&pipe, from)?;
-            pipe.set_state(gst::State::Playing)
-                .map_err(|_| read_error("GStreamer could not start decoding it".into()))?;
-        } else {
-            // Playing: a flushing seek drops what is queued from the
-            // window before (and anything stale is earlier than `from`).
-            pipe.seek_simple(
-                gst::SeekFlags::FLUSH | gst::SeekFlags::KEY_UNIT | gst::SeekFlags::SNAP_BEFORE,
-                from,
-            )
-            .map_err(|_| read_error(format!("it cannot seek to {from}")))?;
-        }
-        {
-            let mut frames = Vec::new();
-            let mut quiet = Instant::now();
-            loop {
-                if let Some(sample) = sink.try_pull_sample(gst::ClockTime::from_mseconds(100)) {
-                    quiet = Instant::now();
-                    if search.decoded == 0 {
-                        search.first_frame = started.elapsed();
-                        search.decoder = video_decoder(&pipe).unwrap_or_default();
-                    }
-                    search.decoded += 1;
-                    let (Some(buffer), Some(pts)) =
-                        (sample.buffer(), sample.buffer().and_then(|b| b.pts()))
-                    else {
-                        continue;
-                    };
-                    if pts < from {
-                        continue;
-                    }
-                    if pts > to {
-                        break Ok(frames);
-                    }
-                    frames.push((pts, luma(&sample, buffer)?));
-                    continue;
-                }
-                if sink.is_eos() {
-                    break Ok(frames);
-                }
-                if let Some(e) = bus_error(&pipe) {
-                    break Err(read_error(e));
-                }
-                if quiet.elapsed() > STALL {
-                    break Err(read_error(format!(
-                        "no frame came out of it in {} s",
-                        STALL.as_secs()
-                    )));
-                }
-            }
-        }
-    };
-    let outcome = windows
-        .iter()
-        .enumerate()
-        .map(|(i, &w)| window(i, w))
-        .collect::<Result<Vec<Lumas>>>();
-    let _ = pipe.set_state(gst::State::Null);
-    Ok((outcome?, search))
-}
-
-/// Makes `decodebin` (or `uridecodebin`) pass over hardware decoders
-/// wherever a software decoder of primary rank takes the same stream
-/// ([`passed_over`]): for a few hundred frames, a hardware decoder's start
-/// (a CUDA context, the decoder's surfaces, while the run's own GPU start
-/// runs beside it) costs more than decoding them on the CPU with FFmpeg's
-/// threaded decoders (`avdec_*`, primary rank). Lesser software decoders
-/// are slower than that start: `openh264dec` (marginal rank) took 2.0–2.6 s
-/// for the 176 frames NVIDIA's decoder took 1.5 s for, on the GPU host.
-fn skip_hardware_decoders(decodebin: &gst::Element) {
-    // The signal is answered with GST_AUTOPLUG_SELECT_TRY (0) or _SKIP (2).
-    let answer = |skip: bool| {
-        gst::glib::Type::from_name("GstAutoplugSelectResult")
-            .and_then(gst::glib::EnumClass::with_type)
-            .and_then(|class| class.to_value(if skip { 2 } else { 0 }))
-    };
-    if answer(false).is_none() {
-        return;
-    }
-    decodebin.connect("autoplug-select", false, move |args| {
-        let caps = args.get(2).and_then(|a| a.get::<gst::Caps>().ok());
-        let factory = args
-            .get(3)
-            .and_then(|a| a.get::<gst::ElementFactory>().ok());
-        answer(caps.zip(factory).is_some_and(|(c, f)| passed_over(&f, &c)))
-    });
-}
-
-/// Whether `factory` is a hardware decoder and a software decoder of
-/// primary rank takes `caps` too.
-fn passed_over(factory: &gst::ElementFactory, caps: &gst::Caps) -> bool {
-    let hardware = |f: &gst::ElementFactory| {
-        f.metadata(gst::ELEMENT_METADATA_KLASS)
-            .is_some_and(|k| k.contains("Decoder") && k.contains("Hardware"))
-    };
-    hardware(factory)
-        && gst::ElementFactory::factories_with_type(
-            gst::ElementFactoryType::DECODER | gst::ElementFactoryType::MEDIA_VIDEO,
-            gst::Rank::PRIMARY,
-        )
-        .into_iter()
-        .any(|f| !hardware(&f) && f.can_sink_all_caps(caps))
-}
-
-/// Frames decoded to see every window of frames `(first, last)`: each from
-/// the keyframe at or before its first (`keyframes` in order).
-fn frames_to_decode(windows: &[(usize, usize)], keyframes: &[u64]) -> u64 {
-    windows
-        .iter()
-        .map(|&(a, b)| {
-            let key = keyframes[..keyframes.partition_point(|&k| k <= a as u64)]
-                .last()
-                .copied()
-                .unwrap_or(0);
-            (b as u64 + 1).saturating_sub(key)
-        })
-        .sum()
-}
-
-/// The name of the video decoder's factory in `pipe`, if it has one.
-fn video_decoder(pipe: &gst::Pipeline) -> Option<String> {
-    pipe.iterate_recurse()
-        .into_iter()
-        .filter_map(|e| e.ok())
-        .filter_map(|e| e.factory())
-        .find(|f| {
-            f.metadata(gst::ELEMENT_METADATA_KLASS)
-                .is_some_and(|k| k.contains("Decoder/Video"))
-        })
-        .map(|f| f.name().to_string())
-}
-
-/// A decoded 4:2:0 frame's luma, subsampled to at most [`CUT_WIDTH`] wide.
-fn luma(sample: &gst::Sample, buffer: &gst::BufferRef) -> Result<Plane<u8>> {
-    let bad = || Error::Pipeline("cannot read a decoded frame".into());
+/// A decoded frame's luma, subsampled to at most [`CUT_WIDTH`] wide: the
+/// first plane of a planar YUV or gray format (of 8 bits, or of more taken
+/// to 8), or BT.601's luma of a packed RGB format of 8 bits (what the CPU
+/// chain takes); `None` for other formats. A frame in CUDA memory is read
+/// through a map, which downloads it.
+fn luma(sample: &gst::Sample, buffer: &gst::BufferRef) -> Option<Plane<u8>> {
     let info = sample
         .caps()
-        .and_then(|c| gstreamer_video::VideoInfo::from_caps(c).ok())
-        .ok_or_else(bad)?;
-    let frame = gstreamer_video::VideoFrameRef::from_buffer_ref_readable(buffer, &info)
-        .map_err(|_| bad())?;
+        .and_then(|c| gstreamer_video::VideoInfo::from_caps(c).ok())?;
+    let format = info.format_info();
+    let (depth, shift, bytes) = (
+        format.depth()[0],
+        format.shift()[0],
+        format.pixel_stride()[0] as usize,
+    );
+    let offsets = format.poffset();
+    // How a sample of the first plane becomes a luma level.
+    let level: Box<dyn Fn(&[u8]) -> u8> = match (depth, bytes) {
+        // Packed YUV (YUY2, v210, AYUV) has no plane of luma alone.
+        (8, 1) if format.is_yuv() || format.is_gray() => Box::new(|v| v[0]),
+        (9..=16, 2) if (format.is_yuv() || format.is_gray()) && format.is_le() => {
+            Box::new(move |v| {
+                let v = u16::from_le_bytes([v[0], v[1]]) >> shift;
+                (v >> (depth - 8)).min(255) as u8
+            })
+        }
+        (8, 3 | 4) if format.is_rgb() && format.n_planes() == 1 => {
+            let (r, g, b) = (
+                offsets[0] as usize,
+                offsets[1] as usize,
+                offsets[2] as usize,
+            );
+            Box::new(move |v| {
+                let y = 66 * u32::from(v[r]) + 129 * u32::from(v[g]) + 25 * u32::from(v[b]);
+                ((y + 128) >> 8) as u8 + 16
+            })
+        }
+        _ => return None,
+    };
+    let frame = gstreamer_video::VideoFrameRef::from_buffer_ref_readable(buffer, &info).ok()?;
     let (w, h) = (info.width() as usize, info.height() as usize);
     let stride = frame.plane_stride()[0] as usize;
-    let data = frame.plane_data(0).map_err(|_| bad())?;
+    let data = frame.plane_data(0).ok()?;
     let step = w.div_ceil(CUT_WIDTH).max(1);
     let (sw, sh) = (w.div_ceil(step), h.div_ceil(step));
     let mut out = Vec::with_capacity(sw * sh);
     for y in (0..h).step_by(step) {
-        let row = &data[y * stride..y * stride + w];
-        out.extend(row.iter().step_by(step));
+        let row = data.get(y * stride..y * stride + w * bytes)?;
+        out.extend(row.chunks_exact(bytes).step_by(step).map(&level));
     }
-    Plane::from_vec(sw, sh, out)
+    Plane::from_vec(sw, sh, out).ok()
 }
 
 /// The first error on the pipeline's bus, as text.
@@ -743,125 +709,20 @@ pub(crate) fn seek_paused(pipe: &gst::Pipeline, to: gst::ClockTime) -> Result<()
 mod tests {
     use super::*;
 
-    /// A decoder element that only says what it is (never run): hardware,
-    /// for H.264 and for a codec no software decoder takes.
-    mod fake_hardware {
-        use gstreamer::glib;
-        use gstreamer::subclass::prelude::*;
-
-        glib::wrapper! {
-            pub struct Decoder(ObjectSubclass<imp::Decoder>) @extends gstreamer::Element, gstreamer::Object;
-        }
-
-        mod imp {
-            use super::*;
-
-            #[derive(Default)]
-            pub struct Decoder;
-
-            #[glib::object_subclass]
-            impl ObjectSubclass for Decoder {
-                const NAME: &'static str = "SeamstreamTestHardwareDecoder";
-                type Type = super::Decoder;
-                type ParentType = gstreamer::Element;
-            }
-            impl ObjectImpl for Decoder {}
-            impl GstObjectImpl for Decoder {}
-            impl ElementImpl for Decoder {
-                fn metadata() -> Option<&'static gstreamer::subclass::ElementMetadata> {
-                    static M: std::sync::OnceLock<gstreamer::subclass::ElementMetadata> =
-                        std::sync::OnceLock::new();
-                    Some(M.get_or_init(|| {
-                        gstreamer::subclass::ElementMetadata::new(
-                            "test decoder",
-                            "Codec/Decoder/Video/Hardware",
-                            "says it decodes",
-                            "seamstream tests",
-                        )
-                    }))
-                }
-                fn pad_templates() -> &'static [gstreamer::PadTemplate] {
-                    static T: std::sync::OnceLock<Vec<gstreamer::PadTemplate>> =
-                        std::sync::OnceLock::new();
-                    T.get_or_init(|| {
-                        let sink: gstreamer::Caps =
-                            "video/x-h264; video/x-seamstream-test".parse().unwrap();
-                        let src: gstreamer::Caps = "video/x-raw".parse().unwrap();
-                        vec![
-                            gstreamer::PadTemplate::new(
-                                "sink",
-                                gstreamer::PadDirection::Sink,
-                                gstreamer::PadPresence::Always,
-                                &sink,
-                            )
-                            .unwrap(),
-                            gstreamer::PadTemplate::new(
-                                "src",
-                                gstreamer::PadDirection::Src,
-                                gstreamer::PadPresence::Always,
-                                &src,
-                            )
-                            .unwrap(),
-                        ]
-                    })
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn the_cut_search_passes_over_hardware_decoders_where_software_ones_take_the_stream() {
-        gst::init().unwrap();
-        gst::Element::register(
-            None,
-            "seamstreamtesthwdec",
-            gst::Rank::PRIMARY + 10,
-            fake_hardware::Decoder::static_type(),
-        )
-        .unwrap();
-        let hardware = gst::ElementFactory::find("seamstreamtesthwdec").unwrap();
-        let h264: gst::Caps = "video/x-h264,stream-format=byte-stream,alignment=au"
-            .parse()
-            .unwrap();
-        // avdec_h264 is of primary rank; openh264dec, marginal, is not
-        // enough.
-        let avdec = gst::ElementFactory::find("avdec_h264").is_some();
-        assert_eq!(passed_over(&hardware, &h264), avdec);
-        // No software decoder for it: the hardware one is kept.
-        let own: gst::Caps = "video/x-seamstream-test".parse().unwrap();
-        assert!(!passed_over(&hardware, &own));
-        // A software decoder is never passed over.
-        if let Some(avdec) = gst::ElementFactory::find("avdec_h264") {
-            assert!(!passed_over(&avdec, &h264));
-        }
-    }
-
-    #[test]
-    fn a_window_is_decoded_from_the_keyframe_before_it() {
-        let keyframes = [0, 250, 289, 539];
-        // From 289 to 350, then from 250 (the window starts at 260).
-        assert_eq!(
-            frames_to_decode(&[(300, 350), (260, 270)], &keyframes),
-            62 + 21
-        );
-        // Starting on a keyframe.
-        assert_eq!(frames_to_decode(&[(289, 289)], &keyframes), 1);
-        // None listed: from the first frame.
-        assert_eq!(frames_to_decode(&[(5, 9)], &[]), 10);
-    }
-
     /// A part of frames 10.. after `warmup` warm-up frames, presented at
     /// `times` (ms), without a clock (a variable rate).
     fn span(times: &[u64], warmup: u64, frames: u64) -> Span {
+        let range = 10..10 + frames;
         Span {
             segment: Segment { index: 1, count: 3 },
-            range: 10..10 + frames,
+            planned: range.clone(),
+            decided: Decided(Arc::new(Mutex::new(range))),
             total: 100,
-            warmup,
-            at_cut: false,
+            first: 10 - warmup,
             at_keyframe: false,
             counting: Duration::ZERO,
-            cut_search: None,
+            snap: 0,
+            windows: Vec::new(),
             clock: None,
             rate: gst::Fraction::new(0, 1),
             tag: PartTag::default(),
@@ -870,6 +731,123 @@ mod tests {
                 .map(|&t| gst::ClockTime::from_mseconds(t))
                 .collect(),
         }
+    }
+
+    /// Part `index` of a 40-frame file (a frame every 40 ms) in two, the
+    /// boundary at 20 free to move 5 frames: its window is frames 14..=25.
+    fn windowed(index: u32) -> Span {
+        let ms = gst::ClockTime::from_mseconds;
+        let planned = if index == 0 { 0..20 } else { 20..40 };
+        let (first, to) = if index == 0 { (0, 27) } else { (14, 40) };
+        Span {
+            segment: Segment { index, count: 2 },
+            decided: Decided(Arc::new(Mutex::new(planned.clone()))),
+            planned,
+            total: 40,
+            first,
+            at_keyframe: false,
+            counting: Duration::ZERO,
+            snap: 5,
+            windows: vec![Window {
+                first: 14,
+                last: 25,
+                boundary: 1,
+            }],
+            clock: None,
+            rate: gst::Fraction::new(0, 1),
+            tag: PartTag::default(),
+            pts: (first..to).map(|i| ms(40 * i)).collect(),
+        }
+    }
+
+    /// Frame `i` of a clip whose picture changes completely at `cut`.
+    fn frame(i: u64, cut: u64) -> gst::Sample {
+        let caps = gstreamer_video::VideoInfo::builder(gstreamer_video::VideoFormat::Gray8, 16, 8)
+            .build()
+            .unwrap()
+            .to_caps()
+            .unwrap();
+        let level = if i < cut { 40 } else { 210 };
+        // A little texture, the same in every frame of a shot.
+        let pixels: Vec<u8> = (0..16 * 8).map(|p| level + (p % 7) as u8).collect();
+        let mut buffer = gst::Buffer::from_slice(pixels);
+        buffer
+            .get_mut()
+            .unwrap()
+            .set_pts(gst::ClockTime::from_mseconds(40 * i));
+        gst::Sample::builder().buffer(&buffer).caps(&caps).build()
+    }
+
+    /// Feeds `span` the frames from `from` on (until one is after the
+    /// part); returns the file's numbers of the frames let through, each
+    /// with the number of frames given by then.
+    fn feed(span: &Span, from: u64, cut: u64) -> Vec<(u64, u64)> {
+        let mut held = Held::default();
+        let mut out = Vec::new();
+        for i in from..40 {
+            for s in held.admit(span, frame(i, cut)) {
+                let pts = s.buffer().unwrap().pts().unwrap();
+                out.push((pts.mseconds() / 40, i));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn both_parts_move_their_boundary_to_the_cut_found_in_their_own_frames() {
+        gst::init().unwrap();
+        let ms = gst::ClockTime::from_mseconds;
+        // The cut at 17, three frames before the even split.
+        let after = windowed(1);
+        let passed = feed(&after, 10, 17);
+        // Frames before the window pass at once; the window's wait for its
+        // last (25), then go on in order.
+        assert_eq!(passed[..4], [(10, 10), (11, 11), (12, 12), (13, 13)]);
+        assert!(passed[4..16].iter().all(|&(_, given)| given == 25));
+        assert_eq!(
+            passed.iter().map(|p| p.0).collect::<Vec<_>>(),
+            (10..40).collect::<Vec<_>>()
+        );
+        assert_eq!(after.range(), 17..40);
+        assert_eq!(after.at_cut(), (true, false));
+        assert_eq!(after.warmup(), 3);
+        assert_eq!(after.place(ms(40 * 16)), Place::Warmup);
+        assert_eq!(
+            after.place(ms(40 * 17)),
+            Place::Part {
+                pts: ms(0),
+                duration: Some(ms(40))
+            }
+        );
+        assert_eq!(after.tag().start, 17);
+        let before = windowed(0);
+        feed(&before, 0, 17);
+        assert_eq!(before.range(), 0..17);
+        assert_eq!(before.place(ms(40 * 17)), Place::After);
+        // No cut in the window: the boundary stays where it was planned.
+        let (before, after) = (windowed(0), windowed(1));
+        feed(&before, 0, 30);
+        feed(&after, 14, 30);
+        assert_eq!((before.range(), after.range()), (0..20, 20..40));
+        // A cut beyond the snap (5 frames) does not move it either.
+        let after = windowed(1);
+        feed(&after, 14, 26);
+        assert_eq!(after.range(), 20..40);
+    }
+
+    #[test]
+    fn a_window_cut_short_by_the_end_is_decided_on_what_was_seen() {
+        gst::init().unwrap();
+        let after = windowed(1);
+        let mut held = Held::default();
+        let mut passed = 0;
+        for i in 14..22 {
+            passed += held.admit(&after, frame(i, 19)).len();
+        }
+        assert_eq!(passed, 0);
+        assert_eq!(held.finish(&after).len(), 8);
+        assert_eq!(after.range(), 19..40);
+        assert!(held.finish(&after).is_empty());
     }
 
     #[test]

@@ -497,8 +497,8 @@ fn check_part(opts: &RunOptions, summary: &Summary) -> Result<()> {
         "segment {}/{} should hold frames {}..{} of {} ({} frames), but {} came out; the part is incomplete and must not be joined",
         span.segment.index,
         span.segment.count,
-        span.range.start,
-        span.range.end,
+        span.range().start,
+        span.range().end,
         span.total,
         span.frames(),
         summary.frames_out
