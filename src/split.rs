@@ -63,6 +63,20 @@ impl Segment {
 /// nearest to it within `snap` frames (the earlier of two equally near), as
 /// long as the parts on both sides stay non-empty.
 pub fn plan(frames: u64, count: u32, cuts: &[u64], snap: u64) -> Result<Vec<Range<u64>>> {
+    plan_led(frames, count, cuts, snap, 0)
+}
+
+/// As [`plan`], for parts of which every one but the first also runs
+/// `lead` frames before its own (a warm-up): the parts' work is what is
+/// equal, so the first is longer by `lead` than the rest (`lead` at most half
+/// an even part). On N GPUs at once, the last to finish sets the job's time.
+pub fn plan_led(
+    frames: u64,
+    count: u32,
+    cuts: &[u64],
+    snap: u64,
+    lead: u64,
+) -> Result<Vec<Range<u64>>> {
     let bad = |reason: String| Error::BadArgument {
         flag: "--segment",
         value: format!("…/{count}"),
@@ -77,7 +91,14 @@ pub fn plan(frames: u64, count: u32, cuts: &[u64], snap: u64) -> Result<Vec<Rang
         )));
     }
     let n = u64::from(count);
-    let ideal = |i: u64| (i * frames + n / 2) / n;
+    let lead = lead.min(frames / n / 2);
+    // Boundary i (1 ≤ i < n) where the work before it, (i − 1) leads
+    // included, is i / n of the whole: (i · frames + (n − i) · lead) / n.
+    let ideal = |i: u64| match i {
+        0 => 0,
+        i if i >= n => frames,
+        i => (i * frames + (n - i) * lead + n / 2) / n,
+    };
     let mut bounds = vec![0u64];
     for i in 1..n {
         let prev = *bounds.last().expect("starts with 0");
@@ -107,6 +128,25 @@ mod tests {
             assert_eq!(w[0].end, w[1].start, "{plan:?}");
         }
         assert!(plan.iter().all(|r| r.start < r.end), "{plan:?}");
+    }
+
+    #[test]
+    fn parts_after_a_lead_are_shorter_by_it_so_the_work_is_even() {
+        // 1000 frames in 4, every part but the first warming up on 40: each
+        // part's work (its frames and its lead) is 280.
+        let p = plan_led(1000, 4, &[], 0, 40).unwrap();
+        check_cover(&p, 1000);
+        assert_eq!(p, [0..280, 280..520, 520..760, 760..1000]);
+        // No lead: the even split.
+        assert_eq!(
+            plan_led(300, 3, &[], 0, 0).unwrap(),
+            plan(300, 3, &[], 0).unwrap()
+        );
+        // A lead longer than half a part is held to half of one.
+        let p = plan_led(100, 2, &[], 0, 1000).unwrap();
+        assert_eq!(p, [0..63, 63..100]);
+        // A cut near the moved boundary still takes it.
+        assert_eq!(plan_led(1000, 4, &[275], 10, 40).unwrap()[0], 0..275);
     }
 
     #[test]

@@ -661,9 +661,13 @@ fn fast_retargeting_parts_warmed_up_past_a_cut_match_one_run() {
     let reference = decode_rgba(&single);
     assert_eq!(reference.len(), 90);
     let split = |warmup: &str| {
+        // With no warm-up, no boundary may reach the cut (the parts would
+        // match one run by the snap, not fail to by the warm-up).
         let no_snap = |args: &[&str]| {
             let said = ok(args);
-            assert!(said.contains("no scene cut near its boundaries"), "{said}");
+            if warmup == "0" {
+                assert!(said.contains("no scene cut near its boundaries"), "{said}");
+            }
             said
         };
         let args = ["--op", op, "--warmup", warmup];

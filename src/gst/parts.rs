@@ -51,7 +51,7 @@ use crate::error::{Error, Result};
 use crate::frame::Plane;
 use crate::ops::retarget::fast::{DEFAULT_CUT, is_cut};
 use crate::ops::retarget::motion::global_shift;
-use crate::split::{Segment, plan};
+use crate::split::{Segment, plan, plan_led};
 
 /// The warm-up of a part whose chain remembers, when `--warmup` is not
 /// given: this many seconds of frames. Fast retargeting's memory lasts a
@@ -99,6 +99,9 @@ pub struct Span {
     /// How far a boundary may move to a scene cut, in frames (0: it stays;
     /// a chain without memory).
     pub snap: u64,
+    /// Frames each part after the first runs before its own (its warm-up
+    /// and its start's window), which the plan evens out.
+    lead: u64,
     /// The part's boundaries that may still move to a scene cut, in order:
     /// the frames around each, held back until the last is seen.
     windows: Vec<Window>,
@@ -345,7 +348,7 @@ impl Span {
             .filter(|&i| stream.frames[i as usize].keyframe)
             .collect();
         let quarter = total / count / 4;
-        let (range, snap, windows) = if remembers {
+        let (range, snap, windows, lead) = if remembers {
             // Every part plans the same snap: from the file alone.
             let bytes = stream.caps.as_ref().and_then(|c| {
                 let s = c.structure(0)?;
@@ -354,7 +357,10 @@ impl Span {
             });
             let held = bytes.map_or(u64::MAX, |b| (HOLD_BYTES / b).saturating_sub(2) / 2);
             let snap = (SNAP_SECONDS * per_second).min(quarter).min(held);
-            let range = segment.frames(&plan(total, segment.count, &[], snap)?);
+            // Each part after the first warms up from before its window:
+            // the parts' work is made equal, not their frames.
+            let lead = warmup + snap + 1;
+            let range = segment.frames(&plan_led(total, segment.count, &[], snap, lead)?);
             let windows = [segment.index, segment.index + 1]
                 .into_iter()
                 .filter(|&k| k > 0 && k < segment.count && snap > 0)
@@ -371,11 +377,11 @@ impl Span {
                     }
                 })
                 .collect::<Vec<_>>();
-            (range, snap, windows)
+            (range, snap, windows, lead)
         } else {
             let snap = (KEYFRAME_SNAP_SECONDS * per_second).min(quarter);
             let range = segment.frames(&plan(total, segment.count, &keyframes, snap)?);
-            (range, 0, Vec::new())
+            (range, 0, Vec::new(), 0)
         };
         // The warm-up reaches back from the start's window (the earliest
         // the part may start), or from the part's start.
@@ -404,6 +410,7 @@ impl Span {
             at_keyframe: keyframes.binary_search(&range.start).is_ok(),
             counting,
             snap,
+            lead,
             windows,
             decided: Decided(Arc::new(Mutex::new(range.clone()))),
             planned: range,
@@ -514,7 +521,7 @@ impl Span {
                 _ => None,
             })
             .collect();
-        let bounds = plan(self.total, self.segment.count, &cuts, self.snap).ok()?;
+        let bounds = plan_led(self.total, self.segment.count, &cuts, self.snap, self.lead).ok()?;
         let at = bounds.get(window.boundary as usize)?.start;
         let mut range = self.range();
         if window.boundary == self.segment.index {
@@ -722,6 +729,7 @@ mod tests {
             at_keyframe: false,
             counting: Duration::ZERO,
             snap: 0,
+            lead: 0,
             windows: Vec::new(),
             clock: None,
             rate: gst::Fraction::new(0, 1),
@@ -748,6 +756,7 @@ mod tests {
             at_keyframe: false,
             counting: Duration::ZERO,
             snap: 5,
+            lead: 0,
             windows: vec![Window {
                 first: 14,
                 last: 25,
