@@ -625,6 +625,9 @@ fn frames_a_second(pts: &[gst::ClockTime]) -> u64 {
     1_000_000_000u64.checked_div(step).unwrap_or(0)
 }
 
+/// How a pixel's bytes in a frame's first plane make a luma level.
+type Level = Box<dyn Fn(&[u8]) -> u8>;
+
 /// A decoded frame's luma, subsampled to at most [`CUT_WIDTH`] wide: the
 /// first plane of a planar YUV or gray format (of 8 bits, or of more taken
 /// to 8), or BT.601's luma of a packed RGB format of 8 bits (what the CPU
@@ -642,7 +645,7 @@ fn luma(sample: &gst::Sample, buffer: &gst::BufferRef) -> Option<Plane<u8>> {
     );
     let offsets = format.poffset();
     // How a sample of the first plane becomes a luma level.
-    let level: Box<dyn Fn(&[u8]) -> u8> = match (depth, bytes) {
+    let level: Level = match (depth, bytes) {
         // Packed YUV (YUY2, v210, AYUV) has no plane of luma alone.
         (8, 1) if format.is_yuv() || format.is_gray() => Box::new(|v| v[0]),
         (9..=16, 2) if (format.is_yuv() || format.is_gray()) && format.is_le() => {
