@@ -343,6 +343,7 @@ impl Span {
         // A second of frames, for the snap and the warm-up: at the caps'
         // rate, else from the median interval (which a gap does not move).
         let per_second = clock.map_or_else(|| frames_a_second(&pts), FrameClock::per_second);
+        let given = warmup.is_some();
         let warmup = warmup.unwrap_or(DEFAULT_WARMUP_SECONDS * per_second);
         let keyframes: Vec<u64> = (0..total)
             .filter(|&i| stream.frames[i as usize].keyframe)
@@ -358,8 +359,12 @@ impl Span {
             let held = bytes.map_or(u64::MAX, |b| (HOLD_BYTES / b).saturating_sub(2) / 2);
             let snap = (SNAP_SECONDS * per_second).min(quarter).min(held);
             // Each part after the first warms up from before its window:
-            // the parts' work is made equal, not their frames.
-            let lead = warmup + snap + 1;
+            // the parts' work is made equal, not their frames, by the mean
+            // of what the boundaries of an even split would lead by.
+            let start = |at: u64| warmup_start(at, snap, warmup, given, &keyframes);
+            let even = plan_led(total, segment.count, &[], snap, warmup + snap + 1)?;
+            let leads: Vec<u64> = even[1..].iter().map(|r| r.start - start(r.start)).collect();
+            let lead = leads.iter().sum::<u64>() / (leads.len() as u64).max(1);
             let range = segment.frames(&plan_led(total, segment.count, &[], snap, lead)?);
             let windows = [segment.index, segment.index + 1]
                 .into_iter()
@@ -386,7 +391,9 @@ impl Span {
         // The warm-up reaches back from the start's window (the earliest
         // the part may start), or from the part's start.
         let first = match windows.first() {
-            Some(w) if w.boundary == segment.index => w.first.saturating_sub(warmup),
+            Some(w) if w.boundary == segment.index => {
+                warmup_start(range.start, snap, warmup, given, &keyframes)
+            }
             _ if remembers => range.start.saturating_sub(warmup),
             _ => range.start,
         };
@@ -596,6 +603,27 @@ impl Held {
         }
         self.lumas.clear();
         std::mem::take(&mut self.frames)
+    }
+}
+
+/// Where the warm-up of a part starting at `at` (a boundary that may move
+/// by `snap` frames) starts: `warmup` frames before its window. A warm-up
+/// of the default length starts at a keyframe, where its decoding starts
+/// (the frames from the keyframe before are decoded anyway): the keyframe
+/// after that point where it leaves at least half the warm-up, else the one
+/// before. A warm-up given (`--warmup`) is kept to as given.
+fn warmup_start(at: u64, snap: u64, warmup: u64, given: bool, keyframes: &[u64]) -> u64 {
+    let window = at.saturating_sub(snap + 1);
+    let nominal = window.saturating_sub(warmup);
+    if given || warmup == 0 {
+        return nominal;
+    }
+    let i = keyframes.partition_point(|&k| k < nominal);
+    match keyframes.get(i) {
+        Some(&k) if k == nominal || k + warmup / 2 <= window => k,
+        _ => i
+            .checked_sub(1)
+            .map_or(nominal, |j| keyframes[j].min(nominal)),
     }
 }
 
@@ -845,6 +873,25 @@ mod tests {
         let after = windowed(1);
         feed(&after, 14, 26);
         assert_eq!(after.range(), 20..40);
+    }
+
+    #[test]
+    fn a_default_warm_up_starts_at_a_keyframe_and_a_given_one_where_it_says() {
+        let keyframes: Vec<u64> = (0..100).map(|i| i * 250).collect();
+        // The window of a part at 9264 starts at 9234; 290 frames before it
+        // is 8944, and the keyframe after (9000) leaves 234 frames of it.
+        assert_eq!(warmup_start(9264, 29, 290, false, &keyframes), 9000);
+        // From 9100, the keyframe after (9250) would leave 140 of 290: the
+        // one before.
+        assert_eq!(warmup_start(9420, 29, 290, false, &keyframes), 9000);
+        // On a keyframe already.
+        assert_eq!(warmup_start(9320, 29, 290, false, &keyframes), 9000);
+        // Given, or none: as it says.
+        assert_eq!(warmup_start(9264, 29, 290, true, &keyframes), 8944);
+        assert_eq!(warmup_start(9264, 29, 0, false, &keyframes), 9234);
+        // Near the file's start, and with no keyframes known.
+        assert_eq!(warmup_start(100, 29, 290, false, &keyframes), 0);
+        assert_eq!(warmup_start(9264, 29, 290, false, &[]), 8944);
     }
 
     #[test]
