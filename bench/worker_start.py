@@ -3,8 +3,9 @@
 starting `seamstream run CLIP null --segment K/N` to its first frame out,
 for the N segments started together (as `run --workers N` starts them), and
 the two parts of it that the planning reports (`segment K/N: ... frames
-counted in X s, cuts looked for in Y s`; a chain without memory looks for
-no cuts). Each worker is stopped (Ctrl-C)
+counted in X s, cuts looked for in Y s` in builds before 2026-11-27's stop
+41; a chain without memory, or a later build, looks for none before it
+starts). Each worker is stopped (Ctrl-C)
 once its first frame is out. Prints a Markdown table of the medians over
 the runs, per segment, and the slowest worker's.
 
@@ -23,8 +24,10 @@ import sys
 import threading
 import time
 
-PLAN = re.compile(r"segment (\d+)/\d+: .*frames counted in ([\d.]+) s, "
-                  r"(?:cuts looked for in ([\d.]+) s|no cut search)")
+# Builds before stop 41 looked for cuts before the part ("cuts looked for
+# in Y s"); since, a part finds them in its own frames (0 here).
+PLAN = re.compile(r"segment (\d+)/\d+: .*frames counted in ([\d.]+) s[,;] "
+                  r"(?:cuts looked for in ([\d.]+) s)?")
 
 
 def start_workers(args, extra):
