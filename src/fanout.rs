@@ -266,7 +266,9 @@ pub fn run(job: Job) -> anyhow::Result<ExitCode> {
             signal_all(&pool, libc::SIGINT);
             signalled = true;
         }
-        std::thread::sleep(Duration::from_millis(100));
+        // Looked at often: the job ends when its last worker does (every
+        // 100 ms cost it 50 ms on average, 0.4% of a 13-s job).
+        std::thread::sleep(Duration::from_millis(10));
     }
     bar.finish_and_clear();
     let seconds = started.elapsed().as_secs_f64();
