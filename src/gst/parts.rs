@@ -358,14 +358,9 @@ impl Span {
             });
             let held = bytes.map_or(u64::MAX, |b| (HOLD_BYTES / b).saturating_sub(2) / 2);
             let snap = (SNAP_SECONDS * per_second).min(quarter).min(held);
-            // Each part after the first warms up from before its window:
-            // the parts' work is made equal, not their frames, by the mean
-            // of what the boundaries of an even split would lead by.
-            let start = |at: u64| warmup_start(at, snap, warmup, given, &keyframes);
-            let even = plan_led(total, segment.count, &[], snap, warmup + snap + 1)?;
-            let leads: Vec<u64> = even[1..].iter().map(|r| r.start - start(r.start)).collect();
-            let lead = leads.iter().sum::<u64>() / (leads.len() as u64).max(1);
-            let range = segment.frames(&plan_led(total, segment.count, &[], snap, lead)?);
+            let (snap, lead, parts) =
+                even_work(total, segment.count, snap, warmup, given, &keyframes)?;
+            let range = segment.frames(&parts);
             let windows = [segment.index, segment.index + 1]
                 .into_iter()
                 .filter(|&k| k > 0 && k < segment.count && snap > 0)
@@ -603,6 +598,34 @@ impl Held {
         }
         self.lumas.clear();
         std::mem::take(&mut self.frames)
+    }
+}
+
+/// The parts of a job whose chain remembers, with their work made equal:
+/// each part after the first warms up from before its start's window, so
+/// it is shorter by the mean of what an even split's boundaries lead by.
+/// Returns the snap (made smaller where a part would be too short for its
+/// two windows not to meet: a part holds them one after the other, and its
+/// neighbours must each see a whole one), the lead and the parts.
+fn even_work(
+    total: u64,
+    count: u32,
+    mut snap: u64,
+    warmup: u64,
+    given: bool,
+    keyframes: &[u64],
+) -> Result<(u64, u64, Vec<Range<u64>>)> {
+    loop {
+        let start = |at: u64| warmup_start(at, snap, warmup, given, keyframes);
+        let even = plan_led(total, count, &[], snap, warmup + snap + 1)?;
+        let leads: Vec<u64> = even[1..].iter().map(|r| r.start - start(r.start)).collect();
+        let lead = leads.iter().sum::<u64>() / (leads.len() as u64).max(1);
+        let parts = plan_led(total, count, &[], snap, lead)?;
+        let shortest = parts.iter().map(|r| r.end - r.start).min().unwrap_or(0);
+        if snap == 0 || shortest >= 2 * snap + 3 {
+            return Ok((snap, lead, parts));
+        }
+        snap = shortest.saturating_sub(3) / 2;
     }
 }
 
@@ -892,6 +915,22 @@ mod tests {
         // Near the file's start, and with no keyframes known.
         assert_eq!(warmup_start(100, 29, 290, false, &keyframes), 0);
         assert_eq!(warmup_start(9264, 29, 290, false, &[]), 8944);
+    }
+
+    #[test]
+    fn a_parts_windows_never_meet() {
+        // 24 frames in 3, a warm-up longer than the file (each part's lead
+        // is its start, 14 on average, held to half a part by the plan, 4):
+        // the middle part has 6 frames, too few for two windows of a snap
+        // of 2 (6 frames each), so the snap becomes 1.
+        let (snap, lead, parts) = even_work(24, 3, 2, 100, true, &[]).unwrap();
+        assert_eq!((snap, lead), (1, 14));
+        assert_eq!(parts, [0..11, 11..17, 17..24]);
+        // A long file keeps its snap, its parts shorter after the first by
+        // the lead (290 frames of warm-up and the window).
+        let (snap, lead, parts) = even_work(18_207, 2, 29, 290, true, &[]).unwrap();
+        assert_eq!((snap, lead), (29, 320));
+        assert_eq!(parts[0].end, 9264);
     }
 
     #[test]
