@@ -11,8 +11,7 @@
 # 75% width and for gaussian sigma=2; then the whole split job into an mp4
 # (x264 veryfast, joined) with as many workers as GPUs and twice as many.
 # Each worker's plan and fixed cost (frames counted, where its boundaries
-# went, time
-# before and after its frames) come from its log; `nvidia-smi dmon` runs
+# went, time before and after its frames) come from its log; `nvidia-smi dmon` runs
 # throughout. OPS="retarget:width=75%", COUNTS="1 4" and X264_GPUS="2"
 # narrow the runs (device time is short); SEAMSTREAM="path ..." runs other
 # builds (each row once a build, side by side) and DECODERS=0 skips the
