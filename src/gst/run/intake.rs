@@ -222,131 +222,129 @@ fn connect(
     shared: Arc<Shared>,
 ) {
     let (tx, rx_oldest, eos_tx) = (tx.clone(), rx_oldest.clone(), tx.clone());
-    let (eos_shared, new_shared) = (shared.clone(), shared.clone());
+    let eos_shared = shared.clone();
     let eos_bridge = limit.as_ref().map(|(_, b)| b.clone());
     let mut stamper = Stamper::default();
     // Frames taken, against `limit`.
     let mut count = 0u64;
-    // A part of a split job holds back the frames around a boundary that
-    // may move to a scene cut until it is decided.
-    let held = span.as_ref().map(|_| Arc::new(Mutex::new(Held::default())));
-    let (eos_span, eos_held, take_span) = (span.clone(), held.clone(), span.clone());
     // Takes one frame out of GStreamer (from either callback).
-    let take_one =
-        move |sample: gst::Sample| -> std::result::Result<gst::FlowSuccess, gst::FlowError> {
-            // A part of a split job: frames before its warm-up are
-            // dropped uncopied, and the next part's first ends it.
-            let place = take_span.as_ref().map(|s| {
-                let pts = sample.buffer().and_then(|b| b.pts());
-                pts.map(|p| s.place(p))
-            });
-            match place {
-                Some(Some(Place::Before)) => return Ok(gst::FlowSuccess::Ok),
-                Some(Some(Place::After)) => {
-                    shared.closing.store(true, Ordering::Relaxed);
-                    let _ = hand_over_waiting(&tx, Msg::Eos, &shared);
-                    return Err(gst::FlowError::Eos);
-                }
-                Some(None) => {
-                    let e = Error::Pipeline(
+    let take_one = move |span: Option<&Span>,
+                         sample: gst::Sample|
+          -> std::result::Result<gst::FlowSuccess, gst::FlowError> {
+        if shared.closing.load(Ordering::Relaxed) {
+            return Err(gst::FlowError::Eos);
+        }
+        // A part of a split job: frames before its warm-up are
+        // dropped uncopied, and the next part's first ends it.
+        let place = span.map(|s| {
+            let pts = sample.buffer().and_then(|b| b.pts());
+            pts.map(|p| s.place(p))
+        });
+        match place {
+            Some(Some(Place::Before)) => return Ok(gst::FlowSuccess::Ok),
+            Some(Some(Place::After)) => {
+                shared.closing.store(true, Ordering::Relaxed);
+                let _ = hand_over_waiting(&tx, Msg::Eos, &shared);
+                return Err(gst::FlowError::Eos);
+            }
+            Some(None) => {
+                let e = Error::Pipeline(
                     "a frame of the input has no presentation time, so the part cannot be found by time".into(),
                 );
-                    let _ = hand_over_waiting(&tx, Msg::Failed(e), &shared);
-                    return Err(gst::FlowError::Error);
+                let _ = hand_over_waiting(&tx, Msg::Failed(e), &shared);
+                return Err(gst::FlowError::Error);
+            }
+            _ => {}
+        }
+        // `--frames`: the next frame ends the video, and the audio
+        // with it, at its time.
+        if let Some((n, bridge)) = &limit {
+            let pts = sample.buffer().and_then(|b| b.pts());
+            let time = running_time(&sample, pts);
+            if count >= *n {
+                if let Some(t) = time {
+                    bridge.cut(t);
+                }
+                shared.cut.store(true, Ordering::Relaxed);
+                shared.closing.store(true, Ordering::Relaxed);
+                let _ = hand_over_waiting(&tx, Msg::Eos, &shared);
+                return Err(gst::FlowError::Eos);
+            }
+            count += 1;
+            let duration = sample.buffer().and_then(|b| b.duration());
+            if let Some(t) = time {
+                bridge.video_reached(duration.map_or(t, |d| t + d));
+            }
+        }
+        let start = Instant::now();
+        // The frame's caps are read once, by take_sample; an
+        // interlaced frame where nothing deinterlaces is refused.
+        let msg = take_sample(&sample, &take).and_then(|t| {
+            match refuse_interlaced(deinterlaced, &t.info) {
+                Some(why) => Err(Error::Unsupported(why)),
+                None => Ok(t),
+            }
+        });
+        let msg = msg.map(|mut t| {
+            if stamper.stamp(&mut t) {
+                shared.untimed.fetch_add(1, Ordering::Relaxed);
+            }
+            match place {
+                Some(Some(Place::Warmup)) => t.warmup = true,
+                Some(Some(Place::Part { pts, duration })) => {
+                    t.pts = Some(pts);
+                    t.duration = duration.or(t.duration);
                 }
                 _ => {}
             }
-            // `--frames`: the next frame ends the video, and the audio
-            // with it, at its time.
-            if let Some((n, bridge)) = &limit {
-                let pts = sample.buffer().and_then(|b| b.pts());
-                let time = running_time(&sample, pts);
-                if count >= *n {
-                    if let Some(t) = time {
-                        bridge.cut(t);
-                    }
-                    shared.cut.store(true, Ordering::Relaxed);
-                    shared.closing.store(true, Ordering::Relaxed);
-                    let _ = hand_over_waiting(&tx, Msg::Eos, &shared);
-                    return Err(gst::FlowError::Eos);
-                }
-                count += 1;
-                let duration = sample.buffer().and_then(|b| b.duration());
-                if let Some(t) = time {
-                    bridge.video_reached(duration.map_or(t, |d| t + d));
-                }
-            }
-            let start = Instant::now();
-            // The frame's caps are read once, by take_sample; an
-            // interlaced frame where nothing deinterlaces is refused.
-            let msg = take_sample(&sample, &take).and_then(|t| {
-                match refuse_interlaced(deinterlaced, &t.info) {
-                    Some(why) => Err(Error::Unsupported(why)),
-                    None => Ok(t),
-                }
-            });
-            let msg = msg.map(|mut t| {
-                if stamper.stamp(&mut t) {
-                    shared.untimed.fetch_add(1, Ordering::Relaxed);
-                }
-                match place {
-                    Some(Some(Place::Warmup)) => t.warmup = true,
-                    Some(Some(Place::Part { pts, duration })) => {
-                        t.pts = Some(pts);
-                        t.duration = duration.or(t.duration);
-                    }
-                    _ => {}
-                }
-                t
-            });
-            Shared::add(&shared.copy_in_ns, start.elapsed());
-            shared.frames_in.fetch_add(1, Ordering::Relaxed);
-            if let Ok(Timed {
-                frame: Pixels::Device(_),
-                ..
-            }) = &msg
-            {
-                shared.frames_in_cuda.fetch_add(1, Ordering::Relaxed);
-            }
-            let msg = match msg {
-                Ok(t) => Msg::Frame(Box::new(t)),
-                Err(e) => Msg::Failed(e),
-            };
-            if live {
-                hand_over_newest(&tx, &rx_oldest, msg, &shared)
-            } else {
-                hand_over_waiting(&tx, msg, &shared)
-            }
+            t
+        });
+        Shared::add(&shared.copy_in_ns, start.elapsed());
+        shared.frames_in.fetch_add(1, Ordering::Relaxed);
+        if let Ok(Timed {
+            frame: Pixels::Device(_),
+            ..
+        }) = &msg
+        {
+            shared.frames_in_cuda.fetch_add(1, Ordering::Relaxed);
+        }
+        let msg = match msg {
+            Ok(t) => Msg::Frame(Box::new(t)),
+            Err(e) => Msg::Failed(e),
         };
-    let take_one = Arc::new(Mutex::new(take_one));
-    let eos_take = take_one.clone();
+        if live {
+            hand_over_newest(&tx, &rx_oldest, msg, &shared)
+        } else {
+            hand_over_waiting(&tx, msg, &shared)
+        }
+    };
+    // A part of a split job holds back the frames around a boundary that
+    // may move to a scene cut until it is decided ([`Held`]); both
+    // callbacks run on the streaming thread, one at a time.
+    let state = Arc::new(Mutex::new((span, Held::default(), take_one)));
+    let eos_state = state.clone();
     appsink.set_callbacks(
         gst_app::AppSinkCallbacks::builder()
             .new_sample(move |sink| {
                 let sample = sink.pull_sample().map_err(|_| gst::FlowError::Eos)?;
-                if new_shared.closing.load(Ordering::Relaxed) {
-                    return Err(gst::FlowError::Eos);
-                }
-                let samples = match (&span, &held) {
-                    (Some(s), Some(h)) => match h.lock() {
-                        Ok(mut h) => h.admit(s, sample),
-                        Err(_) => return Err(gst::FlowError::Error),
-                    },
-                    _ => vec![sample],
+                let mut state = state.lock().map_err(|_| gst::FlowError::Error)?;
+                let (span, held, take) = &mut *state;
+                let samples = match span {
+                    Some(s) => held.admit(s, sample),
+                    None => vec![sample],
                 };
-                let mut take = take_one.lock().map_err(|_| gst::FlowError::Error)?;
                 for sample in samples {
-                    (*take)(sample)?;
+                    take(span.as_ref(), sample)?;
                 }
                 Ok(gst::FlowSuccess::Ok)
             })
             .eos(move |_| {
                 // Frames still held (a window cut short by the end).
-                if let (Some(s), Some(h)) = (&eos_span, &eos_held) {
-                    let rest = h.lock().map(|mut h| h.finish(s)).unwrap_or_default();
-                    if let Ok(mut take) = eos_take.lock() {
-                        for sample in rest {
-                            if (*take)(sample).is_err() {
+                if let Ok(mut state) = eos_state.lock() {
+                    let (span, held, take) = &mut *state;
+                    if let Some(s) = span {
+                        for sample in held.finish(s) {
+                            if take(Some(s), sample).is_err() {
                                 break;
                             }
                         }

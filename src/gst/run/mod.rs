@@ -493,12 +493,13 @@ fn check_part(opts: &RunOptions, summary: &Summary) -> Result<()> {
     if summary.interrupted || summary.frames_out == span.frames() {
         return Ok(());
     }
+    let range = span.range();
     Err(Error::Pipeline(format!(
         "segment {}/{} should hold frames {}..{} of {} ({} frames), but {} came out; the part is incomplete and must not be joined",
         span.segment.index,
         span.segment.count,
-        span.range().start,
-        span.range().end,
+        range.start,
+        range.end,
         span.total,
         span.frames(),
         summary.frames_out

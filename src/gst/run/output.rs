@@ -20,7 +20,6 @@ use crate::frame::{Frame, Picture, PixelFormat};
 use crate::gst::audio::Bridge;
 use crate::gst::encode::{Encoder, EncoderChoice};
 use crate::gst::outfile::OutFile;
-use crate::gst::parts::Span;
 use crate::gst::{Container, Output};
 use crate::planes::unpack_planes;
 
@@ -412,7 +411,19 @@ fn open_output(
     let description = opts.output.launch(w, h, location, encoder);
     let pipe = launch(&description)?;
     // A part of a split job says who it is, for `join`.
-    tag_part(&pipe, opts.span.as_ref());
+    // Its start as decided (before its first frame); its end as planned (a
+    // scene cut found later may move it, and `join` takes the next part's
+    // start).
+    if let Some(span) = &opts.span
+        && let Some(setter) = pipe
+            .by_name("seamstream_mux")
+            .and_then(|m| m.dynamic_cast::<gst::TagSetter>().ok())
+    {
+        setter.add_tag::<gst::tags::Comment>(
+            &span.tag().comment().as_str(),
+            gst::TagMergeMode::Replace,
+        );
+    }
     let src = pipe
         .by_name("seamstream_out")
         .and_then(|e| e.downcast::<gst_app::AppSrc>().ok())
@@ -532,22 +543,6 @@ const FINISH_TIMEOUT: Duration = Duration::from_secs(60);
 /// Sends EOS into the output and waits until it has gone through (the muxer
 /// has written its index) or an error says why not. Audio streams end on
 /// their own, or were closed by the caller.
-/// Writes who a part of a split job is into its container's tags, for
-/// `join`: its start as decided (before its first frame), its end as
-/// planned (a scene cut may move it; `join` takes the next part's start).
-fn tag_part(pipe: &gst::Pipeline, span: Option<&Span>) {
-    if let Some(span) = span
-        && let Some(setter) = pipe
-            .by_name("seamstream_mux")
-            .and_then(|m| m.dynamic_cast::<gst::TagSetter>().ok())
-    {
-        setter.add_tag::<gst::tags::Comment>(
-            &span.tag().comment().as_str(),
-            gst::TagMergeMode::Replace,
-        );
-    }
-}
-
 fn finish_output(out: Option<&OutPipe>) -> Result<()> {
     let Some(o) = out else {
         return Ok(());
