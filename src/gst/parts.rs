@@ -137,29 +137,42 @@ struct Window {
     boundary: u32,
 }
 
-/// A part's frames as decided, shared by the clones of its [`Span`].
+/// A part's frames as decided, shared by the clones of its [`Span`], and
+/// whether its start and its end are at a scene cut.
 #[derive(Clone, Debug, Default)]
-struct Decided(Arc<Mutex<Range<u64>>>);
+struct Decided(Arc<Mutex<(Range<u64>, [bool; 2])>>);
 
 impl Decided {
-    fn get(&self) -> Range<u64> {
+    fn new(range: Range<u64>) -> Decided {
+        Decided(Arc::new(Mutex::new((range, [false; 2]))))
+    }
+
+    fn read(&self) -> (Range<u64>, [bool; 2]) {
         self.0
             .lock()
             .map(|r| r.clone())
             .unwrap_or_else(|e| e.into_inner().clone())
     }
 
-    fn set(&self, range: Range<u64>) {
-        match self.0.lock() {
-            Ok(mut r) => *r = range,
-            Err(e) => *e.into_inner() = range,
+    fn get(&self) -> Range<u64> {
+        self.read().0
+    }
+
+    /// Moves the start (`end` false) or the end to `at`, at a cut or not.
+    fn set(&self, end: bool, at: u64, cut: bool) {
+        let mut r = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if end {
+            r.0.end = at;
+        } else {
+            r.0.start = at;
         }
+        r.1[usize::from(end)] = cut;
     }
 }
 
 impl PartialEq for Decided {
     fn eq(&self, other: &Self) -> bool {
-        self.get() == other.get()
+        self.read() == other.read()
     }
 }
 
@@ -414,7 +427,7 @@ impl Span {
             snap,
             lead,
             windows,
-            decided: Decided(Arc::new(Mutex::new(range.clone()))),
+            decided: Decided::new(range.clone()),
             planned: range,
             total,
             clock,
@@ -441,10 +454,10 @@ impl Span {
         self.range().start - self.first
     }
 
-    /// Whether a boundary moved to a scene cut.
+    /// Whether the part's start and its end were found at a scene cut.
     pub fn at_cut(&self) -> (bool, bool) {
-        let (planned, now) = (&self.planned, self.range());
-        (planned.start != now.start, planned.end != now.end)
+        let [start, end] = self.decided.read().1;
+        (start, end)
     }
 
     /// Who the part is, with its frames as decided so far, for `join`.
@@ -509,7 +522,7 @@ impl Span {
     /// window's frames by number, in order; `None` for one that could not
     /// be read), as [`plan`] moves a boundary to the nearest cut: every part
     /// of the job sees the same frames there and decides the same.
-    fn decide(&self, window: &Window, lumas: &[(u64, Option<Plane<u8>>)]) -> Option<u64> {
+    fn decide(&self, window: &Window, lumas: &[(u64, Option<Plane<u8>>)]) {
         let cuts: Vec<u64> = lumas
             .windows(2)
             .filter_map(|w| match (&w[0], &w[1]) {
@@ -523,16 +536,14 @@ impl Span {
                 _ => None,
             })
             .collect();
-        let bounds = plan_led(self.total, self.segment.count, &cuts, self.snap, self.lead).ok()?;
-        let at = bounds.get(window.boundary as usize)?.start;
-        let mut range = self.range();
-        if window.boundary == self.segment.index {
-            range.start = at;
-        } else {
-            range.end = at;
+        let Ok(bounds) = plan_led(self.total, self.segment.count, &cuts, self.snap, self.lead)
+        else {
+            return;
+        };
+        if let Some(r) = bounds.get(window.boundary as usize) {
+            let end = window.boundary != self.segment.index;
+            self.decided.set(end, r.start, cuts.contains(&r.start));
         }
-        self.decided.set(range);
-        cuts.contains(&at).then_some(at)
     }
 }
 
@@ -777,7 +788,7 @@ mod tests {
         Span {
             segment: Segment { index: 1, count: 3 },
             planned: range.clone(),
-            decided: Decided(Arc::new(Mutex::new(range))),
+            decided: Decided::new(range),
             total: 100,
             first: 10 - warmup,
             at_keyframe: false,
@@ -803,7 +814,7 @@ mod tests {
         let (first, to) = if index == 0 { (0, 27) } else { (14, 40) };
         Span {
             segment: Segment { index, count: 2 },
-            decided: Decided(Arc::new(Mutex::new(planned.clone()))),
+            decided: Decided::new(planned.clone()),
             planned,
             total: 40,
             first,
@@ -892,6 +903,19 @@ mod tests {
         feed(&before, 0, 30);
         feed(&after, 14, 30);
         assert_eq!((before.range(), after.range()), (0..20, 20..40));
+        assert_eq!(
+            (before.at_cut(), after.at_cut()),
+            ((false, false), (false, false))
+        );
+        // A cut right at the planned boundary: it stays, and says so.
+        let (before, after) = (windowed(0), windowed(1));
+        feed(&before, 0, 20);
+        feed(&after, 14, 20);
+        assert_eq!((before.range(), after.range()), (0..20, 20..40));
+        assert_eq!(
+            (before.at_cut(), after.at_cut()),
+            ((false, true), (true, false))
+        );
         // A cut beyond the snap (5 frames) does not move it either.
         let after = windowed(1);
         feed(&after, 14, 26);
