@@ -150,6 +150,7 @@ pub fn run(job: Job) -> anyhow::Result<ExitCode> {
     let exe =
         std::env::current_exe().context("cannot find the seamstream binary to start workers")?;
     let started = Instant::now();
+    let rayon_share = worker_threads(workers);
     let mut pool = Vec::new();
     for k in 0..workers {
         let gpu = gpus.map(|n| k as usize % n);
@@ -175,6 +176,9 @@ pub fn run(job: Job) -> anyhow::Result<ExitCode> {
             .is_some_and(|v| v == k.to_string())
         {
             cmd.env("SEAMSTREAM_INJECT_KILL_AFTER", "3");
+        }
+        if let Some(n) = rayon_share {
+            cmd.env("RAYON_NUM_THREADS", n.to_string());
         }
         if let Some(g) = gpu {
             cmd.env("CUDA_VISIBLE_DEVICES", g.to_string())
@@ -459,9 +463,39 @@ fn shell_word(text: &str) -> String {
     }
 }
 
+/// Each worker's share of the machine for its thread pools (rayon's: the
+/// CPU chain, fast retargeting's motion analysis), unless the user set
+/// `RAYON_NUM_THREADS`. Left alone, N workers start N pools as large as the
+/// machine: on 64 cores, four workers of fast retargeting ran their frames
+/// 7-12% slower for it (bench/results/multi-gpu.md). Never under two a
+/// worker: on 2 cores, one thread each made two CPU workers slower.
+fn worker_threads(workers: u32) -> Option<usize> {
+    if std::env::var_os("RAYON_NUM_THREADS").is_some() {
+        return None;
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    Some(share_of(cores, workers))
+}
+
+/// `cores` shared out among `workers`, at least two each.
+fn share_of(cores: usize, workers: u32) -> usize {
+    (cores / workers.max(1) as usize).max(2)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn workers_share_the_cores_at_two_threads_or_more() {
+        assert_eq!(share_of(64, 4), 16);
+        assert_eq!(share_of(32, 2), 16);
+        assert_eq!(share_of(16, 3), 5);
+        // Fewer cores than two a worker: two each, as one thread was slower.
+        assert_eq!(share_of(2, 2), 2);
+        assert_eq!(share_of(2, 8), 2);
+        assert_eq!(share_of(8, 0), 8);
+    }
 
     #[test]
     fn gpus_parse_counts_and_all() {

@@ -58,4 +58,6 @@ pub mod quality;
 #[doc(hidden)]
 pub mod split;
 #[doc(hidden)]
+pub use seamstream_core::trace;
+#[doc(hidden)]
 pub use seamstream_core::{args, color, device, fault, noise, planes};

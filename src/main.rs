@@ -395,7 +395,8 @@ fn place_files<'a>(
 static PROCESS_START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
 
 fn main() -> ExitCode {
-    PROCESS_START.get_or_init(std::time::Instant::now);
+    PROCESS_START.get_or_init(seamstream::trace::start);
+    seamstream::trace::mark("process started");
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Image {

@@ -14,6 +14,7 @@ use seamstream::ops::params::Media;
 
 use super::{PROCESS_START, fanout, parse_device, place_backend, spinner};
 use seamstream::gst::run::report::summary_json;
+use seamstream::trace;
 
 pub(crate) struct RunArgs<'a> {
     pub(crate) input: Option<&'a str>,
@@ -126,8 +127,13 @@ pub(crate) fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
     if device != seamstream::Device::Cpu && !seamstream::gst::register_nv_decoder() {
         seamstream::gst::preload_slow_plugins();
     }
+    trace::mark("arguments read, decoder registered");
     let mut reframe = plan_reframe(&mut chain, &input, a.reframe_path, live)?;
-    let placing = std::thread::spawn(move || place_backend(device));
+    let placing = std::thread::spawn(move || {
+        let placed = place_backend(device);
+        trace::mark("device opened");
+        placed
+    });
     if a.warmup.is_some() && a.segment.is_none() {
         bail!("--warmup applies to a part of a split job: use it with --segment K/N or --gpus");
     }
@@ -135,6 +141,7 @@ pub(crate) fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
         .segment
         .map(|text| plan_segment(text, &input, &output, a.warmup, &chain))
         .transpose()?;
+    trace::mark("segment planned");
     if let Some(span) = &mut span {
         // The job as `join` compares its parts: the chain and the encoder.
         span.set_job(format!(
@@ -161,6 +168,7 @@ pub(crate) fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
             );
             let kernels = seamstream::gst::run::report::Kernels::prepare(&backend, &chain);
             bar.finish_and_clear();
+            trace::mark("kernels ready");
             kernels
         }
         Backend::Cpu => None,
@@ -201,6 +209,7 @@ pub(crate) fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
         frames: a.frames,
     };
     let s = run::run(&opts, chain, stop)?;
+    trace::mark("run finished");
     if let Some(span) = &opts.span
         && span.snap > 0
         && span.segment.count > 1

@@ -15,6 +15,8 @@ pub mod noise;
 pub mod ops;
 pub mod planes;
 pub mod registry;
+#[doc(hidden)]
+pub mod trace;
 
 pub use device::Device;
 pub use error::{Error, Result};

@@ -182,6 +182,7 @@ impl Gpu {
     /// GPU does not exist, and how many there are.
     pub fn open(ordinal: usize) -> Result<Gpu> {
         let n = device_count()?;
+        seamstream_core::trace::mark("CUDA's driver started");
         if n == 0 {
             return Err(Error::NoGpu);
         }
@@ -193,6 +194,7 @@ impl Gpu {
         }
         let ctx = CudaContext::new(ordinal)
             .map_err(|e| cuda_err(&format!("opening GPU {ordinal}"), e))?;
+        seamstream_core::trace::mark("CUDA context made");
         Gpu::with_context(ctx)
     }
 

@@ -323,10 +323,15 @@ fn connect(
     // callbacks run on the streaming thread, one at a time.
     let state = Arc::new(Mutex::new((span, Held::default(), take_one)));
     let eos_state = state.clone();
+    let mut decoded = false;
     appsink.set_callbacks(
         gst_app::AppSinkCallbacks::builder()
             .new_sample(move |sink| {
                 let sample = sink.pull_sample().map_err(|_| gst::FlowError::Eos)?;
+                if !decoded {
+                    decoded = true;
+                    crate::trace::mark("first frame decoded");
+                }
                 let mut state = state.lock().map_err(|_| gst::FlowError::Error)?;
                 let (span, held, take) = &mut *state;
                 let samples = match span {
@@ -339,6 +344,7 @@ fn connect(
                 Ok(gst::FlowSuccess::Ok)
             })
             .eos(move |_| {
+                crate::trace::mark("end of the input");
                 // Frames still held (a window cut short by the end).
                 if let Ok(mut state) = eos_state.lock() {
                     let (span, held, take) = &mut *state;

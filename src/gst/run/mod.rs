@@ -54,6 +54,7 @@ use crate::cuda::Gpu;
 use crate::error::{Error, GstCause, Result};
 use crate::gst::cuda::PipelineContext;
 use crate::ops::Chain;
+use crate::trace;
 use engine::OutMemory;
 use intake::Intake;
 use output::Outlet;
@@ -286,6 +287,7 @@ fn poll_bus(pipeline: &gst::Pipeline) -> Option<std::result::Result<(), Error>> 
 /// `stop` (then EOS is sent, so a file output is still finalised).
 pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Summary> {
     gst::init().map_err(|e| gst_err("GStreamer did not start", e))?;
+    trace::mark("GStreamer started");
     let encoder = output::encoder(opts)?;
     opts.output.check_display()?;
     opts.input.check_available()?;
@@ -320,8 +322,10 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
         (&frames_tx, &frames_rx),
         shared.clone(),
     )?;
+    trace::mark("input opened");
     let worker = worker::spawn(opts, chain, memory, frames_rx, done_tx, shared.clone())?;
     intake.play()?;
+    trace::mark("input playing");
 
     let mut summary = Summary {
         live: intake.live,
@@ -337,7 +341,9 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
     if result.is_err() || summary.interrupted || shared.cut.load(Ordering::Relaxed) {
         bridge.close();
     }
+    trace::mark("last frame out");
     let finish = out.finish(&summary);
+    trace::mark("output finished");
     shared.abort.store(true, Ordering::Relaxed);
     drop(done_rx);
     drop(frames_tx);
@@ -345,6 +351,7 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
     let result = worker::join(worker).and(result);
     intake.stop();
     summary.frames_out = out.stop();
+    trace::mark("pipelines stopped");
     summary.seconds = intake.started().elapsed().as_secs_f64();
     shared.report(&mut summary, out.pushed);
     let result = result.and(finish).and_then(|()| check_part(opts, &summary));
@@ -520,6 +527,7 @@ fn deliver(
 ) -> Result<()> {
     let progress = Progress::new(intake.live, intake.opts.on_progress.clone());
     let mut marker = None;
+    let mut warming = false;
     // A fault for the tests of split jobs: the process ends at once (no
     // clean-up at all, as if killed) after this many frames went out.
     let kill_after = crate::fault::after("SEAMSTREAM_INJECT_KILL_AFTER");
@@ -555,9 +563,16 @@ fn deliver(
         };
         match msg {
             // A warm-up frame has filled the chain's memory; it goes no further.
-            Msg::Frame(t) if t.warmup => continue,
+            Msg::Frame(t) if t.warmup => {
+                if !out.is_open() && !warming {
+                    warming = true;
+                    trace::mark("first warm-up frame through the chain");
+                }
+                continue;
+            }
             Msg::Frame(t) => {
                 if !out.is_open() {
+                    trace::mark("first frame through the chain");
                     if let Err(e) = out.open(&t, summary) {
                         break Err(e);
                     }
