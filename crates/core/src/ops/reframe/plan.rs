@@ -835,9 +835,13 @@ fn even(x: f64, top: usize) -> usize {
     if e <= top { e } else { top - top % 2 }
 }
 
-/// The frames a camera path moves in (by half a pixel or more).
-fn moving_frames(xs: &[f64]) -> usize {
-    xs.windows(2).filter(|w| (w[1] - w[0]).abs() >= 0.5).count()
+/// The frames a camera path moves in, at the even positions a window
+/// takes (a drift of a fraction of a pixel a frame moves it every few
+/// frames).
+fn moving_frames(xs: &[f64], top: usize) -> usize {
+    xs.windows(2)
+        .filter(|w| even(w[1], top) != even(w[0], top))
+        .count()
 }
 
 /// The whole video's plan, offline: every frame's observation known.
@@ -862,7 +866,8 @@ pub fn plan_offline(obs: &[Observation], s: &Settings) -> (Vec<ShotPlan>, Vec<Fr
         // camera in 78 frames instead of 21 (dropped), and parking-lot's
         // track in 51 instead of 151 (kept).
         let (rx, rc) = camera_path(&corridors(&needs, &lens, s, true), s);
-        if 4 * moving_frames(&rx) <= 5 * moving_frames(&xs) {
+        let top = s.lengths().0 - len;
+        if 4 * moving_frames(&rx, top) <= 5 * moving_frames(&xs, top) {
             (xs, camera) = (rx, rc);
         }
         let index = shots.len();
