@@ -151,6 +151,7 @@ pub fn run(job: Job) -> anyhow::Result<ExitCode> {
         std::env::current_exe().context("cannot find the seamstream binary to start workers")?;
     let started = Instant::now();
     let rayon_share = worker_threads(workers);
+    let visible = std::env::var("CUDA_VISIBLE_DEVICES").ok();
     let mut pool = Vec::new();
     for k in 0..workers {
         let gpu = gpus.map(|n| k as usize % n);
@@ -181,8 +182,11 @@ pub fn run(job: Job) -> anyhow::Result<ExitCode> {
             cmd.env("RAYON_NUM_THREADS", n.to_string());
         }
         if let Some(g) = gpu {
-            cmd.env("CUDA_VISIBLE_DEVICES", g.to_string())
-                .args(["--device", "cuda"]);
+            cmd.env(
+                "CUDA_VISIBLE_DEVICES",
+                visible_device(g, visible.as_deref()),
+            )
+            .args(["--device", "cuda"]);
         }
         die_with_parent(&mut cmd);
         let mut child = match cmd.spawn() {
@@ -463,6 +467,23 @@ fn shell_word(text: &str) -> String {
     }
 }
 
+/// The `CUDA_VISIBLE_DEVICES` that gives a worker the `k`-th GPU this
+/// process sees: the `k`-th entry of the process's own list where it has
+/// one (Slurm's allocation, or a user's `2,3`; an entry may be a UUID),
+/// else `k`.
+fn visible_device(k: usize, visible: Option<&str>) -> String {
+    let entries: Vec<&str> = visible
+        .unwrap_or("")
+        .split(',')
+        .map(str::trim)
+        .filter(|e| !e.is_empty())
+        .collect();
+    match entries.get(k) {
+        Some(e) => e.to_string(),
+        None => k.to_string(),
+    }
+}
+
 /// Each worker's share of the machine for its thread pools (rayon's: the
 /// CPU chain, fast retargeting's motion analysis), unless the user set
 /// `RAYON_NUM_THREADS`. Left alone, N workers start N pools as large as the
@@ -485,6 +506,17 @@ fn share_of(cores: usize, workers: u32) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_worker_gets_the_kth_gpu_this_process_sees() {
+        assert_eq!(visible_device(0, None), "0");
+        assert_eq!(visible_device(3, None), "3");
+        assert_eq!(visible_device(0, Some("")), "0");
+        // Slurm's allocation, or a user's list: the k-th entry, not GPU k.
+        assert_eq!(visible_device(0, Some("2,3")), "2");
+        assert_eq!(visible_device(1, Some("2, 3")), "3");
+        assert_eq!(visible_device(1, Some("GPU-aaaa,GPU-bbbb")), "GPU-bbbb");
+    }
 
     #[test]
     fn workers_share_the_cores_at_two_threads_or_more() {
