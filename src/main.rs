@@ -390,12 +390,10 @@ fn place_files<'a>(
     Ok((slots[0], slots[1]))
 }
 
-/// When the process started: a split job's worker reports its own start
-/// cost against it.
-static PROCESS_START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
-
 fn main() -> ExitCode {
-    PROCESS_START.get_or_init(seamstream::trace::start);
+    // The process's start, which a split job's worker reports its own
+    // start cost against (and the trace times its steps from).
+    seamstream::trace::start();
     seamstream::trace::mark("process started");
     let cli = Cli::parse();
     let result = match &cli.command {

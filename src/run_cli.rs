@@ -12,7 +12,7 @@ use seamstream::gst::run::Backend;
 use seamstream::ops::Chain;
 use seamstream::ops::params::Media;
 
-use super::{PROCESS_START, fanout, parse_device, place_backend, spinner};
+use super::{fanout, parse_device, place_backend, spinner};
 use seamstream::gst::run::report::summary_json;
 use seamstream::trace;
 
@@ -216,9 +216,8 @@ pub(crate) fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
     {
         eprintln!("{}", segment_decided(span));
     }
-    if opts.span.is_some()
-        && let Some(t0) = PROCESS_START.get()
-    {
+    if opts.span.is_some() {
+        let t0 = trace::start();
         // A worker's fixed cost (process, CUDA, kernels, plan, the source's
         // start and end) beside its frames' time: what keeps N workers
         // from N times one.

@@ -865,10 +865,13 @@ pub fn plan_offline(obs: &[Observation], s: &Settings) -> (Vec<ShotPlan>, Vec<Fr
         // little sooner. On the shared clips it moved a juggler's steady
         // camera in 78 frames instead of 21 (dropped), and parking-lot's
         // track in 51 instead of 151 (kept).
-        let (rx, rc) = camera_path(&corridors(&needs, &lens, s, true), s);
-        let top = s.lengths().0 - len;
-        if 4 * moving_frames(&rx, top) <= 5 * moving_frames(&xs, top) {
-            (xs, camera) = (rx, rc);
+        // A shot with nothing found by its motion has no reach to weigh.
+        if needs.iter().any(|n| n.reach != n.span) {
+            let (rx, rc) = camera_path(&corridors(&needs, &lens, s, true), s);
+            let top = s.lengths().0 - len;
+            if 4 * moving_frames(&rx, top) <= 5 * moving_frames(&xs, top) {
+                (xs, camera) = (rx, rc);
+            }
         }
         let index = shots.len();
         let first = frames.len();
