@@ -42,7 +42,9 @@ pub(crate) struct EncoderArgs<'a> {
     pub(crate) preset: Option<&'a str>,
 }
 
-pub(crate) fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
+/// `run` without `--gpus`/`--workers`: one run, or (`within`) one worker of
+/// a split job in this process, whose messages go to its log.
+pub(crate) fn run_video(a: RunArgs, within: Option<fanout::Within>) -> anyhow::Result<ExitCode> {
     use seamstream::gst::encode::{Codec, EncoderChoice};
     use seamstream::gst::outfile::Kept;
     use seamstream::gst::request::RunRequest;
@@ -51,6 +53,15 @@ pub(crate) fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering};
 
+    // A worker's lines go to its log; a failed write loses only the line.
+    let log = within.as_ref().map(|w| &w.log);
+    let say = |text: &str| match log {
+        Some(mut f) => {
+            use std::io::Write;
+            let _ = writeln!(f, "{text}");
+        }
+        None => eprintln!("{text}"),
+    };
     // What the command line gives wins over the pipeline file.
     let mut file = a.pipeline.map(PipelineFile::load).transpose()?;
     if let Some(f) = &file
@@ -90,7 +101,10 @@ pub(crate) fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
     };
     let chosen = request.input()?;
     if let (Some(note), Some(f)) = (&chosen.note, &file) {
-        eprintln!("note: {note} (the fallback in {})", f.path.display());
+        say(&format!(
+            "note: {note} (the fallback in {})",
+            f.path.display()
+        ));
     }
     let live = request.live(&chosen);
     let input = chosen.input;
@@ -108,7 +122,9 @@ pub(crate) fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
         Some(chain) => chain,
         None if is_sample => {
             let default = "retarget:width=75%";
-            eprintln!("note: no --op given; using {default} (16:9 -> 4:3)");
+            say(&format!(
+                "note: no --op given; using {default} (16:9 -> 4:3)"
+            ));
             seamstream::registry::parse_chain_for(&[default], Media::Video)?
         }
         None => Chain::default(),
@@ -128,8 +144,10 @@ pub(crate) fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
         seamstream::gst::preload_slow_plugins();
     }
     trace::mark("arguments read, decoder registered");
-    let mut reframe = plan_reframe(&mut chain, &input, a.reframe_path, live)?;
+    let mut reframe = plan_reframe(&mut chain, &input, a.reframe_path, live, within.is_none())?;
+    let label = trace::label();
     let placing = std::thread::spawn(move || {
+        trace::set_label(label);
         let placed = place_backend(device);
         trace::mark("device opened");
         placed
@@ -139,7 +157,7 @@ pub(crate) fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
     }
     let mut span = a
         .segment
-        .map(|text| plan_segment(text, &input, &output, a.warmup, &chain))
+        .map(|text| plan_segment(text, &input, &output, a.warmup, &chain, &say))
         .transpose()?;
     trace::mark("segment planned");
     if let Some(span) = &mut span {
@@ -156,16 +174,19 @@ pub(crate) fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
         anyhow::anyhow!("starting CUDA failed unexpectedly; run with --device cpu")
     })??;
     if let Some(note) = note {
-        eprintln!("{note}");
+        say(&note);
     }
     // The kernels are compiled (or read from the cache) before the source
     // starts, so that a live source loses no frames to it; the time is its
     // own line of the summary.
     let kernels = match &backend {
         Backend::Cuda(_) => {
-            let bar = spinner(
-                "preparing the CUDA kernels (compiled on a first start, then cached)".into(),
-            );
+            let bar = match within {
+                None => spinner(
+                    "preparing the CUDA kernels (compiled on a first start, then cached)".into(),
+                ),
+                Some(_) => indicatif::ProgressBar::hidden(),
+            };
             let kernels = seamstream::gst::run::report::Kernels::prepare(&backend, &chain);
             bar.finish_and_clear();
             trace::mark("kernels ready");
@@ -173,8 +194,19 @@ pub(crate) fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
         }
         Backend::Cpu => None,
     };
-    let stop = Arc::new(AtomicBool::new(false));
-    {
+    // A worker of a split job in this process is stopped by the job, which
+    // holds the Ctrl-C handler, and tells the job its frames.
+    let (stop, on_progress) = match &within {
+        Some(w) => {
+            let frames = w.frames.clone();
+            let told = run::OnProgress(Arc::new(move |done: u64, _: Option<u64>| {
+                frames.store(done, Ordering::Relaxed)
+            }));
+            (w.stop.clone(), Some(told))
+        }
+        None => (Arc::new(AtomicBool::new(false)), None),
+    };
+    if within.is_none() {
         let stop = stop.clone();
         // Ctrl-C or SIGTERM asks for EOS; the output is then finalised. A
         // second one only says so; a third ends the process at once, as in
@@ -202,7 +234,7 @@ pub(crate) fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
         encoder,
         audio,
         span,
-        on_progress: None,
+        on_progress,
         // The command line's only: a pipeline file's `frames` is for its
         // test sources and pictures (as its comments say), not a cap on a
         // file given with -i.
@@ -214,7 +246,7 @@ pub(crate) fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
         && span.snap > 0
         && span.segment.count > 1
     {
-        eprintln!("{}", segment_decided(span));
+        say(&segment_decided(span));
     }
     if opts.span.is_some() {
         let t0 = trace::start();
@@ -222,12 +254,12 @@ pub(crate) fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
         // start and end) beside its frames' time: what keeps N workers
         // from N times one.
         let all = t0.elapsed().as_secs_f64();
-        eprintln!(
+        say(&format!(
             "segment timing: {:.2} s in all, {:.2} s from the source's start to its end, {:.2} s before and after",
             all,
             s.seconds,
             (all - s.seconds).max(0.0)
-        );
+        ));
     }
     if let Some(r) = &mut reframe {
         r.finish((s.width_in, s.height_in), (s.width_out, s.height_out))?;
@@ -236,12 +268,12 @@ pub(crate) fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
         println!("{}", summary_json(&s, kernels.as_ref(), reframe.as_ref()));
     } else {
         if let Some(k) = &kernels {
-            eprintln!(
+            say(&format!(
                 "CUDA kernels ready in {:.2} s, before the source started ({} compiled by NVRTC, the rest from the cache)",
                 k.seconds, k.compiled
-            );
+            ));
         }
-        eprintln!(
+        say(&format!(
             "{} frames in, {} out, {} dropped, {:.1} fps; {}x{} -> {}x{}; ms a frame: copy in {:.2}, chain {:.2}, copy out {:.2}; memory in {}, out {}",
             s.frames_in,
             s.frames_out,
@@ -256,25 +288,29 @@ pub(crate) fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
             s.ms_copy_out,
             s.memory_in,
             s.memory_out,
-        );
+        ));
         for (i, st) in s.streams.iter().enumerate() {
-            eprintln!("  stream {i}: {} {}: {}", st.kind, st.what, st.action);
+            say(&format!(
+                "  stream {i}: {} {}: {}",
+                st.kind, st.what, st.action
+            ));
         }
         if let Some(r) = &reframe {
             for line in reframe_lines(r) {
-                eprintln!("{line}");
+                say(&line);
             }
         }
         match (&s.kept, s.interrupted) {
-            (Some(Kept::Target(p)), true) => {
-                eprintln!("interrupted: {} holds every frame so far", p.display())
-            }
-            (Some(Kept::Partial(p)), true) => eprintln!(
+            (Some(Kept::Target(p)), true) => say(&format!(
+                "interrupted: {} holds every frame so far",
+                p.display()
+            )),
+            (Some(Kept::Partial(p)), true) => say(&format!(
                 "interrupted: the frames so far are in {}; the existing output was left as it was",
                 p.display()
-            ),
-            (Some(Kept::Target(p)), false) => eprintln!("wrote {}", p.display()),
-            (_, true) => eprintln!("interrupted"),
+            )),
+            (Some(Kept::Target(p)), false) => say(&format!("wrote {}", p.display())),
+            (_, true) => say("interrupted"),
             _ => {}
         }
     }
@@ -384,6 +420,62 @@ pub(crate) fn run_split(
         forward,
         audio: !a.no_audio,
         keep_parts,
+        in_process: in_process(a, input),
+    })
+}
+
+/// A worker of the split job as a thread of this process: the run a worker
+/// process would make of the same options (see `run_split`'s `forward`).
+fn in_process(a: &RunArgs, input: &str) -> fanout::InProcess {
+    let input = input.to_string();
+    let ops = a.ops.to_vec();
+    let pipeline = a.pipeline.map(Path::to_path_buf);
+    let device = a.device.map(str::to_string);
+    let codec = a.encoder.codec.map(str::to_string);
+    let preset = a.encoder.preset.map(str::to_string);
+    let (crf, bitrate, warmup) = (a.encoder.crf, a.encoder.bitrate, a.warmup);
+    std::sync::Arc::new(move |seat: fanout::Seat| {
+        let part = seat.part.to_str().with_context(|| {
+            format!(
+                "the part `{}` is not UTF-8; name the output in UTF-8",
+                seat.part.display()
+            )
+        })?;
+        let segment = format!("{}/{}", seat.index, seat.count);
+        let device = match seat.gpu {
+            Some(g) => Some(format!("cuda:{g}")),
+            None => device.clone(),
+        };
+        let args = RunArgs {
+            input: Some(&input),
+            output: Some(part),
+            ops: &ops,
+            pipeline: pipeline.as_deref(),
+            size: None,
+            fps: None,
+            frames: None,
+            live: false,
+            device: device.as_deref(),
+            json: false,
+            encoder: EncoderArgs {
+                codec: codec.as_deref(),
+                crf,
+                bitrate,
+                preset: preset.as_deref(),
+            },
+            no_audio: false,
+            segment: Some(&segment),
+            warmup,
+            reframe_path: None,
+        };
+        let log = seat.within.log.try_clone();
+        let ran = run_video(args, Some(seat.within));
+        // As a worker process's `main` ends its log.
+        if let (Err(e), Ok(mut log)) = (&ran, log) {
+            use std::io::Write;
+            let _ = writeln!(log, "error: {}", super::with_advice(e));
+        }
+        ran
     })
 }
 
@@ -395,6 +487,7 @@ pub(crate) fn plan_segment(
     output: &seamstream::gst::Output,
     warmup: Option<u64>,
     chain: &Chain,
+    say: &dyn Fn(&str),
 ) -> anyhow::Result<seamstream::gst::parts::Span> {
     use seamstream::gst::Output;
     use seamstream::gst::parts::Span;
@@ -439,13 +532,13 @@ pub(crate) fn plan_segment(
     } else {
         "no cut search: the chain has no memory".into()
     };
-    eprintln!(
+    say(&format!(
         "segment {text}: frames {}..{} of {}{start}{warm} (frames counted in {:.2} s; {cuts})",
         span.planned.start,
         span.planned.end,
         span.total,
         span.counting.as_secs_f64(),
-    );
+    ));
     Ok(span)
 }
 
@@ -456,6 +549,7 @@ pub(crate) fn plan_reframe(
     input: &seamstream::gst::Input,
     path_file: Option<&Path>,
     live: bool,
+    shown_here: bool,
 ) -> anyhow::Result<Option<seamstream::gst::reframe::Planned>> {
     let bar = indicatif::ProgressBar::hidden();
     bar.set_style(
@@ -464,7 +558,8 @@ pub(crate) fn plan_reframe(
         )
         .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
     );
-    let mut shown = false;
+    // A worker of a split job in this process draws nothing (`!shown_here`).
+    let mut shown = !shown_here;
     let planned = seamstream::gst::reframe::prepare(chain, input, path_file, live, |n| {
         if !shown {
             bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());

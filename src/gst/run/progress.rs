@@ -45,7 +45,8 @@ pub(super) fn expected_frames(
 }
 
 /// A progress bar for file jobs (frames, fps, ETA) and a rolling rate for
-/// live ones; drawn on stderr only when it is a terminal.
+/// live ones; drawn on stderr only when it is a terminal and the caller
+/// gave no hook.
 pub(super) struct Progress {
     bar: indicatif::ProgressBar,
     live: bool,
@@ -115,8 +116,12 @@ impl Progress {
             };
             self.bar.set_style(style.with_key("fps", fps));
         }
-        self.bar
-            .set_draw_target(indicatif::ProgressDrawTarget::stderr());
+        // A caller with a hook shows the progress itself (a split job's
+        // coordinator, the Python package): no bar of ours beside it.
+        if self.hook.is_none() {
+            self.bar
+                .set_draw_target(indicatif::ProgressDrawTarget::stderr());
+        }
     }
 
     pub fn frame(&self, dropped: u64) {
