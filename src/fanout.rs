@@ -1,31 +1,21 @@
 //! `run IN OUT --gpus N|all [--workers M]`: one job split in time over
-//! workers on one host, then joined.
+//! worker processes on one host, then joined.
 //!
 //! The coordinator counts the input's frames, starts M workers (one per
 //! GPU unless `--workers` says otherwise; worker K runs `--segment K/M` on
-//! GPU K mod N), draws one progress bar from their frame counts, and joins
-//! their parts into OUT with the input's audio. Parts go to `OUT.parts/`,
-//! each worker's messages to `part-K.log` beside its part. With OUT `null`
-//! the workers drop their frames: no parts, no join, only the job's speed
-//! without its encoders.
+//! GPU K mod N, which it sees as its only device through
+//! `CUDA_VISIBLE_DEVICES`), draws one progress bar from the `frames N`
+//! lines they write ([`PROGRESS_LINES`]), and joins their parts into OUT
+//! with the input's audio. Parts go to `OUT.parts/`, each worker's messages
+//! to `part-K.log` beside its part. With OUT `null` the workers drop their
+//! frames: no parts, no join, only the job's speed without its encoders.
 //!
-//! GPU workers are threads of this process, each with its GPU's context:
-//! NVIDIA's driver serialises the start of CUDA across processes (four
-//! worker processes on four GPUs had their contexts only after 1.5 s, one
-//! alone after 0.3 s; bench/results/multi-gpu.md), and one process starts
-//! it once for every GPU. CPU workers are processes of their own (`run
-//! --segment K/M`, their counts read from the `frames N` lines they write,
-//! [`PROGRESS_LINES`]), so that one that dies takes nothing else with it;
-//! `SEAMSTREAM_WORKER_PROCESSES=1` makes GPU workers processes too (each
-//! sees its one GPU through `CUDA_VISIBLE_DEVICES`), `=0` makes CPU workers
-//! threads.
-//!
-//! Ctrl-C stops every worker (processes share the terminal's process group;
-//! a SIGTERM to the coordinator alone is passed on): each keeps its frames
-//! in a partial file, which no join takes, and OUT is not touched. A worker
-//! that fails fails the job once the others are done, naming its segment;
-//! the complete parts stay, so that rerunning that segment alone and
-//! joining finishes the job.
+//! Ctrl-C reaches every worker (they share the terminal's process group;
+//! a SIGTERM to the coordinator alone is passed on): each stops and keeps
+//! its frames in a partial file, which no join takes, and OUT is not
+//! touched. A worker that fails fails the job once the others are done,
+//! naming its segment; the complete parts stay, so that rerunning that
+//! segment alone and joining finishes the job.
 
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader};
@@ -33,7 +23,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
@@ -68,169 +57,17 @@ pub struct Job {
     pub forward: Vec<OsString>,
     pub audio: bool,
     pub keep_parts: bool,
-    /// Runs one segment in this process: the same run as a worker process
-    /// of `forward`'s options, for workers that are threads.
-    pub in_process: InProcess,
 }
 
-/// Runs a segment in this process ([`Seat`]); `Ok` with the run's exit code
-/// (130 when it was stopped).
-pub type InProcess = Arc<dyn Fn(Seat) -> anyhow::Result<ExitCode> + Send + Sync>;
-
-/// A worker's place in the job, for one that is a thread of this process.
-pub struct Seat {
-    pub index: u32,
-    pub count: u32,
-    /// Its part, or `null`.
-    pub part: PathBuf,
-    /// Its GPU, an ordinal of those this process sees; `None` on the CPU.
-    pub gpu: Option<usize>,
-    pub within: Within,
-}
-
-/// What a run that is one worker of a split job in this process shares
-/// with the job: a stop that the job sets (Ctrl-C, or a worker that failed
-/// before its first frame), its frame count for the job's bar, and its log,
-/// where its messages go instead of the terminal.
-pub struct Within {
-    pub stop: Arc<AtomicBool>,
-    pub frames: Arc<AtomicU64>,
-    pub log: std::fs::File,
-}
-
-/// One worker and what it has said.
+/// One worker process and what it has said.
 struct Worker {
     index: u32,
     gpu: Option<usize>,
     part: PathBuf,
     log: PathBuf,
-    run: Running,
+    child: Child,
     frames: Arc<AtomicU64>,
-    ended: Option<Ended>,
-}
-
-enum Running {
-    Process(Child),
-    /// Taken when the thread is joined.
-    Thread(Option<JoinHandle<anyhow::Result<ExitCode>>>),
-}
-
-/// How a worker ended.
-struct Ended {
-    /// Its exit code; `None` when it was killed (a process) or panicked (a
-    /// thread).
-    code: Option<i32>,
-    /// In words: `exit code 1`, `killed by signal 9`, `panicked: …`.
-    how: String,
-    /// Its `error:` line, for a worker that stopped on an error.
-    error: Option<String>,
-}
-
-impl Ended {
-    fn success(&self) -> bool {
-        self.code == Some(0)
-    }
-
-    fn of_process(status: std::process::ExitStatus, log: &Path) -> Ended {
-        Ended {
-            code: status.code(),
-            how: describe_exit(status),
-            // A killed worker printed no reason.
-            error: status.code().and_then(|_| last_error(log)),
-        }
-    }
-
-    fn of_thread(result: std::thread::Result<anyhow::Result<ExitCode>>) -> Ended {
-        match result {
-            Ok(Ok(code)) if code == ExitCode::SUCCESS => Ended {
-                code: Some(0),
-                how: "finished".into(),
-                error: None,
-            },
-            Ok(Ok(_)) => Ended {
-                code: Some(130),
-                how: "stopped".into(),
-                error: None,
-            },
-            Ok(Err(e)) => Ended {
-                code: Some(1),
-                how: "failed".into(),
-                error: Some(format!("error: {}", super::with_advice(&e))),
-            },
-            Err(panic) => Ended {
-                code: None,
-                how: format!(
-                    "panicked: {}",
-                    panic
-                        .downcast_ref::<&str>()
-                        .map(|s| s.to_string())
-                        .or_else(|| panic.downcast_ref::<String>().cloned())
-                        .unwrap_or_else(|| "no message".into())
-                ),
-                error: None,
-            },
-        }
-    }
-}
-
-impl Worker {
-    /// Notes whether it has ended.
-    fn poll(&mut self) {
-        if self.ended.is_some() {
-            return;
-        }
-        self.ended = match &mut self.run {
-            Running::Process(child) => child
-                .try_wait()
-                .ok()
-                .flatten()
-                .map(|s| Ended::of_process(s, &self.log)),
-            Running::Thread(handle) => {
-                if handle.as_ref().is_some_and(|h| h.is_finished()) {
-                    handle.take().map(|h| Ended::of_thread(h.join()))
-                } else {
-                    None
-                }
-            }
-        };
-    }
-
-    /// Waits for it to end.
-    fn wait(&mut self) {
-        if self.ended.is_some() {
-            return;
-        }
-        self.ended = Some(match &mut self.run {
-            Running::Process(child) => match child.wait() {
-                Ok(s) => Ended::of_process(s, &self.log),
-                Err(e) => Ended {
-                    code: None,
-                    how: format!("lost ({e})"),
-                    error: None,
-                },
-            },
-            Running::Thread(handle) => match handle.take() {
-                Some(h) => Ended::of_thread(h.join()),
-                None => Ended {
-                    code: None,
-                    how: "lost".into(),
-                    error: None,
-                },
-            },
-        });
-    }
-}
-
-/// Whether the workers are threads of this process: GPU workers are
-/// (CUDA's start is then one for every GPU), CPU workers are processes,
-/// unless `SEAMSTREAM_WORKER_PROCESSES` says `1` (processes) or `0`
-/// (threads).
-fn threads(on_gpus: bool, processes: Option<&str>) -> bool {
-    match processes.map(str::trim) {
-        Some("1") => false,
-        Some("0") => true,
-        _ => on_gpus,
-    }
+    status: Option<std::process::ExitStatus>,
 }
 
 pub fn run(job: Job) -> anyhow::Result<ExitCode> {
@@ -307,24 +144,9 @@ pub fn run(job: Job) -> anyhow::Result<ExitCode> {
     let stop = Arc::new(AtomicBool::new(false));
     {
         let stop = stop.clone();
-        // The first asks the workers to stop; a third ends the process at
-        // once, as a single run does (threads' parts keep every fragment
-        // written).
-        let presses = std::sync::atomic::AtomicU32::new(0);
-        ctrlc::set_handler(move || {
-            stop.store(true, Ordering::Relaxed);
-            if presses.fetch_add(1, Ordering::Relaxed) >= 2 {
-                std::process::exit(130);
-            }
-        })
-        .context("cannot install the Ctrl-C handler")?;
+        ctrlc::set_handler(move || stop.store(true, Ordering::Relaxed))
+            .context("cannot install the Ctrl-C handler")?;
     }
-    // What the workers that are threads are told to stop by.
-    let halt = Arc::new(AtomicBool::new(false));
-    let as_threads = threads(
-        gpus.is_some(),
-        std::env::var("SEAMSTREAM_WORKER_PROCESSES").ok().as_deref(),
-    );
     let exe =
         std::env::current_exe().context("cannot find the seamstream binary to start workers")?;
     let started = Instant::now();
@@ -339,103 +161,66 @@ pub fn run(job: Job) -> anyhow::Result<ExitCode> {
             parts_dir.join(format!("part-{k:05}.{ext}"))
         };
         let log = parts_dir.join(format!("part-{k:05}.log"));
-        let count = Arc::new(AtomicU64::new(0));
-        let run = if as_threads {
-            let seat = Seat {
-                index: k,
-                count: workers,
-                part: part.clone(),
-                gpu,
-                within: Within {
-                    stop: halt.clone(),
-                    frames: count.clone(),
-                    log: std::fs::File::create(&log)?,
-                },
-            };
-            let go = job.in_process.clone();
-            let label: Arc<str> = format!("segment {k}/{workers}").into();
-            // A fault for the tests: this worker fails mid-segment (a
-            // thread cannot be killed alone).
-            let fails = seamstream::fault::given("SEAMSTREAM_INJECT_KILL_SEGMENT")
-                .is_some_and(|v| v == k.to_string());
-            let spawned = std::thread::Builder::new()
-                .name(format!("segment-{k}"))
-                .spawn(move || {
-                    seamstream::trace::set_label(Some(label));
-                    if fails {
-                        seamstream::fault::set_here("SEAMSTREAM_INJECT_FAIL_AFTER", "3");
-                    }
-                    go(seat)
-                });
-            match spawned {
-                Ok(h) => Running::Thread(Some(h)),
-                Err(e) => {
-                    stop_all(&mut pool, &halt);
-                    bail!("cannot start worker {k}: {e}");
-                }
+        let mut cmd = Command::new(&exe);
+        cmd.arg("run")
+            .arg(&job.input)
+            .arg(&part)
+            .arg("--segment")
+            .arg(format!("{k}/{workers}"))
+            .args(&job.forward)
+            .env(PROGRESS_LINES, "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&log)?);
+        // A fault for the tests: this worker kills itself mid-segment.
+        if seamstream::fault::given("SEAMSTREAM_INJECT_KILL_SEGMENT")
+            .is_some_and(|v| v == k.to_string())
+        {
+            cmd.env("SEAMSTREAM_INJECT_KILL_AFTER", "3");
+        }
+        if let Some(n) = rayon_share {
+            cmd.env("RAYON_NUM_THREADS", n.to_string());
+        }
+        if let Some(g) = gpu {
+            cmd.env(
+                "CUDA_VISIBLE_DEVICES",
+                visible_device(g, visible.as_deref()),
+            )
+            .args(["--device", "cuda"]);
+        }
+        die_with_parent(&mut cmd);
+        let mut child = match cmd.spawn() {
+            Ok(c) => c,
+            Err(e) => {
+                stop_all(&mut pool);
+                bail!("cannot start worker {k}: {e}");
             }
-        } else {
-            let mut cmd = Command::new(&exe);
-            cmd.arg("run")
-                .arg(&job.input)
-                .arg(&part)
-                .arg("--segment")
-                .arg(format!("{k}/{workers}"))
-                .args(&job.forward)
-                .env(PROGRESS_LINES, "1")
-                .stdin(Stdio::null())
-                .stdout(Stdio::piped())
-                .stderr(std::fs::File::create(&log)?);
-            // A fault for the tests: this worker kills itself mid-segment.
-            if seamstream::fault::given("SEAMSTREAM_INJECT_KILL_SEGMENT")
-                .is_some_and(|v| v == k.to_string())
-            {
-                cmd.env("SEAMSTREAM_INJECT_KILL_AFTER", "3");
-            }
-            if let Some(n) = rayon_share {
-                cmd.env("RAYON_NUM_THREADS", n.to_string());
-            }
-            if let Some(g) = gpu {
-                cmd.env(
-                    "CUDA_VISIBLE_DEVICES",
-                    visible_device(g, visible.as_deref()),
-                )
-                .args(["--device", "cuda"]);
-            }
-            die_with_parent(&mut cmd);
-            let mut child = match cmd.spawn() {
-                Ok(c) => c,
-                Err(e) => {
-                    stop_all(&mut pool, &halt);
-                    bail!("cannot start worker {k}: {e}");
-                }
-            };
-            if let Some(out) = child.stdout.take() {
-                let count = count.clone();
-                std::thread::spawn(move || {
-                    for line in BufReader::new(out).lines().map_while(|l| l.ok()) {
-                        if let Some(n) = line.strip_prefix("frames ").and_then(|n| n.parse().ok()) {
-                            count.store(n, Ordering::Relaxed);
-                        }
-                    }
-                });
-            }
-            Running::Process(child)
         };
+        let count = Arc::new(AtomicU64::new(0));
+        if let Some(out) = child.stdout.take() {
+            let count = count.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(out).lines().map_while(|l| l.ok()) {
+                    if let Some(n) = line.strip_prefix("frames ").and_then(|n| n.parse().ok()) {
+                        count.store(n, Ordering::Relaxed);
+                    }
+                }
+            });
+        }
         pool.push(Worker {
             index: k,
             gpu,
             part,
             log,
-            run,
+            child,
             frames: count,
-            ended: None,
+            status: None,
         });
     }
     if let (Some(n), Some(counting)) = (gpus, counting) {
         let have = counting.join().unwrap_or(0);
         if have == 0 || n > have {
-            stop_all(&mut pool, &halt);
+            stop_all(&mut pool);
             // Only the stopped workers' logs are in it: this job made it.
             let _ = std::fs::remove_dir_all(&parts_dir);
             return Err(too_many(Gpus::Count(n), have));
@@ -453,36 +238,30 @@ pub fn run(job: Job) -> anyhow::Result<ExitCode> {
     );
     let bar = progress_bar(frames);
     let mut signalled = false;
-    while pool.iter().any(|w| w.ended.is_none()) {
-        for w in pool.iter_mut() {
-            w.poll();
+    while pool.iter().any(|w| w.status.is_none()) {
+        for w in pool.iter_mut().filter(|w| w.status.is_none()) {
+            w.status = w.child.try_wait().ok().flatten();
         }
         // A worker that exits with an error before its first frame met
         // what every part of the job meets (the output, the device, the
         // chain against the input): the job stops there, and leaves
         // nothing, since every part would fail the same way.
         if let Some(w) = pool.iter().find(|w| {
-            !stop.load(Ordering::Relaxed)
-                && w.ended
-                    .as_ref()
-                    .is_some_and(|e| e.code.is_some_and(|c| c != 0))
+            w.status.is_some_and(|s| s.code().is_some_and(|c| c != 0))
                 && w.frames.load(Ordering::Relaxed) == 0
         }) {
-            let why = w
-                .ended
-                .as_ref()
-                .and_then(|e| e.error.clone())
+            let why = last_error(&w.log)
                 .map(|e| e.trim_start_matches("error: ").to_string())
                 .unwrap_or_else(|| {
                     format!(
                         "{} (its messages were in {})",
-                        w.ended.as_ref().map_or("unknown", |e| e.how.as_str()),
+                        describe_exit(w.status),
                         w.log.display()
                     )
                 });
             let index = w.index;
             bar.finish_and_clear();
-            stop_all(&mut pool, &halt);
+            stop_all(&mut pool);
             let _ = std::fs::remove_dir_all(&parts_dir);
             bail!(
                 "segment {index}/{workers} failed before its first frame, so the job was stopped (every segment would fail the same way); nothing was written:\n  {why}"
@@ -490,9 +269,9 @@ pub fn run(job: Job) -> anyhow::Result<ExitCode> {
         }
         bar.set_position(pool.iter().map(|w| w.frames.load(Ordering::Relaxed)).sum());
         if stop.load(Ordering::Relaxed) && !signalled {
-            // A terminal's Ctrl-C has reached worker processes too; a
-            // SIGTERM to the coordinator alone is passed on here.
-            signal_all(&pool, &halt, libc::SIGINT);
+            // A terminal's Ctrl-C has reached the workers too; a SIGTERM
+            // to the coordinator alone is passed on here.
+            signal_all(&pool, libc::SIGINT);
             signalled = true;
         }
         // Looked at often: the job ends when its last worker does (every
@@ -511,7 +290,7 @@ pub fn run(job: Job) -> anyhow::Result<ExitCode> {
     }
     let failed: Vec<&Worker> = pool
         .iter()
-        .filter(|w| !w.ended.as_ref().is_some_and(Ended::success))
+        .filter(|w| !w.status.is_some_and(|s| s.success()))
         .collect();
     if !failed.is_empty() {
         let mut text = if null {
@@ -525,15 +304,15 @@ pub fn run(job: Job) -> anyhow::Result<ExitCode> {
             )
         };
         for w in &failed {
-            let ended = w.ended.as_ref();
             text.push_str(&format!(
                 "\n  segment {}/{workers}{}: {}; its messages are in {}{}",
                 w.index,
                 w.gpu.map_or(String::new(), |g| format!(" (GPU {g})")),
-                ended.map_or("unknown", |e| e.how.as_str()),
+                describe_exit(w.status),
                 w.log.display(),
-                ended
-                    .and_then(|e| e.error.as_ref())
+                w.status
+                    .filter(|s| s.code().is_some())
+                    .and_then(|_| last_error(&w.log))
                     .map_or(String::new(), |e| format!("\n    {e}"))
             ));
         }
@@ -612,17 +391,12 @@ fn progress_bar(total: u64) -> indicatif::ProgressBar {
     bar
 }
 
-/// Asks every worker still running to stop: a process by `signal`, the
-/// threads by `halt`.
-fn signal_all(pool: &[Worker], halt: &AtomicBool, signal: libc::c_int) {
-    halt.store(true, Ordering::Relaxed);
-    for w in pool.iter().filter(|w| w.ended.is_none()) {
-        if let Running::Process(child) = &w.run {
-            // SAFETY: kill(2) with the pid of a child we started and have
-            // not reaped (its status is unknown), so the pid is still ours.
-            unsafe {
-                libc::kill(child.id() as libc::pid_t, signal);
-            }
+fn signal_all(pool: &[Worker], signal: libc::c_int) {
+    for w in pool.iter().filter(|w| w.status.is_none()) {
+        // SAFETY: kill(2) with the pid of a child we started and have not
+        // reaped (its status is unknown), so the pid is still ours.
+        unsafe {
+            libc::kill(w.child.id() as libc::pid_t, signal);
         }
     }
 }
@@ -650,19 +424,22 @@ fn die_with_parent(cmd: &mut Command) {
     }
 }
 
-fn stop_all(pool: &mut [Worker], halt: &AtomicBool) {
-    signal_all(pool, halt, libc::SIGINT);
+fn stop_all(pool: &mut [Worker]) {
+    signal_all(pool, libc::SIGINT);
     for w in pool.iter_mut() {
-        w.wait();
+        let _ = w.child.wait();
     }
 }
 
-fn describe_exit(status: std::process::ExitStatus) -> String {
+fn describe_exit(status: Option<std::process::ExitStatus>) -> String {
     use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
-        (Some(c), _) => format!("exit code {c}"),
-        (None, Some(sig)) => format!("killed by signal {sig}"),
-        _ => "ended abnormally".into(),
+    match status {
+        Some(s) => match (s.code(), s.signal()) {
+            (Some(c), _) => format!("exit code {c}"),
+            (None, Some(sig)) => format!("killed by signal {sig}"),
+            _ => "ended abnormally".into(),
+        },
+        None => "unknown".into(),
     }
 }
 

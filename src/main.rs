@@ -463,7 +463,7 @@ fn main() -> ExitCode {
                 if gpus.is_some() || workers.is_some() {
                     run_split(&a, gpus.as_deref(), *workers, *keep_parts)
                 } else {
-                    run_video(a, None)
+                    run_video(a)
                 }
             }
         },

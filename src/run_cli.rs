@@ -42,9 +42,7 @@ pub(crate) struct EncoderArgs<'a> {
     pub(crate) preset: Option<&'a str>,
 }
 
-/// `run` without `--gpus`/`--workers`: one run, or (`within`) one worker of
-/// a split job in this process, whose messages go to its log.
-pub(crate) fn run_video(a: RunArgs, within: Option<fanout::Within>) -> anyhow::Result<ExitCode> {
+pub(crate) fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
     use seamstream::gst::encode::{Codec, EncoderChoice};
     use seamstream::gst::outfile::Kept;
     use seamstream::gst::request::RunRequest;
@@ -53,15 +51,6 @@ pub(crate) fn run_video(a: RunArgs, within: Option<fanout::Within>) -> anyhow::R
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering};
 
-    // A worker's lines go to its log; a failed write loses only the line.
-    let log = within.as_ref().map(|w| &w.log);
-    let say = |text: &str| match log {
-        Some(mut f) => {
-            use std::io::Write;
-            let _ = writeln!(f, "{text}");
-        }
-        None => eprintln!("{text}"),
-    };
     // What the command line gives wins over the pipeline file.
     let mut file = a.pipeline.map(PipelineFile::load).transpose()?;
     if let Some(f) = &file
@@ -101,10 +90,7 @@ pub(crate) fn run_video(a: RunArgs, within: Option<fanout::Within>) -> anyhow::R
     };
     let chosen = request.input()?;
     if let (Some(note), Some(f)) = (&chosen.note, &file) {
-        say(&format!(
-            "note: {note} (the fallback in {})",
-            f.path.display()
-        ));
+        eprintln!("note: {note} (the fallback in {})", f.path.display());
     }
     let live = request.live(&chosen);
     let input = chosen.input;
@@ -122,9 +108,7 @@ pub(crate) fn run_video(a: RunArgs, within: Option<fanout::Within>) -> anyhow::R
         Some(chain) => chain,
         None if is_sample => {
             let default = "retarget:width=75%";
-            say(&format!(
-                "note: no --op given; using {default} (16:9 -> 4:3)"
-            ));
+            eprintln!("note: no --op given; using {default} (16:9 -> 4:3)");
             seamstream::registry::parse_chain_for(&[default], Media::Video)?
         }
         None => Chain::default(),
@@ -144,10 +128,8 @@ pub(crate) fn run_video(a: RunArgs, within: Option<fanout::Within>) -> anyhow::R
         seamstream::gst::preload_slow_plugins();
     }
     trace::mark("arguments read, decoder registered");
-    let mut reframe = plan_reframe(&mut chain, &input, a.reframe_path, live, within.is_none())?;
-    let label = trace::label();
+    let mut reframe = plan_reframe(&mut chain, &input, a.reframe_path, live)?;
     let placing = std::thread::spawn(move || {
-        trace::set_label(label);
         let placed = place_backend(device);
         trace::mark("device opened");
         placed
@@ -157,7 +139,7 @@ pub(crate) fn run_video(a: RunArgs, within: Option<fanout::Within>) -> anyhow::R
     }
     let mut span = a
         .segment
-        .map(|text| plan_segment(text, &input, &output, a.warmup, &chain, &say))
+        .map(|text| plan_segment(text, &input, &output, a.warmup, &chain))
         .transpose()?;
     trace::mark("segment planned");
     if let Some(span) = &mut span {
@@ -174,19 +156,16 @@ pub(crate) fn run_video(a: RunArgs, within: Option<fanout::Within>) -> anyhow::R
         anyhow::anyhow!("starting CUDA failed unexpectedly; run with --device cpu")
     })??;
     if let Some(note) = note {
-        say(&note);
+        eprintln!("{note}");
     }
     // The kernels are compiled (or read from the cache) before the source
     // starts, so that a live source loses no frames to it; the time is its
     // own line of the summary.
     let kernels = match &backend {
         Backend::Cuda(_) => {
-            let bar = match within {
-                None => spinner(
-                    "preparing the CUDA kernels (compiled on a first start, then cached)".into(),
-                ),
-                Some(_) => indicatif::ProgressBar::hidden(),
-            };
+            let bar = spinner(
+                "preparing the CUDA kernels (compiled on a first start, then cached)".into(),
+            );
             let kernels = seamstream::gst::run::report::Kernels::prepare(&backend, &chain);
             bar.finish_and_clear();
             trace::mark("kernels ready");
@@ -194,19 +173,8 @@ pub(crate) fn run_video(a: RunArgs, within: Option<fanout::Within>) -> anyhow::R
         }
         Backend::Cpu => None,
     };
-    // A worker of a split job in this process is stopped by the job, which
-    // holds the Ctrl-C handler, and tells the job its frames.
-    let (stop, on_progress) = match &within {
-        Some(w) => {
-            let frames = w.frames.clone();
-            let told = run::OnProgress(Arc::new(move |done: u64, _: Option<u64>| {
-                frames.store(done, Ordering::Relaxed)
-            }));
-            (w.stop.clone(), Some(told))
-        }
-        None => (Arc::new(AtomicBool::new(false)), None),
-    };
-    if within.is_none() {
+    let stop = Arc::new(AtomicBool::new(false));
+    {
         let stop = stop.clone();
         // Ctrl-C or SIGTERM asks for EOS; the output is then finalised. A
         // second one only says so; a third ends the process at once, as in
@@ -234,7 +202,7 @@ pub(crate) fn run_video(a: RunArgs, within: Option<fanout::Within>) -> anyhow::R
         encoder,
         audio,
         span,
-        on_progress,
+        on_progress: None,
         // The command line's only: a pipeline file's `frames` is for its
         // test sources and pictures (as its comments say), not a cap on a
         // file given with -i.
@@ -246,7 +214,7 @@ pub(crate) fn run_video(a: RunArgs, within: Option<fanout::Within>) -> anyhow::R
         && span.snap > 0
         && span.segment.count > 1
     {
-        say(&segment_decided(span));
+        eprintln!("{}", segment_decided(span));
     }
     if opts.span.is_some() {
         let t0 = trace::start();
@@ -254,12 +222,12 @@ pub(crate) fn run_video(a: RunArgs, within: Option<fanout::Within>) -> anyhow::R
         // start and end) beside its frames' time: what keeps N workers
         // from N times one.
         let all = t0.elapsed().as_secs_f64();
-        say(&format!(
+        eprintln!(
             "segment timing: {:.2} s in all, {:.2} s from the source's start to its end, {:.2} s before and after",
             all,
             s.seconds,
             (all - s.seconds).max(0.0)
-        ));
+        );
     }
     if let Some(r) = &mut reframe {
         r.finish((s.width_in, s.height_in), (s.width_out, s.height_out))?;
@@ -268,12 +236,12 @@ pub(crate) fn run_video(a: RunArgs, within: Option<fanout::Within>) -> anyhow::R
         println!("{}", summary_json(&s, kernels.as_ref(), reframe.as_ref()));
     } else {
         if let Some(k) = &kernels {
-            say(&format!(
+            eprintln!(
                 "CUDA kernels ready in {:.2} s, before the source started ({} compiled by NVRTC, the rest from the cache)",
                 k.seconds, k.compiled
-            ));
+            );
         }
-        say(&format!(
+        eprintln!(
             "{} frames in, {} out, {} dropped, {:.1} fps; {}x{} -> {}x{}; ms a frame: copy in {:.2}, chain {:.2}, copy out {:.2}; memory in {}, out {}",
             s.frames_in,
             s.frames_out,
@@ -288,29 +256,25 @@ pub(crate) fn run_video(a: RunArgs, within: Option<fanout::Within>) -> anyhow::R
             s.ms_copy_out,
             s.memory_in,
             s.memory_out,
-        ));
+        );
         for (i, st) in s.streams.iter().enumerate() {
-            say(&format!(
-                "  stream {i}: {} {}: {}",
-                st.kind, st.what, st.action
-            ));
+            eprintln!("  stream {i}: {} {}: {}", st.kind, st.what, st.action);
         }
         if let Some(r) = &reframe {
             for line in reframe_lines(r) {
-                say(&line);
+                eprintln!("{line}");
             }
         }
         match (&s.kept, s.interrupted) {
-            (Some(Kept::Target(p)), true) => say(&format!(
-                "interrupted: {} holds every frame so far",
-                p.display()
-            )),
-            (Some(Kept::Partial(p)), true) => say(&format!(
+            (Some(Kept::Target(p)), true) => {
+                eprintln!("interrupted: {} holds every frame so far", p.display())
+            }
+            (Some(Kept::Partial(p)), true) => eprintln!(
                 "interrupted: the frames so far are in {}; the existing output was left as it was",
                 p.display()
-            )),
-            (Some(Kept::Target(p)), false) => say(&format!("wrote {}", p.display())),
-            (_, true) => say("interrupted"),
+            ),
+            (Some(Kept::Target(p)), false) => eprintln!("wrote {}", p.display()),
+            (_, true) => eprintln!("interrupted"),
             _ => {}
         }
     }
@@ -420,62 +384,6 @@ pub(crate) fn run_split(
         forward,
         audio: !a.no_audio,
         keep_parts,
-        in_process: in_process(a, input),
-    })
-}
-
-/// A worker of the split job as a thread of this process: the run a worker
-/// process would make of the same options (see `run_split`'s `forward`).
-fn in_process(a: &RunArgs, input: &str) -> fanout::InProcess {
-    let input = input.to_string();
-    let ops = a.ops.to_vec();
-    let pipeline = a.pipeline.map(Path::to_path_buf);
-    let device = a.device.map(str::to_string);
-    let codec = a.encoder.codec.map(str::to_string);
-    let preset = a.encoder.preset.map(str::to_string);
-    let (crf, bitrate, warmup) = (a.encoder.crf, a.encoder.bitrate, a.warmup);
-    std::sync::Arc::new(move |seat: fanout::Seat| {
-        let part = seat.part.to_str().with_context(|| {
-            format!(
-                "the part `{}` is not UTF-8; name the output in UTF-8",
-                seat.part.display()
-            )
-        })?;
-        let segment = format!("{}/{}", seat.index, seat.count);
-        let device = match seat.gpu {
-            Some(g) => Some(format!("cuda:{g}")),
-            None => device.clone(),
-        };
-        let args = RunArgs {
-            input: Some(&input),
-            output: Some(part),
-            ops: &ops,
-            pipeline: pipeline.as_deref(),
-            size: None,
-            fps: None,
-            frames: None,
-            live: false,
-            device: device.as_deref(),
-            json: false,
-            encoder: EncoderArgs {
-                codec: codec.as_deref(),
-                crf,
-                bitrate,
-                preset: preset.as_deref(),
-            },
-            no_audio: false,
-            segment: Some(&segment),
-            warmup,
-            reframe_path: None,
-        };
-        let log = seat.within.log.try_clone();
-        let ran = run_video(args, Some(seat.within));
-        // As a worker process's `main` ends its log.
-        if let (Err(e), Ok(mut log)) = (&ran, log) {
-            use std::io::Write;
-            let _ = writeln!(log, "error: {}", super::with_advice(e));
-        }
-        ran
     })
 }
 
@@ -487,7 +395,6 @@ pub(crate) fn plan_segment(
     output: &seamstream::gst::Output,
     warmup: Option<u64>,
     chain: &Chain,
-    say: &dyn Fn(&str),
 ) -> anyhow::Result<seamstream::gst::parts::Span> {
     use seamstream::gst::Output;
     use seamstream::gst::parts::Span;
@@ -532,13 +439,13 @@ pub(crate) fn plan_segment(
     } else {
         "no cut search: the chain has no memory".into()
     };
-    say(&format!(
+    eprintln!(
         "segment {text}: frames {}..{} of {}{start}{warm} (frames counted in {:.2} s; {cuts})",
         span.planned.start,
         span.planned.end,
         span.total,
         span.counting.as_secs_f64(),
-    ));
+    );
     Ok(span)
 }
 
@@ -549,7 +456,6 @@ pub(crate) fn plan_reframe(
     input: &seamstream::gst::Input,
     path_file: Option<&Path>,
     live: bool,
-    shown_here: bool,
 ) -> anyhow::Result<Option<seamstream::gst::reframe::Planned>> {
     let bar = indicatif::ProgressBar::hidden();
     bar.set_style(
@@ -558,8 +464,7 @@ pub(crate) fn plan_reframe(
         )
         .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
     );
-    // A worker of a split job in this process draws nothing (`!shown_here`).
-    let mut shown = !shown_here;
+    let mut shown = false;
     let planned = seamstream::gst::reframe::prepare(chain, input, path_file, live, |n| {
         if !shown {
             bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());

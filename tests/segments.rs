@@ -588,101 +588,6 @@ fn a_killed_worker_fails_the_job_and_its_segment_alone_finishes_it() {
     assert!(decode_rgba(&out) == decode_rgba(&single));
 }
 
-/// Workers that are threads of the job's process (GPU workers are; here
-/// CPU ones, through `SEAMSTREAM_WORKER_PROCESSES=0`) make the job that
-/// worker processes make: the same frames at the same times, with the
-/// source's audio, for a chain with memory, whose boundaries move to cuts.
-#[test]
-fn worker_threads_make_what_worker_processes_make() {
-    let dir = tempdir("seg-threads");
-    let input = dir.join("in.mp4");
-    clip_with_audio(&input, 3);
-    let split = |processes: &str, out: &Path| {
-        let mut args = vec![
-            "run",
-            s(&input),
-            s(out),
-            "--workers",
-            "3",
-            "--op",
-            "retarget:width=75%",
-        ];
-        args.extend(lossless());
-        if device() == "cuda" {
-            args.extend(["--gpus", "1"]);
-        }
-        let o = common::video::command(&args)
-            .env("SEAMSTREAM_WORKER_PROCESSES", processes)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{processes}: {}", stderr(&o));
-        stderr(&o)
-    };
-    let (threads, processes) = (dir.join("threads.mp4"), dir.join("processes.mp4"));
-    let said = split("0", &threads);
-    assert!(said.contains("in 3 segments"), "{said}");
-    // The workers' own lines went to their logs, not to the terminal.
-    assert!(!said.contains("segment 1/3: frames"), "{said}");
-    split("1", &processes);
-    assert_eq!(times(&threads), times(&processes));
-    assert_eq!(times(&threads).len(), times(&input).len());
-    assert!(decode_rgba(&threads) == decode_rgba(&processes));
-    assert_eq!(audio_packets(&threads), audio_packets(&input));
-}
-
-/// A worker thread that fails mid-segment fails the job, naming its
-/// segment and its error; the other parts are kept, and rerunning that
-/// segment alone, then joining, finishes the job.
-#[cfg(feature = "fault-injection")]
-#[test]
-fn a_failed_worker_thread_fails_the_job_and_its_segment_alone_finishes_it() {
-    let dir = tempdir("seg-thread-fail");
-    let input = dir.join("in.mp4");
-    clip_with_audio(&input, 3);
-    let out = dir.join("out.mp4");
-    let mut args = vec!["run", s(&input), s(&out), "--workers", "3", "--op", "sobel"];
-    args.extend(lossless());
-    let failed = common::video::command(&args)
-        .env("SEAMSTREAM_WORKER_PROCESSES", "0")
-        .env("SEAMSTREAM_INJECT_KILL_SEGMENT", "1")
-        .output()
-        .unwrap();
-    let said = stderr(&failed);
-    assert!(!failed.status.success(), "{said}");
-    assert!(
-        said.contains("1 of 3 segments failed")
-            && said.contains("segment 1/3: failed")
-            && said.contains("injected by SEAMSTREAM_INJECT_FAIL_AFTER")
-            && said.contains("To finish"),
-        "{said}"
-    );
-    assert!(!out.exists(), "no output after a failed worker");
-    let parts_dir = dir.join("out.mp4.parts");
-    let parts: Vec<PathBuf> = (0..3)
-        .map(|k| parts_dir.join(format!("part-{k:05}.mp4")))
-        .collect();
-    assert!(parts[0].exists() && parts[2].exists(), "{said}");
-    let log = std::fs::read_to_string(parts_dir.join("part-00001.log")).unwrap();
-    assert!(
-        log.contains("error:") && log.contains("segment 1/3"),
-        "{log}"
-    );
-    ok(&[
-        "run",
-        s(&input),
-        s(&parts[1]),
-        "--segment",
-        "1/3",
-        "--op",
-        "sobel",
-    ]);
-    let joined = join(&out, &parts, Some(&input));
-    assert!(joined.status.success(), "{}", stderr(&joined));
-    let single = dir.join("single.mp4");
-    ok(&["run", s(&input), s(&single), "--op", "sobel"]);
-    assert!(decode_rgba(&out) == decode_rgba(&single));
-}
-
 #[test]
 fn join_refuses_parts_that_do_not_fit_naming_them() {
     let dir = tempdir("seg-misfit");
@@ -891,20 +796,7 @@ fn a_real_clip_split_over_gpu_workers_keeps_every_frame_and_the_audio() {
 /// that a join would take is left half-written.
 #[test]
 fn an_interrupted_job_stops_its_workers_and_writes_no_output() {
-    interrupted("1");
-}
-
-/// The same with the workers threads of the job's process (as GPU workers
-/// are): the job's own Ctrl-C handler stops them.
-#[test]
-fn an_interrupted_job_stops_its_worker_threads_and_writes_no_output() {
-    interrupted("0");
-}
-
-/// A job of two workers (`processes`: `SEAMSTREAM_WORKER_PROCESSES`) stopped
-/// by SIGINT mid-way.
-fn interrupted(processes: &str) {
-    let dir = tempdir(&format!("seg-stop-{processes}"));
+    let dir = tempdir("seg-stop");
     let input = dir.join("in.mp4");
     ok(&[
         "run",
@@ -930,10 +822,7 @@ fn interrupted(processes: &str) {
         "retarget:width=25%,mode=exact",
     ];
     args.extend(lossless());
-    let child = common::video::command(&args)
-        .env("SEAMSTREAM_WORKER_PROCESSES", processes)
-        .spawn()
-        .unwrap();
+    let child = common::video::command(&args).spawn().unwrap();
     let parts = dir.join("out.mp4.parts");
     let since = std::time::Instant::now();
     while !parts.join("part-00001.log").exists()
@@ -1150,20 +1039,6 @@ fn a_split_job_refuses_what_one_run_refuses_and_leaves_nothing() {
             &out,
             "failed before its first frame",
         );
-        // Worker threads (as GPU workers are) meet it the same way.
-        let o = common::video::command(
-            &[&["run", s(&input), s(&out), "--gpus", "1"], &split[..]].concat(),
-        )
-        .env("SEAMSTREAM_WORKER_PROCESSES", "0")
-        .output()
-        .unwrap();
-        let text = stderr(&o);
-        assert!(!o.status.success(), "{text}");
-        assert!(
-            text.contains("failed before its first frame") || text.contains("usable GPU"),
-            "{text}"
-        );
-        assert!(!dir.join("out.mp4.parts").exists(), "{text}");
     }
     let tiny = dir.join("tiny.mkv");
     gst::init().unwrap();

@@ -324,14 +324,13 @@ fn connect(
     let state = Arc::new(Mutex::new((span, Held::default(), take_one)));
     let eos_state = state.clone();
     let mut decoded = false;
-    let (label, eos_label) = (crate::trace::label(), crate::trace::label());
     appsink.set_callbacks(
         gst_app::AppSinkCallbacks::builder()
             .new_sample(move |sink| {
                 let sample = sink.pull_sample().map_err(|_| gst::FlowError::Eos)?;
                 if !decoded {
                     decoded = true;
-                    crate::trace::mark_as(label.as_deref(), "first frame decoded");
+                    crate::trace::mark("first frame decoded");
                 }
                 let mut state = state.lock().map_err(|_| gst::FlowError::Error)?;
                 let (span, held, take) = &mut *state;
@@ -345,7 +344,7 @@ fn connect(
                 Ok(gst::FlowSuccess::Ok)
             })
             .eos(move |_| {
-                crate::trace::mark_as(eos_label.as_deref(), "end of the input");
+                crate::trace::mark("end of the input");
                 // Frames still held (a window cut short by the end).
                 if let Ok(mut state) = eos_state.lock() {
                     let (span, held, take) = &mut *state;

@@ -531,9 +531,6 @@ fn deliver(
     // A fault for the tests of split jobs: the process ends at once (no
     // clean-up at all, as if killed) after this many frames went out.
     let kill_after = crate::fault::after("SEAMSTREAM_INJECT_KILL_AFTER");
-    // Its form for a worker that is a thread of the job's process: the run
-    // fails after this many frames went out.
-    let fail_after = crate::fault::after("SEAMSTREAM_INJECT_FAIL_AFTER");
     let result = loop {
         if stop.load(Ordering::Relaxed) && !summary.interrupted {
             summary.interrupted = true;
@@ -587,12 +584,6 @@ fn deliver(
                 progress.frame(intake.shared.dropped.load(Ordering::Relaxed));
                 if kill_after.is_some_and(|n| out.pushed >= n) {
                     std::process::abort();
-                }
-                if fail_after.is_some_and(|n| out.pushed >= n) {
-                    break Err(Error::Pipeline(format!(
-                        "failed after {} frames (injected by SEAMSTREAM_INJECT_FAIL_AFTER)",
-                        out.pushed
-                    )));
                 }
             }
             Msg::Eos => break Ok(()),

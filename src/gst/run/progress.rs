@@ -45,8 +45,7 @@ pub(super) fn expected_frames(
 }
 
 /// A progress bar for file jobs (frames, fps, ETA) and a rolling rate for
-/// live ones; drawn on stderr only when it is a terminal and the caller
-/// gave no hook.
+/// live ones; drawn on stderr only when it is a terminal.
 pub(super) struct Progress {
     bar: indicatif::ProgressBar,
     live: bool,
@@ -116,12 +115,8 @@ impl Progress {
             };
             self.bar.set_style(style.with_key("fps", fps));
         }
-        // A caller with a hook shows the progress itself (a split job's
-        // coordinator, the Python package): no bar of ours beside it.
-        if self.hook.is_none() {
-            self.bar
-                .set_draw_target(indicatif::ProgressDrawTarget::stderr());
-        }
+        self.bar
+            .set_draw_target(indicatif::ProgressDrawTarget::stderr());
     }
 
     pub fn frame(&self, dropped: u64) {
