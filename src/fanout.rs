@@ -246,8 +246,11 @@ pub fn run(job: Job) -> anyhow::Result<ExitCode> {
         // what every part of the job meets (the output, the device, the
         // chain against the input): the job stops there, and leaves
         // nothing, since every part would fail the same way.
+        // (Not once the job is stopped: a worker stopped before its first
+        // frame did not fail, and the others' partial parts stay.)
         if let Some(w) = pool.iter().find(|w| {
-            w.status.is_some_and(|s| s.code().is_some_and(|c| c != 0))
+            !stop.load(Ordering::Relaxed)
+                && w.status.is_some_and(|s| s.code().is_some_and(|c| c != 0))
                 && w.frames.load(Ordering::Relaxed) == 0
         }) {
             let why = last_error(&w.log)

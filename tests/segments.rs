@@ -855,6 +855,48 @@ fn an_interrupted_job_stops_its_workers_and_writes_no_output() {
     }
 }
 
+/// A job stopped while its workers are still starting (held up, injected,
+/// before their first frame) is interrupted, not failed: it says so, exits
+/// 130, and does not take a worker stopped before its first frame for one
+/// that failed (which would stop the job as failed and remove the parts
+/// folder).
+#[cfg(feature = "fault-injection")]
+#[test]
+fn a_job_stopped_before_its_workers_first_frames_is_interrupted_not_failed() {
+    let dir = tempdir("seg-stop-early");
+    let input = dir.join("in.mp4");
+    clip_with_audio(&input, 2);
+    let out = dir.join("out.mp4");
+    let mut args = vec!["run", s(&input), s(&out), "--workers", "2", "--op", "sobel"];
+    args.extend(lossless());
+    let child = common::video::command(&args)
+        .env("SEAMSTREAM_INJECT_SLOW_START_MS", "3000")
+        .spawn()
+        .unwrap();
+    let parts = dir.join("out.mp4.parts");
+    let since = std::time::Instant::now();
+    while !parts.join("part-00001.log").exists()
+        && since.elapsed() < std::time::Duration::from_secs(30)
+    {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    // SAFETY: kill(2) on the child this test started and has not reaped.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+    }
+    let done = common::video::finish(
+        child,
+        "the job stopped early",
+        std::time::Duration::from_secs(60),
+    );
+    let said = stderr(&done);
+    assert_eq!(done.status.code(), Some(130), "{said}");
+    assert!(said.contains("interrupted"), "{said}");
+    assert!(!said.contains("failed before its first frame"), "{said}");
+    assert!(!out.exists());
+}
+
 /// More GPUs than the machine has: refused with the count, after the
 /// workers that started are stopped; no output and no parts folder left.
 #[test]

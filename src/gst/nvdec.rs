@@ -271,6 +271,7 @@ mod imp {
                 NvDecoder::new(&gpu, codec, delay)
                     .map_err(|e| self.fail(&format!("cannot decode {}", codec.name()), e))?,
             );
+            crate::trace::mark("NVIDIA parser made");
             Ok(())
         }
 

@@ -629,6 +629,7 @@ unsafe extern "C" fn on_sequence(user: *mut c_void, format: *mut VideoFormat) ->
             )?;
             shared.decoder = decoder;
             shared.made_for = Some(geometry);
+            seamstream_core::trace::mark("NVIDIA decoder made");
         }
         let [num, den] = f.frame_rate;
         shared.format = Some(Format {
