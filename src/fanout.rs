@@ -123,6 +123,7 @@ pub fn run(job: Job) -> anyhow::Result<ExitCode> {
         );
     }
     let frames = seamstream::gst::probe::video_frames(&job.input)?.len() as u64;
+    seamstream::trace::mark("frames counted");
     // Fails here, naming the counts, when there are more workers than frames.
     seamstream::split::plan(frames, workers, &[], 0)?;
     // The parts and the workers' logs (for null, the logs alone, in a
@@ -217,6 +218,7 @@ pub fn run(job: Job) -> anyhow::Result<ExitCode> {
             status: None,
         });
     }
+    seamstream::trace::mark("workers started");
     if let (Some(n), Some(counting)) = (gpus, counting) {
         let have = counting.join().unwrap_or(0);
         if have == 0 || n > have {
@@ -241,6 +243,9 @@ pub fn run(job: Job) -> anyhow::Result<ExitCode> {
     while pool.iter().any(|w| w.status.is_none()) {
         for w in pool.iter_mut().filter(|w| w.status.is_none()) {
             w.status = w.child.try_wait().ok().flatten();
+            if w.status.is_some() {
+                seamstream::trace::mark(&format!("worker {} exited", w.index));
+            }
         }
         // A worker that exits with an error before its first frame met
         // what every part of the job meets (the output, the device, the

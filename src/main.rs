@@ -480,6 +480,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => bench::cli::run_bench(args),
         Command::Quality(args) => quality_cli::run_quality(args),
     };
+    seamstream::trace::mark("returning from main");
     match result {
         Ok(code) => code,
         Err(e) => {
