@@ -45,6 +45,8 @@ done
 # through a run on the GPU).
 ffmpeg -v error -y -i ../shared/data/video/promo-cuts-titles-720p.mp4 -t 5 -c copy \
   .gpu/clips/promo-audio.mp4 || true
+# (without ffmpeg here, the whole clip: the split test's clip with audio)
+[ -s .gpu/clips/promo-audio.mp4 ] || cp ../shared/data/video/promo-cuts-titles-720p.mp4 .gpu/clips/promo-audio.mp4
 # The plugin in its own folder (gpu-check.sh elements points
 # GST_PLUGIN_PATH at it; the tests register the elements themselves).
 mkdir -p .gpu/b/plugin

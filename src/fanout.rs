@@ -89,8 +89,12 @@ pub fn run(job: Job) -> anyhow::Result<ExitCode> {
                 )
             })?
     };
-    // CUDA's start takes most of a second: a count of GPUs asked for is
-    // checked while the workers start, `all` needs the count first.
+    // The GPUs are counted (CUDA started in this process) before any worker
+    // starts, which makes the workers' own start of CUDA quick: on 2 H200s
+    // a worker's `cuInit` took 0.06-0.08 s after it, against 0.25-0.39 s
+    // with the count beside the workers' start, and its first frame came
+    // 0.40 s after its start instead of 0.60-0.74 s (the first process to
+    // start CUDA on an idle host pays for all; bench/results/multi-gpu.md).
     let too_many = |asked: Gpus, have: usize| {
         anyhow::anyhow!(
             "`--gpus {}`: this machine has {have} usable GPU(s); ask for at most {have}, or use --workers M --device cpu",
@@ -100,14 +104,17 @@ pub fn run(job: Job) -> anyhow::Result<ExitCode> {
             }
         )
     };
-    let count_gpus = || seamstream::cuda::device_count().unwrap_or(0);
-    let (gpus, counting) = match job.gpus {
-        None => (None, None),
-        Some(Gpus::All) => match count_gpus() {
-            0 => return Err(too_many(Gpus::All, 0)),
-            have => (Some(have), None),
-        },
-        Some(Gpus::Count(n)) => (Some(n), Some(std::thread::spawn(count_gpus))),
+    let gpus = match job.gpus {
+        None => None,
+        Some(asked) => {
+            let have = seamstream::cuda::device_count().unwrap_or(0);
+            seamstream::trace::mark("GPUs counted");
+            match asked {
+                Gpus::All if have > 0 => Some(have),
+                Gpus::Count(n) if have > 0 && n <= have => Some(n),
+                _ => return Err(too_many(asked, have)),
+            }
+        }
     };
     let workers = job.workers.unwrap_or(gpus.unwrap_or(1) as u32);
     if workers == 0 {
@@ -219,15 +226,6 @@ pub fn run(job: Job) -> anyhow::Result<ExitCode> {
         });
     }
     seamstream::trace::mark("workers started");
-    if let (Some(n), Some(counting)) = (gpus, counting) {
-        let have = counting.join().unwrap_or(0);
-        if have == 0 || n > have {
-            stop_all(&mut pool);
-            // Only the stopped workers' logs are in it: this job made it.
-            let _ = std::fs::remove_dir_all(&parts_dir);
-            return Err(too_many(Gpus::Count(n), have));
-        }
-    }
     let place = match gpus {
         Some(n) => format!("{n} GPU(s)"),
         None => "this machine".into(),
