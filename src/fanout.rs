@@ -95,24 +95,28 @@ pub fn run(job: Job) -> anyhow::Result<ExitCode> {
     // with the count beside the workers' start, and its first frame came
     // 0.40 s after its start instead of 0.60-0.74 s (the first process to
     // start CUDA on an idle host pays for all; bench/results/multi-gpu.md).
-    let too_many = |asked: Gpus, have: usize| {
-        anyhow::anyhow!(
-            "`--gpus {}`: this machine has {have} usable GPU(s); ask for at most {have}, or use --workers M --device cpu",
-            match asked {
-                Gpus::All => "all".to_string(),
-                Gpus::Count(n) => n.to_string(),
-            }
-        )
-    };
     let gpus = match job.gpus {
         None => None,
         Some(asked) => {
-            let have = seamstream::cuda::device_count().unwrap_or(0);
+            let counted = seamstream::cuda::device_count();
             seamstream::trace::mark("GPUs counted");
-            match asked {
-                Gpus::All if have > 0 => Some(have),
-                Gpus::Count(n) if have > 0 && n <= have => Some(n),
-                _ => return Err(too_many(asked, have)),
+            let asked_as = match asked {
+                Gpus::All => "all".to_string(),
+                Gpus::Count(n) => n.to_string(),
+            };
+            match (asked, counted) {
+                (_, Err(e)) => bail!(
+                    "`--gpus {asked_as}`: no GPU can be used here ({}); split over the CPU with --workers M --device cpu",
+                    super::why_not_gpu(&e)
+                ),
+                (_, Ok(0)) => bail!(
+                    "`--gpus {asked_as}`: this machine has no usable GPU; split over the CPU with --workers M --device cpu"
+                ),
+                (Gpus::All, Ok(have)) => Some(have),
+                (Gpus::Count(n), Ok(have)) if n <= have => Some(n),
+                (Gpus::Count(_), Ok(have)) => bail!(
+                    "`--gpus {asked_as}`: this machine has {have} usable GPU(s); ask for at most {have}, or use --workers M --device cpu"
+                ),
             }
         }
     };

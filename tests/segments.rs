@@ -897,8 +897,9 @@ fn a_job_stopped_before_its_workers_first_frames_is_interrupted_not_failed() {
     assert!(!out.exists());
 }
 
-/// More GPUs than the machine has: refused with the count, after the
-/// workers that started are stopped; no output and no parts folder left.
+/// More GPUs than the machine has: refused before any worker starts, with
+/// the count (on the GPU host) or with why there is none and the CPU's way
+/// (elsewhere); no output and no parts folder left.
 #[test]
 fn more_gpus_than_the_machine_has_are_refused_and_leave_nothing() {
     let dir = tempdir("seg-too-many-gpus");
@@ -908,10 +909,20 @@ fn more_gpus_than_the_machine_has_are_refused_and_leave_nothing() {
     let said = run(&["run", s(&input), s(&out), "--gpus", "16", "--op", "sobel"]);
     assert!(!said.status.success());
     let text = stderr(&said);
-    assert!(
-        text.contains("`--gpus 16`: this machine has") && text.contains("ask for at most"),
-        "{text}"
-    );
+    if device() == "cuda" {
+        assert!(
+            text.contains("`--gpus 16`: this machine has") && text.contains("ask for at most"),
+            "{text}"
+        );
+    } else {
+        assert!(
+            text.contains("`--gpus 16`: ")
+                && (text.contains("no GPU can be used here (") || text.contains("no usable GPU"))
+                && text.contains("--workers M --device cpu")
+                && !text.contains("at most 0"),
+            "{text}"
+        );
+    }
     assert!(!out.exists());
     assert!(!dir.join("out.mp4.parts").exists());
     assert_eq!(video_frames(&input).unwrap().len(), 20);
