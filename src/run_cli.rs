@@ -341,6 +341,11 @@ pub(crate) fn run_split(
             "--frames {n} with --gpus or --workers: a split job takes the whole file; for its first {n} frames, leave out --gpus and --workers"
         );
     }
+    // The chain as every worker will read it: a mistake in it is said at
+    // once, as a single run says it, before any worker starts.
+    if !a.ops.is_empty() {
+        seamstream::registry::parse_chain_for(a.ops, Media::Video)?;
+    }
     let e = &a.encoder;
     if output == "null"
         && (e.codec.is_some() || e.crf.is_some() || e.bitrate.is_some() || e.preset.is_some())

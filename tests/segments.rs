@@ -1093,6 +1093,24 @@ fn a_split_job_refuses_what_one_run_refuses_and_leaves_nothing() {
             "failed before its first frame",
         );
     }
+    // A mistake in the chain is said before any worker starts, as one run
+    // says it.
+    let o = run(&[
+        "run",
+        s(&input),
+        s(&out),
+        "--workers",
+        "2",
+        "--op",
+        "nosuch",
+    ]);
+    let text = stderr(&o);
+    assert!(!o.status.success(), "{text}");
+    assert!(
+        text.contains("unknown operation `nosuch`") && !text.contains("before its first frame"),
+        "{text}"
+    );
+    assert!(!dir.join("out.mp4.parts").exists(), "{text}");
     let tiny = dir.join("tiny.mkv");
     gst::init().unwrap();
     let make = format!(
