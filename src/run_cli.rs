@@ -343,9 +343,14 @@ pub(crate) fn run_split(
     }
     // The chain as every worker will read it: a mistake in it is said at
     // once, as a single run says it, before any worker starts.
-    if !a.ops.is_empty() {
-        seamstream::registry::parse_chain_for(a.ops, Media::Video)?;
-    }
+    let mut chain = match (a.ops.is_empty(), a.pipeline) {
+        (false, _) => Some(seamstream::registry::parse_chain_for(a.ops, Media::Video)?),
+        (true, Some(file)) => seamstream::pipeline::PipelineFile::load(file)?
+            .request()?
+            .chain
+            .take(),
+        (true, None) => None,
+    };
     let e = &a.encoder;
     if output == "null"
         && (e.codec.is_some() || e.crf.is_some() || e.bitrate.is_some() || e.preset.is_some())
@@ -381,7 +386,47 @@ pub(crate) fn run_split(
     pass("--bitrate", a.encoder.bitrate.map(|v| v.to_string()));
     pass("--preset", a.encoder.preset.map(str::to_string));
     pass("--warmup", a.warmup.map(|v| v.to_string()));
-    fanout::run(fanout::Job {
+    // A reframe is planned once, here, over the whole input, and every
+    // worker replays the plan for its segment (each would otherwise analyse
+    // the whole input before its first frame); the path goes where
+    // `--reframe-path` says, else to a file of its own for the job.
+    let reframes = chain
+        .as_mut()
+        .is_some_and(|c| seamstream::gst::reframe::reframe_of(c).is_some());
+    let plan = match &mut chain {
+        Some(chain) if reframes => {
+            let path = match a.reframe_path {
+                Some(p) => p.to_path_buf(),
+                None => std::env::temp_dir().join(format!(
+                    "seamstream-reframe-{}.path.json",
+                    std::process::id()
+                )),
+            };
+            if !path.exists() {
+                let source = seamstream::gst::Input::parse(input)?;
+                if let Some(r) = plan_reframe(chain, &source, Some(&path), false)? {
+                    // The job's own path file goes with the job: not named.
+                    for line in reframe_lines(&r) {
+                        if a.reframe_path.is_some() || !line.starts_with("  path written") {
+                            eprintln!("{line}");
+                        }
+                    }
+                }
+            }
+            pass("--reframe-path", Some(path.display().to_string()));
+            Some((path, a.reframe_path.is_none()))
+        }
+        _ => {
+            if let Some(p) = a.reframe_path {
+                bail!(
+                    "--reframe-path {} needs a reframe in the chain, e.g. --op reframe:aspect=9:16",
+                    p.display()
+                );
+            }
+            None
+        }
+    };
+    let ran = fanout::run(fanout::Job {
         input: input.into(),
         output: output.into(),
         gpus: gpus.map(fanout::Gpus::parse).transpose()?,
@@ -389,7 +434,11 @@ pub(crate) fn run_split(
         forward,
         audio: !a.no_audio,
         keep_parts,
-    })
+    });
+    if let Some((path, true)) = plan {
+        let _ = std::fs::remove_file(path);
+    }
+    ran
 }
 
 /// Plans `--segment K/N` of a file input into a file output, and says in

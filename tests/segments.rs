@@ -588,6 +588,57 @@ fn a_killed_worker_fails_the_job_and_its_segment_alone_finishes_it() {
     assert!(decode_rgba(&out) == decode_rgba(&single));
 }
 
+/// A reframe in a split job is planned once, by the job, over the whole
+/// input, and every worker replays the plan for its segment: the joined
+/// file is the single run's, frame for frame. `--reframe-path` gets the
+/// plan, and a single run replaying that file gives the same frames again.
+#[test]
+fn a_split_reframe_is_planned_once_and_replayed_by_every_worker() {
+    let dir = tempdir("seg-reframe");
+    let input = dir.join("in.mp4");
+    clip_with_audio(&input, 3);
+    let op = "reframe:aspect=9:16";
+    let single = dir.join("single.mp4");
+    ok(&["run", s(&input), s(&single), "--op", op]);
+    let path = dir.join("plan.json");
+    let out = dir.join("out.mp4");
+    let mut args = vec![
+        "run",
+        s(&input),
+        s(&out),
+        "--workers",
+        "2",
+        "--op",
+        op,
+        "--reframe-path",
+        s(&path),
+        "--keep-parts",
+    ];
+    if device() == "cuda" {
+        args.extend(["--gpus", "1"]);
+    }
+    let said = ok(&args);
+    assert!(said.contains("frames analysed and planned ahead"), "{said}");
+    assert!(path.exists(), "{said}");
+    for k in 0..2 {
+        let log =
+            std::fs::read_to_string(dir.join(format!("out.mp4.parts/part-{k:05}.log"))).unwrap();
+        assert!(log.contains("reframe: replayed"), "worker {k}: {log}");
+    }
+    assert!(decode_rgba(&out) == decode_rgba(&single));
+    let replayed = dir.join("replayed.mp4");
+    ok(&[
+        "run",
+        s(&input),
+        s(&replayed),
+        "--op",
+        op,
+        "--reframe-path",
+        s(&path),
+    ]);
+    assert!(decode_rgba(&replayed) == decode_rgba(&single));
+}
+
 #[test]
 fn join_refuses_parts_that_do_not_fit_naming_them() {
     let dir = tempdir("seg-misfit");
