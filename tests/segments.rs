@@ -637,6 +637,27 @@ fn a_split_reframe_is_planned_once_and_replayed_by_every_worker() {
         s(&path),
     ]);
     assert!(decode_rgba(&replayed) == decode_rgba(&single));
+    // That file replayed on frames of another size (96x64, not 160x96) is
+    // refused, naming both sizes, and writes nothing.
+    let other = dir.join("other.mp4");
+    clip(&other, 40, 10, None);
+    let wrong = dir.join("wrong.mp4");
+    let o = run(&[
+        "run",
+        s(&other),
+        s(&wrong),
+        "--op",
+        op,
+        "--reframe-path",
+        s(&path),
+    ]);
+    let text = stderr(&o);
+    assert!(!o.status.success(), "{text}");
+    assert!(
+        text.contains("was made for 160x96 frames, and these are 96x64"),
+        "{text}"
+    );
+    assert!(!wrong.exists(), "{text}");
 }
 
 #[test]

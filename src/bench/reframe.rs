@@ -95,7 +95,7 @@ pub fn time_reframe(gpu: Option<&Gpu>, op: &str, frames: &[Frame]) -> Result<Ref
     for p in &plans {
         fits[Fit::ALL.iter().position(|&f| f == p.fit).unwrap_or(0)] += 1;
     }
-    r.replay(plans, "the bench's plan".into());
+    r.replay(plans, "the bench's plan".into(), Some((w, h)));
     let times = frame_times(gpu, &mut chain, frames)?;
     let rest = if times.len() > 1 {
         &times[1..]

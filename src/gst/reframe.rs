@@ -142,7 +142,11 @@ pub fn prepare(
         let file = PathFile::load(p)?;
         let plans = file.plans();
         let frames = plans.len();
-        op.replay(plans, p.display().to_string());
+        op.replay(
+            plans,
+            p.display().to_string(),
+            Some((file.input[0], file.input[1])),
+        );
         let shots = file
             .shots
             .iter()
@@ -245,7 +249,7 @@ pub fn prepare(
         None => None,
     };
     let count = frames.len();
-    op.replay(frames, format!("the plan of {uri}"));
+    op.replay(frames, format!("the plan of {uri}"), Some(size));
     let seconds = start.elapsed().as_secs_f64();
     let mut planned = Planned::new(Source::Planned { seconds }, op.pad.name());
     planned.shots = shots;

@@ -61,7 +61,7 @@ fn planned(text: &str, frames: &[Frame]) -> Reframe {
     }
     let out = op.output_size(w, h).unwrap();
     let (_, plans) = plan_video(&a.finish(), &op.director, (w, h), out);
-    op.replay(plans, "the test's plan".into());
+    op.replay(plans, "the test's plan".into(), None);
     op
 }
 

@@ -205,10 +205,19 @@ pub struct Director {
     pub hints: Vec<Hint>,
     /// The protect mask's bounding box.
     pub protect: Option<Rect>,
-    /// A plan made ahead, and where it came from.
-    replay: Option<(Arc<Vec<FramePlan>>, String)>,
+    /// A plan made ahead.
+    replay: Option<Replay>,
     live: Option<(Analyzer, LivePlanner)>,
     frame: usize,
+}
+
+/// A plan made ahead: its frames, where it came from (for messages), and
+/// the frame size it was made for, where known.
+#[derive(Clone, Debug)]
+struct Replay {
+    plans: Arc<Vec<FramePlan>>,
+    source: String,
+    made_for: Option<(usize, usize)>,
 }
 
 impl Director {
@@ -238,7 +247,7 @@ impl Director {
     /// The plans made ahead for the frames within `radius` of the last one
     /// [`Director::next`] gave, itself included; none live.
     pub fn around(&self, radius: usize) -> &[FramePlan] {
-        let Some((plans, _)) = &self.replay else {
+        let Some(Replay { plans, .. }) = &self.replay else {
             return &[];
         };
         let i = self
@@ -280,7 +289,22 @@ impl Director {
     ) -> Result<FramePlan> {
         let i = self.frame;
         self.frame += 1;
-        if let Some((plans, source)) = &self.replay {
+        if let Some(Replay {
+            plans,
+            source,
+            made_for,
+        }) = &self.replay
+        {
+            if let Some((mw, mh)) = *made_for
+                && (mw, mh) != (w, h)
+            {
+                return Err(Error::op_failed(
+                    "reframe",
+                    format!(
+                        "{source} was made for {mw}x{mh} frames, and these are {w}x{h}: give this video's path file, or remove it to plan again"
+                    ),
+                ));
+            }
             let plan =
                 plans.get(i).or(plans.last()).cloned().ok_or_else(|| {
                     Error::op_failed("reframe", format!("{source} has no frames"))
@@ -442,16 +466,27 @@ pub fn build(p: &Params) -> Result<OpBox> {
     if let Some(f) = op.path_file.clone() {
         let file = path::PathFile::load(&f)
             .map_err(|e| Error::bad_value("reframe", "path", f.display(), e.to_string()))?;
-        op.replay(file.plans(), f.display().to_string());
+        let made_for = (file.input[0], file.input[1]);
+        op.replay(file.plans(), f.display().to_string(), Some(made_for));
     }
     Ok(Box::new(op))
 }
 
 impl Reframe {
     /// Renders frames by a plan made ahead (frame by frame, from the
-    /// first); `source` names it in messages.
-    pub fn replay(&mut self, plans: Vec<FramePlan>, source: String) {
-        self.director.replay = Some((Arc::new(plans), source));
+    /// first); `source` names it in messages. Frames of another size than
+    /// `made_for` (where given) are refused.
+    pub fn replay(
+        &mut self,
+        plans: Vec<FramePlan>,
+        source: String,
+        made_for: Option<(usize, usize)>,
+    ) {
+        self.director.replay = Some(Replay {
+            plans: Arc::new(plans),
+            source,
+            made_for,
+        });
     }
 
     /// Whether frames follow a plan made ahead.
