@@ -660,6 +660,38 @@ fn a_split_reframe_is_planned_once_and_replayed_by_every_worker() {
     assert!(!wrong.exists(), "{text}");
 }
 
+/// A join into a container that cannot hold the parts' codec, or with an
+/// `--audio-from` that is not a file, is refused before anything is
+/// written, naming the output's way out or the missing file.
+#[test]
+fn join_refuses_a_container_that_cannot_hold_the_parts_and_a_missing_source() {
+    let dir = tempdir("seg-join-refused");
+    let input = dir.join("in.mp4");
+    clip_with_audio(&input, 2);
+    let parts = segments(&input, &dir, 2, "sobel");
+    let webm = dir.join("out.webm");
+    let o = join(&webm, &parts, Some(&input));
+    let text = stderr(&o);
+    assert!(!o.status.success(), "{text}");
+    assert!(
+        text.contains("a .webm file cannot hold the parts' video (video/x-h264)")
+            && text.contains("name the output .mp4 or .mkv"),
+        "{text}"
+    );
+    assert!(!webm.exists());
+    let out = dir.join("out.mp4");
+    let o = join(&out, &parts, Some(&dir.join("nosuch.mp4")));
+    let text = stderr(&o);
+    assert!(!o.status.success(), "{text}");
+    assert!(
+        text.contains("cannot read")
+            && text.contains("nosuch.mp4")
+            && text.contains("no such file"),
+        "{text}"
+    );
+    assert!(!out.exists());
+}
+
 #[test]
 fn join_refuses_parts_that_do_not_fit_naming_them() {
     let dir = tempdir("seg-misfit");

@@ -313,7 +313,7 @@ impl Encoder {
 
 /// The smallest width and height `container`'s muxer takes on its video pads for caps named
 /// `caps_name` (e.g. `video/x-h264`); `None` if it takes no such stream.
-fn muxer_takes(container: Container, caps_name: &str) -> Option<(usize, usize)> {
+pub(crate) fn muxer_takes(container: Container, caps_name: &str) -> Option<(usize, usize)> {
     let caps = container.muxer_takes("video")?;
     let s = caps.iter().find(|s| s.name() == caps_name)?;
     let min = |field: &str| -> usize {

@@ -110,12 +110,46 @@ pub fn join(
             });
         }
     }
+    if let Some(src) = source
+        && !src.is_file()
+    {
+        return Err(Error::Read {
+            path: src.into(),
+            reason: if src.exists() {
+                "it is not a regular file; give the source file the parts were made from".into()
+            } else {
+                "no such file; give the source file the parts were made from".into()
+            },
+        });
+    }
     let start = Instant::now();
     // Read first: nothing is written for parts that are not one job's,
     // whole and complete. They are joined in their own order.
     let mut streams = Vec::with_capacity(parts.len());
     for p in parts {
         streams.push(probe::video_stream(p)?);
+    }
+    // The container must take the parts' codec, as they are copied.
+    if let Some(name) = streams
+        .first()
+        .and_then(|s| s.caps.as_ref())
+        .and_then(|c| c.structure(0))
+        .map(|s| s.name().to_string())
+        && super::encode::muxer_takes(container, &name).is_none()
+    {
+        let takes: Vec<String> = [Container::Mp4, Container::Mkv, Container::Webm]
+            .into_iter()
+            .filter(|&c| super::encode::muxer_takes(c, &name).is_some())
+            .map(|c| format!(".{}", c.extension()))
+            .collect();
+        return Err(Error::Write {
+            path: out.into(),
+            reason: format!(
+                "a .{} file cannot hold the parts' video ({name}), which the join copies as it is; name the output {}",
+                container.extension(),
+                takes.join(" or ")
+            ),
+        });
     }
     let order = check_parts(parts, &streams, source)?;
     let reordered = order.windows(2).any(|w| w[0] > w[1]).then(|| {
