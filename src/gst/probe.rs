@@ -132,6 +132,13 @@ fn parse(path: &Path, limit: Option<usize>, to_error: bool) -> Result<VideoStrea
         .max_buffers(64)
         .build();
     sink.set_property("async", false);
+    // The end does not wait for the frames to be pulled: frames are pulled
+    // only once the state change to PLAYING returns, and an end that came
+    // before it (a short file read at once) waited for them while holding
+    // the sink's lock, which that state change needs; the two waited on
+    // each other for good (seen once in CI, probing a short clip).
+    // The frames queued stay to be pulled; `is_eos` says so after them.
+    sink.set_property("wait-on-eos", false);
     pipe.add_many([&src, &parse, sink.upcast_ref()])
         .and_then(|()| src.link(&parse))
         .map_err(|e| crate::gst::gst_call("cannot build the probe", e))?;
