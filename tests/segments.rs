@@ -928,22 +928,7 @@ fn an_interrupted_job_stops_its_workers_and_writes_no_output() {
     args.extend(lossless());
     let child = common::video::command(&args).spawn().unwrap();
     let parts = dir.join("out.mp4.parts");
-    let since = std::time::Instant::now();
-    while !parts.join("part-00001.log").exists()
-        && since.elapsed() < std::time::Duration::from_secs(30)
-    {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    // SAFETY: kill(2) on the child this test started and has not reaped.
-    unsafe {
-        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
-    }
-    let done = common::video::finish(
-        child,
-        "the interrupted job",
-        std::time::Duration::from_secs(60),
-    );
+    let done = interrupt(child, &parts, 1500, "the interrupted job");
     let said = stderr(&done);
     assert_eq!(done.status.code(), Some(130), "{said}");
     assert!(
@@ -957,6 +942,28 @@ fn an_interrupted_job_stops_its_workers_and_writes_no_output() {
             "part {k} was left as if complete"
         );
     }
+}
+
+/// SIGINT to a split job `child` once its second worker has started (its
+/// log in `parts`) and `after_ms` more have passed; its end.
+fn interrupt(
+    child: std::process::Child,
+    parts: &Path,
+    after_ms: u64,
+    what: &str,
+) -> std::process::Output {
+    let since = std::time::Instant::now();
+    while !parts.join("part-00001.log").exists()
+        && since.elapsed() < std::time::Duration::from_secs(30)
+    {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(after_ms));
+    // SAFETY: kill(2) on the child this test started and has not reaped.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+    }
+    common::video::finish(child, what, std::time::Duration::from_secs(60))
 }
 
 /// A job stopped while its workers are still starting (held up, injected,
@@ -977,22 +984,11 @@ fn a_job_stopped_before_its_workers_first_frames_is_interrupted_not_failed() {
         .env("SEAMSTREAM_INJECT_SLOW_START_MS", "3000")
         .spawn()
         .unwrap();
-    let parts = dir.join("out.mp4.parts");
-    let since = std::time::Instant::now();
-    while !parts.join("part-00001.log").exists()
-        && since.elapsed() < std::time::Duration::from_secs(30)
-    {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    std::thread::sleep(std::time::Duration::from_millis(500));
-    // SAFETY: kill(2) on the child this test started and has not reaped.
-    unsafe {
-        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
-    }
-    let done = common::video::finish(
+    let done = interrupt(
         child,
+        &dir.join("out.mp4.parts"),
+        500,
         "the job stopped early",
-        std::time::Duration::from_secs(60),
     );
     let said = stderr(&done);
     assert_eq!(done.status.code(), Some(130), "{said}");
