@@ -418,10 +418,7 @@ pub(crate) fn run_split(
         }
         _ => {
             if let Some(p) = a.reframe_path {
-                bail!(
-                    "--reframe-path {} needs a reframe in the chain, e.g. --op reframe:aspect=9:16",
-                    p.display()
-                );
+                return Err(seamstream::gst::reframe::no_reframe_for(p).into());
             }
             None
         }

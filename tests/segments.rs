@@ -1193,6 +1193,17 @@ fn a_split_job_refuses_what_one_run_refuses_and_leaves_nothing() {
             "failed before its first frame",
         );
     }
+    let plan = dir.join("plan.json");
+    refused(
+        &[
+            &["run", s(&input), s(&out), "--reframe-path", s(&plan)],
+            &split[..],
+        ]
+        .concat(),
+        &out,
+        "needs a reframe in the chain",
+    );
+    assert!(!plan.exists());
     // A mistake in the chain is said before any worker starts, as one run
     // says it.
     let o = run(&[

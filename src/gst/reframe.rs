@@ -95,6 +95,14 @@ pub fn reframe_of(chain: &mut Chain) -> Option<(usize, &mut Reframe)> {
     })
 }
 
+/// The error for a path file given to a chain without a reframe.
+pub fn no_reframe_for(path_file: &Path) -> Error {
+    Error::Unsupported(format!(
+        "--reframe-path {} needs a reframe in the chain, e.g. --op reframe:aspect=9:16",
+        path_file.display()
+    ))
+}
+
 /// Plans the chain's reframe before a run: replays `path_file` when it
 /// exists, else analyses a file input (writing `path_file` when given);
 /// a live input plans as it goes. `None` when the chain has no reframe.
@@ -113,10 +121,7 @@ pub fn prepare(
         .collect();
     let Some((index, op)) = reframe_of(chain) else {
         if let Some(p) = path_file {
-            return Err(Error::Unsupported(format!(
-                "--reframe-path {} needs a reframe in the chain, e.g. --op reframe:aspect=9:16",
-                p.display()
-            )));
+            return Err(no_reframe_for(p));
         }
         return Ok(None);
     };
