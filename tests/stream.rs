@@ -206,6 +206,52 @@ fn bad_inputs_and_outputs_fail_with_a_message_and_leave_no_file() {
     );
 }
 
+/// parsebin and decodebin drop the error of a demuxer that fails while
+/// they set it up (an MP4 cut before its index, on a loaded machine: CI
+/// hung so). The fault drops every error the same way, every time.
+#[test]
+fn a_reading_that_stops_with_its_error_swallowed_ends_the_run() {
+    let dir = tempdir("swallowed");
+    let whole = dir.join("whole.mp4");
+    let made = run(&[
+        "run",
+        "test:smpte",
+        whole.to_str().unwrap(),
+        "--frames",
+        "20",
+        "--size",
+        "64x48",
+    ]);
+    assert!(made.status.success(), "{}", stderr(&made));
+    let data = std::fs::read(&whole).unwrap();
+    let cut = dir.join("cut.mp4");
+    std::fs::write(&cut, &data[..data.len() / 2]).unwrap();
+    let swallowing = |args: &[&str]| {
+        let child = command(args)
+            .env("SEAMSTREAM_INJECT_SWALLOW_ERRORS", "1")
+            .spawn()
+            .expect("the binary runs");
+        finish(child, &format!("{args:?}"), Duration::from_secs(30))
+    };
+    let out = dir.join("o.mp4");
+    let o = swallowing(&["run", cut.to_str().unwrap(), out.to_str().unwrap()]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("stopped before its first frame, with no error"),
+        "{err}"
+    );
+    assert!(
+        !out.exists(),
+        "a run that wrote no frame left {}",
+        out.display()
+    );
+    // A whole file still ends by its end, every frame written.
+    let o = swallowing(&["run", whole.to_str().unwrap(), out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(decode(&out).len(), 20);
+}
+
 #[cfg(unix)]
 #[test]
 fn sigint_mid_file_keeps_a_playable_file_of_the_frames_so_far() {

@@ -30,6 +30,8 @@ pub struct FrameReader {
     fps: Option<f64>,
     /// The presentation time of the frame given last.
     time: Option<gst::ClockTime>,
+    /// Tells a reading that ended with nothing posted.
+    end_watch: crate::gst::EndWatch,
 }
 
 impl FrameReader {
@@ -63,6 +65,7 @@ impl FrameReader {
             done: false,
             fps: None,
             time: None,
+            end_watch: Default::default(),
         };
         reader.pipe.set_state(gst::State::Playing).map_err(|_| {
             reader
@@ -101,9 +104,19 @@ impl FrameReader {
             {
                 break s;
             }
+            let silent = self.end_watch.silent(self.pipe.upcast_ref());
             if self.sink.is_eos() {
                 self.done = true;
                 return Ok(None);
+            }
+            if silent {
+                self.done = true;
+                return Err(Error::Read {
+                    path: self.name.clone().into(),
+                    reason: "its reading stopped with no end and no error \
+                             (is it a complete, playable video?)"
+                        .into(),
+                });
             }
             if start.elapsed() > STALL {
                 self.done = true;

@@ -628,6 +628,8 @@ fn part_error(part: &Path, reason: String) -> Error {
 struct Reader {
     pipe: gst::Pipeline,
     sink: gst_app::AppSink,
+    /// Tells a part whose reading ended with nothing posted.
+    end_watch: crate::gst::EndWatch,
 }
 
 impl Reader {
@@ -646,11 +648,18 @@ impl Reader {
             {
                 return Ok(Some(sample));
             }
+            let silent = self.end_watch.silent(self.pipe.upcast_ref());
             if self.sink.is_eos() {
                 return Ok(None);
             }
             if let Some(e) = self.error() {
                 return Err(part_error(part, e));
+            }
+            if silent {
+                return Err(part_error(
+                    part,
+                    "its reading stopped with no end and no error (is it a complete part?)".into(),
+                ));
             }
             if since.elapsed() > STALL {
                 return Err(part_error(
@@ -696,7 +705,11 @@ fn read_part(part: &Path) -> Result<Reader> {
     super::route_first_video(&pipe, &parse, video_in);
     pipe.set_state(gst::State::Playing)
         .map_err(|_| part_error(part, "GStreamer could not start reading it".into()))?;
-    Ok(Reader { pipe, sink })
+    Ok(Reader {
+        pipe,
+        sink,
+        end_watch: Default::default(),
+    })
 }
 
 /// The source's audio, read undecoded into `bridge` (its video is left

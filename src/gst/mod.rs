@@ -635,8 +635,6 @@ pub(crate) fn running_time(
     }
 }
 
-/// Links the first video pad that `from` adds to `to`, and sends every
-/// other pad to [`discard_pad`].
 /// A new element of `factory`, or an error naming the missing one.
 pub(crate) fn element(factory: &str) -> crate::error::Result<gst::Element> {
     gst::ElementFactory::make(factory)
@@ -644,6 +642,76 @@ pub(crate) fn element(factory: &str) -> crate::error::Result<gst::Element> {
         .map_err(|_| crate::error::Error::Pipeline(format!("GStreamer has no `{factory}` element")))
 }
 
+/// Whether nothing more will flow in `bin`: it has streaming threads (pad
+/// tasks) and every one of them has paused. A task pauses after passing
+/// its end on or meeting an error, and a paused one moves nothing more;
+/// `false` while any runs, or while the elements change under the look.
+pub(crate) fn streaming_stopped(bin: &gst::Bin) -> bool {
+    use gst::prelude::*;
+    let (mut paused, mut running) = (0, 0);
+    for element in bin.iterate_recurse().into_iter() {
+        let Ok(element) = element else { return false };
+        for pad in element.iterate_pads().into_iter() {
+            let Ok(pad) = pad else { return false };
+            match pad.task_state() {
+                gst::TaskState::Started => running += 1,
+                gst::TaskState::Paused => paused += 1,
+                _ => {}
+            }
+        }
+    }
+    paused > 0 && running == 0
+}
+
+/// Tells a pipeline whose streaming stopped with no end and no error:
+/// [`streaming_stopped`] seen for [`EndWatch::QUIET`] without a break.
+/// parsebin and decodebin hold back the errors of an element they are
+/// setting up, and drop them once its setup succeeds; a demuxer that fails
+/// within that window (an MP4 cut before its index, on a loaded machine)
+/// ends the streaming with nothing posted, and a reader waiting for a
+/// frame, an end or an error would wait for good.
+#[derive(Default)]
+pub(crate) struct EndWatch {
+    since: std::sync::Mutex<Option<std::time::Instant>>,
+}
+
+impl EndWatch {
+    /// Long enough for an end already passed on to be seen first.
+    const QUIET: std::time::Duration = std::time::Duration::from_millis(500);
+
+    /// Whether `bin`'s streaming has been stopped for [`Self::QUIET`];
+    /// looked at before the reader's end, so that an end passed on before
+    /// the stop is seen by then.
+    pub fn silent(&self, bin: &gst::Bin) -> bool {
+        let Ok(mut since) = self.since.lock() else {
+            return false;
+        };
+        if !streaming_stopped(bin) {
+            *since = None;
+            return false;
+        }
+        since.get_or_insert_with(std::time::Instant::now).elapsed() >= Self::QUIET
+    }
+}
+
+/// A fault for the tests (`SEAMSTREAM_INJECT_SWALLOW_ERRORS`): `pipe`'s
+/// errors never reach its bus, as when parsebin or decodebin drops one of
+/// an element it was setting up (see [`EndWatch`]).
+pub(crate) fn inject_swallowed_errors(pipe: &gst::Pipeline) {
+    use gst::prelude::*;
+    if crate::fault::given("SEAMSTREAM_INJECT_SWALLOW_ERRORS").is_none() {
+        return;
+    }
+    if let Some(bus) = pipe.bus() {
+        bus.set_sync_handler(|_, msg| match msg.view() {
+            gst::MessageView::Error(_) => gst::BusSyncReply::Drop,
+            _ => gst::BusSyncReply::Pass,
+        });
+    }
+}
+
+/// Links the first video pad that `from` adds to `to`, and sends every
+/// other pad to [`discard_pad`].
 pub(crate) fn route_first_video(pipe: &gst::Pipeline, from: &gst::Element, to: gst::Pad) {
     use gst::prelude::*;
     let weak = pipe.downgrade();

@@ -119,6 +119,7 @@ fn parse(path: &Path, limit: Option<usize>, to_error: bool) -> Result<VideoStrea
     }
     gst::init().map_err(|e| crate::gst::gst_call("GStreamer did not start", e))?;
     let pipe = gst::Pipeline::new();
+    super::inject_swallowed_errors(&pipe);
     let src = super::element("filesrc")?;
     src.set_property("location", path.to_string_lossy().as_ref());
     let parse = super::element("parsebin")?;
@@ -228,6 +229,7 @@ fn parse(path: &Path, limit: Option<usize>, to_error: bool) -> Result<VideoStrea
     let mut caps = None;
     // When the last frame came (or the reading started).
     let mut last = std::time::Instant::now();
+    let watch = super::EndWatch::default();
     let outcome = loop {
         if let Some(sample) = sink.try_pull_sample(gst::ClockTime::from_mseconds(100)) {
             last = std::time::Instant::now();
@@ -252,6 +254,7 @@ fn parse(path: &Path, limit: Option<usize>, to_error: bool) -> Result<VideoStrea
             }
             continue;
         }
+        let silent = watch.silent(pipe.upcast_ref());
         if sink.is_eos() {
             break Ok(());
         }
@@ -265,6 +268,15 @@ fn parse(path: &Path, limit: Option<usize>, to_error: bool) -> Result<VideoStrea
                 "{} (is it a complete, playable video?)",
                 e.error()
             )));
+        }
+        // An error parsebin swallowed (see `EndWatch`).
+        if silent {
+            break Err(read_error(match frames.len() {
+                0 => "GStreamer stopped reading it before any video frame, with no error \
+                      (is it a complete, playable video? a file cut short before its index reads so)"
+                    .into(),
+                n => format!("its reading stopped after {n} frames with no end and no error"),
+            }));
         }
         if (frames.is_empty() && stalled(&pipe, STALL)) || last.elapsed() > STALL {
             break Err(read_error(match frames.len() {

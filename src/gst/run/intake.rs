@@ -42,6 +42,8 @@ pub(super) struct Intake<'a> {
     all_streams_known: Arc<AtomicBool>,
     /// When the input was started.
     started: Instant,
+    /// Tells a file input whose streaming ended with nothing posted.
+    end_watch: crate::gst::EndWatch,
     /// A streamed input (a FIFO or a device), opened once by the run and
     /// read by `fdsrc` through its descriptor; kept open until the end.
     _streamed: Option<std::fs::File>,
@@ -118,6 +120,7 @@ impl<'a> Intake<'a> {
             decoders,
             all_streams_known,
             started: Instant::now(),
+            end_watch: Default::default(),
             _streamed: streamed,
         })
     }
@@ -176,6 +179,15 @@ impl<'a> Intake<'a> {
                 "the live input has given no frame in {} s; still waiting (Ctrl-C stops)",
                 FIRST_FRAME_TIMEOUT.as_secs()
             );
+        }
+        // An error the decoder swallowed (see `EndWatch`): no frame, and
+        // nothing will flow any more.
+        if !self.live && no_frame_yet() && self.end_watch.silent(self.pipe.upcast_ref()) {
+            return Err(Error::Pipeline(
+                "the input's reading stopped before its first frame, with no error \
+                 (is it a complete, playable video? a file cut short before its index reads so)"
+                    .into(),
+            ));
         }
         if !self.live && no_frame_yet() && self.started.elapsed() > FIRST_FRAME_TIMEOUT {
             return Err(Error::Pipeline(format!(
@@ -547,6 +559,7 @@ fn launch_input(
     let pipe = pipe
         .downcast::<gst::Pipeline>()
         .map_err(|_| Error::Pipeline(format!("`{description}` is not a pipeline")))?;
+    crate::gst::inject_swallowed_errors(&pipe);
     if opts.input == Input::Sample {
         crate::gst::sample::feed(&pipe, &opts.test)?;
     }
