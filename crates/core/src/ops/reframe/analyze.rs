@@ -21,12 +21,15 @@
 //!   A frame where more than [`MAX_MOVING`] of the picture stands out (a
 //!   handheld camera that turns or zooms) has no moving subjects.
 //! - **Faces** ([`super::faces`]), grown to head and shoulders.
-//! - **Text** ([`super::text`]).
+//! - **Text** ([`super::text`]) on every thumbnail; offline, small print
+//!   (letters under 6 thumbnail pixels: a 20-px legal line at 720p) also
+//!   on the face picture, kept where the next face frame or the last sees
+//!   it too, and given to the frames nearest its face frame.
 
 use super::faces::Faces;
 use super::foreground::{Placed, confirm_in_time, foreground_boxes, median_background};
 use super::geometry::Rect;
-use super::text::{shrink, text_blocks};
+use super::text::{shrink, small_text_blocks, text_blocks};
 use crate::frame::{Frame, Plane, Rgba};
 use crate::ops::retarget::fast::is_cut;
 use crate::ops::retarget::motion::{Shift, global_shift};
@@ -217,6 +220,9 @@ struct Look {
     luma: Plane<u8>,
     coarse: Plane<u8>,
     subjects: Vec<Subject>,
+    /// Offline, on a face frame: the text blocks of the face picture that
+    /// no text found on the thumbnail overlaps, in the input's pixels.
+    fine: Option<Vec<Rect>>,
 }
 
 /// The camera's shift from `prev` to `luma`, and whether `luma` starts a
@@ -236,6 +242,7 @@ struct Pending {
     coarse: Plane<u8>,
     offset: (i64, i64),
     obs: Observation,
+    fine: Option<Vec<Rect>>,
 }
 
 impl Analyzer {
@@ -305,6 +312,10 @@ impl Analyzer {
         if self.text {
             self.find_text(&luma, &mut subjects);
         }
+        let fine = match &t.face {
+            Some(face) if self.text && !self.live => Some(self.find_small_text(face, &subjects)),
+            _ => None,
+        };
         if self.faces
             && let Some(face) = &t.face
         {
@@ -315,6 +326,7 @@ impl Analyzer {
             luma,
             coarse,
             subjects,
+            fine,
         }
     }
 
@@ -338,6 +350,7 @@ impl Analyzer {
             shift,
             subjects: look.subjects,
         };
+        let fine = look.fine;
         self.last = look.luma;
         let coarse = look.coarse;
         let offset = (self.offset.0 / 2, self.offset.1 / 2);
@@ -353,6 +366,7 @@ impl Analyzer {
             coarse,
             offset,
             obs,
+            fine,
         });
         if self.pending.len() >= SEGMENT {
             self.flush();
@@ -381,16 +395,44 @@ impl Analyzer {
 
     fn find_text(&self, luma: &Plane<u8>, out: &mut Vec<Subject>) {
         for r in text_blocks(luma) {
-            let rect = self.to_input(r, 1);
-            // A little margin, so that no letter's edge is carved.
-            let m = (rect.h / 4).max(2);
-            let rect = rect.grown(m, m, self.width, self.height);
-            out.push(Subject {
-                rect,
-                kind: Kind::Text,
-                required: rect.h as f64 >= MIN_TEXT * self.height as f64,
-            });
+            out.push(self.text_subject(self.to_input(r, 1)));
         }
+    }
+
+    /// A block of text in the input's pixels as a subject: with a little
+    /// margin, so that no letter's edge is carved.
+    fn text_subject(&self, rect: Rect) -> Subject {
+        let m = (rect.h / 4).max(2);
+        let rect = rect.grown(m, m, self.width, self.height);
+        Subject {
+            rect,
+            kind: Kind::Text,
+            required: rect.h as f64 >= MIN_TEXT * self.height as f64,
+        }
+    }
+
+    /// The text blocks of the face picture `face` (finer than the
+    /// thumbnail) that none of the thumbnail's text `found` overlaps, in
+    /// the input's pixels.
+    fn find_small_text(&self, face: &Plane<u8>, found: &[Subject]) -> Vec<Rect> {
+        let ff = (self.width / face.width().max(1)).max(1);
+        small_text_blocks(face)
+            .into_iter()
+            .map(|r| {
+                let r = r.scaled(ff, 1);
+                Rect::new(
+                    r.x,
+                    r.y,
+                    r.w.min(self.width - r.x),
+                    r.h.min(self.height - r.y),
+                )
+            })
+            .filter(|r| {
+                !found
+                    .iter()
+                    .any(|s| s.kind == Kind::Text && s.rect.intersect(r).is_some())
+            })
+            .collect()
     }
 
     fn find_faces(&self, face: &Plane<u8>, out: &mut Vec<Subject>) {
@@ -465,10 +507,35 @@ impl Analyzer {
             })
             .collect();
         let text_ok = confirm_in_time(&text, TEXT_RADIUS, TEXT_RADIUS);
-        for ((p, b), t) in pending.into_iter().zip(confirmed).zip(text_ok) {
+        // Small print, found on the face frames only: kept where the face
+        // frame before or after sees it too, and given to every frame of
+        // the stretch whose nearest face frame it is.
+        let face_frames: Vec<usize> = (0..pending.len())
+            .filter(|&i| pending[i].fine.is_some())
+            .collect();
+        let fine: Vec<Vec<Rect>> = face_frames
+            .iter()
+            .map(|&i| pending[i].fine.clone().unwrap_or_default())
+            .collect();
+        let fine_ok = confirm_in_time(&fine, 1, 1);
+        let nearest = |i: usize| {
+            let k = face_frames.partition_point(|&f| f < i);
+            [k.checked_sub(1), (k < face_frames.len()).then_some(k)]
+                .into_iter()
+                .flatten()
+                .min_by_key(|&k| face_frames[k].abs_diff(i))
+        };
+        let mut small = Vec::with_capacity(pending.len());
+        for i in 0..pending.len() {
+            small.push(nearest(i).map_or(&[][..], |k| &fine_ok[k][..]));
+        }
+        for (((p, b), t), fine) in pending.into_iter().zip(confirmed).zip(text_ok).zip(small) {
             let mut obs = p.obs;
             obs.subjects
                 .retain(|s| s.kind != Kind::Text || t.contains(&s.rect));
+            for &r in fine {
+                obs.subjects.push(self.text_subject(r));
+            }
             self.add_moving(&mut obs, &b);
             self.done.push(obs);
         }
@@ -595,6 +662,62 @@ mod tests {
                 "frame {t}: {r:?} against {figure:?}"
             );
             assert!(r.w <= 140 && r.h <= 360, "frame {t}: {r:?} is too large");
+        }
+    }
+
+    /// A light 1280×720 frame with a line of ten dark outlined letters
+    /// `h` pixels high (widths differ, as letters' do) from (500, 640),
+    /// and the line's box.
+    fn small_print(h: usize) -> (Frame, Rect) {
+        let mut spans = Vec::new();
+        let mut at = 500;
+        for i in 0..10 {
+            let lw = h / 2 + (i * 7) % 5 * 2;
+            spans.push((at, at + lw));
+            at += lw + h / 3;
+        }
+        let (y0, y1) = (640, 640 + h);
+        let line = Rect::new(500, y0, spans[9].1 - 500, h);
+        let frame = Frame::Rgba(Plane::from_fn(1280, 720, |px, py| {
+            let ink = (y0..y1).contains(&py)
+                && spans.iter().any(|&(a, b)| {
+                    (a..b).contains(&px)
+                        && (px < a + 2 || px + 2 >= b || py < y0 + 2 || py + 2 >= y1)
+                });
+            if ink {
+                [30, 30, 30, 255]
+            } else {
+                [220, 220, 220, 255]
+            }
+        }));
+        (frame, line)
+    }
+
+    #[test]
+    fn small_print_below_the_thumbnails_reach_is_kept_on_every_frame() {
+        let (frame, line) = small_print(14);
+        let t = Thumbs::of(&frame, 0);
+        // The thumbnail alone does not see it: its letters are 4–5 pixels.
+        assert!(text_blocks(&luma_of(&t.thumb)).is_empty());
+        let mut a = Analyzer::new(1280, 720, 30, false);
+        a.faces = false;
+        a.moving = false;
+        for i in 0..35 {
+            a.push(&Thumbs::of(&frame, i));
+        }
+        for (i, o) in a.finish().iter().enumerate() {
+            let text: Vec<_> = o.subjects.iter().filter(|s| s.kind == Kind::Text).collect();
+            assert_eq!(text.len(), 1, "frame {i}: {:?}", o.subjects);
+            let r = text[0].rect;
+            assert!(text[0].required, "frame {i}");
+            assert!(
+                r.x <= line.x
+                    && r.y <= line.y
+                    && r.bottom() >= line.bottom()
+                    && r.right() >= line.right(),
+                "frame {i}: {r:?} does not hold {line:?}"
+            );
+            assert!(r.h <= 40, "frame {i}: {r:?} is too tall");
         }
     }
 

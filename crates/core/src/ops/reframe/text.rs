@@ -606,6 +606,12 @@ pub fn text_blocks(luma: &Plane<u8>) -> Vec<Rect> {
     found
 }
 
+/// Text blocks of `luma` at its own scale only, without the pass for large
+/// titles: small print, looked for on a picture finer than the thumbnail.
+pub fn small_text_blocks(luma: &Plane<u8>) -> Vec<Rect> {
+    blocks_at(luma, false)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
