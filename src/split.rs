@@ -85,6 +85,11 @@ pub fn plan_led(
     if count == 0 {
         return Err(bad("N must be at least 1".into()));
     }
+    if frames == 0 {
+        return Err(bad(
+            "the input has no whole video frame to split; is it a complete, playable video?".into(),
+        ));
+    }
     if u64::from(count) > frames {
         return Err(bad(format!(
             "the input has {frames} frames, too few for {count} parts; use at most {frames}"

@@ -206,6 +206,51 @@ fn bad_inputs_and_outputs_fail_with_a_message_and_leave_no_file() {
     );
 }
 
+/// A file whose header is whole but whose first frame is cut off decodes
+/// to nothing, without an error: the run must fail, not report success.
+#[test]
+fn a_file_cut_before_its_first_whole_frame_fails_and_writes_nothing() {
+    let dir = tempdir("no-frame");
+    let whole = dir.join("whole.mkv");
+    let made = run(&[
+        "run",
+        "test:smpte",
+        whole.to_str().unwrap(),
+        "--frames",
+        "10",
+        "--size",
+        "320x240",
+    ]);
+    assert!(made.status.success(), "{}", stderr(&made));
+    let data = std::fs::read(&whole).unwrap();
+    // Matroska's header and track list come first; 1000 bytes hold them
+    // and no whole first frame.
+    let cut = dir.join("cut.mkv");
+    std::fs::write(&cut, &data[..1000]).unwrap();
+    let out = dir.join("o.mp4");
+    assert_fails_cleanly(
+        &["run", cut.to_str().unwrap(), out.to_str().unwrap()],
+        &["ended before its first video frame", "nothing was written"],
+    );
+    assert!(!out.exists(), "{} was left", out.display());
+    assert_fails_cleanly(
+        &["run", cut.to_str().unwrap(), "null"],
+        &["ended before its first video frame"],
+    );
+    // Split into parts, it is refused for what it is, not for its count.
+    assert_fails_cleanly(
+        &[
+            "run",
+            cut.to_str().unwrap(),
+            out.to_str().unwrap(),
+            "--workers",
+            "2",
+        ],
+        &["no whole video frame"],
+    );
+    assert!(!out.exists(), "{} was left", out.display());
+}
+
 /// parsebin and decodebin drop the error of a demuxer that fails while
 /// they set it up (an MP4 cut before its index, on a loaded machine: CI
 /// hung so). The fault drops every error the same way, every time.

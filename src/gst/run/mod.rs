@@ -354,7 +354,10 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
     trace::mark("pipelines stopped");
     summary.seconds = intake.started().elapsed().as_secs_f64();
     shared.report(&mut summary, out.pushed);
-    let result = result.and(finish).and_then(|()| check_part(opts, &summary));
+    let result = result
+        .and(finish)
+        .and_then(|()| check_part(opts, &summary))
+        .and_then(|()| check_some_frames(opts, &summary));
     let ending = match &result {
         _ if summary.frames_out == 0 => Ending::Empty,
         // A part file must hold its whole part, or be absent: a stopped
@@ -493,6 +496,20 @@ fn out_memory(opts: &RunOptions, cuda: Option<&PipelineContext>) -> OutMemory {
 /// A part of a split job that ended without being stopped must hold every
 /// frame of its plan: a decoder that lost frames after the seek, or a file
 /// that ends early, fails the part rather than leaving a gap in the join.
+/// A run that ended by itself before any frame came in failed: its input
+/// gave no video (a file cut before its first whole frame, a stream that
+/// ended at once), and nothing was written.
+fn check_some_frames(opts: &RunOptions, summary: &Summary) -> Result<()> {
+    if summary.frames_in > 0 || summary.interrupted {
+        return Ok(());
+    }
+    Err(Error::Pipeline(format!(
+        "the input `{}` ended before its first video frame, so nothing was written; \
+         is it a complete, playable video? (a file cut short ends so: try it in a player)",
+        opts.input
+    )))
+}
+
 fn check_part(opts: &RunOptions, summary: &Summary) -> Result<()> {
     let Some(span) = &opts.span else {
         return Ok(());
