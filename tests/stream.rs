@@ -195,6 +195,14 @@ fn bad_inputs_and_outputs_fail_with_a_message_and_leave_no_file() {
         &["run", "test:smpte", "/nonexistent-dir/o.mp4"],
         &["does not exist"],
     );
+    // A folder, whatever its name ends in.
+    let folder = dir.join("clips.mp4");
+    std::fs::create_dir(&folder).unwrap();
+    assert_fails_cleanly(
+        &["run", "test:smpte", folder.to_str().unwrap()],
+        &["that is a folder", "clips.mp4/out.mp4"],
+    );
+    assert!(folder.is_dir());
     assert_fails_cleanly(
         &["run", "test:smpte", "o.avi"],
         &[".mp4, .mkv, .webm or .y4m"],

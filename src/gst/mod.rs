@@ -529,6 +529,16 @@ impl Output {
             return Ok(Output::Fragment(text.into()));
         }
         let path = PathBuf::from(text);
+        if path.is_dir() {
+            let inside = path.join("out.mp4");
+            return Err(Error::Write {
+                reason: format!(
+                    "that is a folder; give a file in it, e.g. `{}`",
+                    inside.display()
+                ),
+                path,
+            });
+        }
         let ext = path
             .extension()
             .and_then(|e| e.to_str())
