@@ -143,6 +143,33 @@ fn assert_fails_cleanly(args: &[&str], expect: &[&str]) {
     }
 }
 
+/// A `test:smpte` clip of `frames` frames at `size` written to `dir/name`,
+/// and a copy of its first `keep(len)` bytes beside it (`cut.` + the
+/// extension): the whole file and the cut one.
+fn whole_and_cut(
+    dir: &std::path::Path,
+    name: &str,
+    (frames, size): (&str, &str),
+    keep: impl Fn(usize) -> usize,
+) -> (std::path::PathBuf, std::path::PathBuf) {
+    let whole = dir.join(name);
+    let made = run(&[
+        "run",
+        "test:smpte",
+        whole.to_str().unwrap(),
+        "--frames",
+        frames,
+        "--size",
+        size,
+    ]);
+    assert!(made.status.success(), "{}", stderr(&made));
+    let data = std::fs::read(&whole).unwrap();
+    let ext = whole.extension().and_then(|e| e.to_str()).unwrap_or("");
+    let cut = dir.join(format!("cut.{ext}"));
+    std::fs::write(&cut, &data[..keep(data.len())]).unwrap();
+    (whole, cut)
+}
+
 #[test]
 fn bad_inputs_and_outputs_fail_with_a_message_and_leave_no_file() {
     let dir = tempdir("bad");
@@ -176,20 +203,7 @@ fn bad_inputs_and_outputs_fail_with_a_message_and_leave_no_file() {
         out.display()
     );
     // A real mp4 cut in half (its index is at the end).
-    let whole = dir.join("whole.mp4");
-    let made = run(&[
-        "run",
-        "test:smpte",
-        whole.to_str().unwrap(),
-        "--frames",
-        "20",
-        "--size",
-        "64x48",
-    ]);
-    assert!(made.status.success(), "{}", stderr(&made));
-    let data = std::fs::read(&whole).unwrap();
-    let cut = dir.join("cut.mp4");
-    std::fs::write(&cut, &data[..data.len() / 2]).unwrap();
+    let (_, cut) = whole_and_cut(&dir, "whole.mp4", ("20", "64x48"), |n| n / 2);
     assert_fails_cleanly(&["run", cut.to_str().unwrap(), o], &["error:"]);
     assert_fails_cleanly(
         &["run", "test:smpte", "/nonexistent-dir/o.mp4"],
@@ -219,22 +233,9 @@ fn bad_inputs_and_outputs_fail_with_a_message_and_leave_no_file() {
 #[test]
 fn a_file_cut_before_its_first_whole_frame_fails_and_writes_nothing() {
     let dir = tempdir("no-frame");
-    let whole = dir.join("whole.mkv");
-    let made = run(&[
-        "run",
-        "test:smpte",
-        whole.to_str().unwrap(),
-        "--frames",
-        "10",
-        "--size",
-        "320x240",
-    ]);
-    assert!(made.status.success(), "{}", stderr(&made));
-    let data = std::fs::read(&whole).unwrap();
     // Matroska's header and track list come first; 1000 bytes hold them
     // and no whole first frame.
-    let cut = dir.join("cut.mkv");
-    std::fs::write(&cut, &data[..1000]).unwrap();
+    let (_, cut) = whole_and_cut(&dir, "whole.mkv", ("10", "320x240"), |_| 1000);
     let out = dir.join("o.mp4");
     assert_fails_cleanly(
         &["run", cut.to_str().unwrap(), out.to_str().unwrap()],
@@ -265,20 +266,7 @@ fn a_file_cut_before_its_first_whole_frame_fails_and_writes_nothing() {
 #[test]
 fn a_reading_that_stops_with_its_error_swallowed_ends_the_run() {
     let dir = tempdir("swallowed");
-    let whole = dir.join("whole.mp4");
-    let made = run(&[
-        "run",
-        "test:smpte",
-        whole.to_str().unwrap(),
-        "--frames",
-        "20",
-        "--size",
-        "64x48",
-    ]);
-    assert!(made.status.success(), "{}", stderr(&made));
-    let data = std::fs::read(&whole).unwrap();
-    let cut = dir.join("cut.mp4");
-    std::fs::write(&cut, &data[..data.len() / 2]).unwrap();
+    let (whole, cut) = whole_and_cut(&dir, "whole.mp4", ("20", "64x48"), |n| n / 2);
     let swallowing = |args: &[&str]| {
         let child = command(args)
             .env("SEAMSTREAM_INJECT_SWALLOW_ERRORS", "1")
