@@ -15,7 +15,8 @@
 //!   and no subject is cut or squeezed. Made ahead, a frame's map is the
 //!   mean of those about it, so the picture between the subjects does not
 //!   swim with every box found a few pixels apart; live, it eases from the
-//!   last frame's. (Fast mode's seams inside the window, tried first, tore
+//!   last frame's. Either way the subjects' spans are then put back at the
+//!   scale where the smoothed map has them ([`anchor_spans`]). (Fast mode's seams inside the window, tried first, tore
 //!   walls and ground into blocks around the subjects' boxes.)
 //! - **Padding** is a solid colour, or the window's centre at the output's
 //!   shape, shrunk to an eighth, box-blurred twice, enlarged again and
@@ -455,6 +456,12 @@ pub fn narrow_map(n: usize, m: usize, scale: f64, keep: &[(usize, usize)]) -> Ve
     if x < n {
         pieces.push((x as f64, o, squeeze));
     }
+    sample_pieces(&pieces, n, m)
+}
+
+/// A map (output edge → input position, `m` + 1 of them) from its linear
+/// pieces: (input start, output start, slope, output per input), in order.
+fn sample_pieces(pieces: &[(f64, f64, f64)], n: usize, m: usize) -> Vec<f64> {
     (0..=m)
         .map(|out| {
             let out = out as f64;
@@ -463,6 +470,91 @@ pub fn narrow_map(n: usize, m: usize, scale: f64, keep: &[(usize, usize)]) -> Ve
             (x0 + (out - o0) / k).clamp(0.0, n as f64)
         })
         .collect()
+}
+
+/// Where `map` (as [`narrow_map`] gives it, non-decreasing) puts input
+/// position `x`, in outputs.
+fn map_inverse(map: &[f64], x: f64) -> f64 {
+    let i = map.partition_point(|&v| v <= x);
+    if i == 0 {
+        return 0.0;
+    }
+    if i >= map.len() {
+        return (map.len() - 1) as f64;
+    }
+    let (a, b) = (map[i - 1], map[i]);
+    (i - 1) as f64 + if b > a { (x - a) / (b - a) } else { 0.0 }
+}
+
+/// `smooth`, a mean of maps (or one eased from the last frame's), with
+/// this frame's subjects' spans (`keep`) put back at `scale`: each span
+/// where `smooth` has its centre, the picture between them narrowed
+/// evenly. A mean of maps that place a subject at different outputs
+/// narrows the subject's own columns where they do not overlap (promo's
+/// small print, kept in every frame of its shot but at outputs 20 pixels
+/// apart, came out at 0.80 of the scale, too narrow to match). `None` when
+/// the spans so placed would overlap, or would leave a gap wider than at
+/// `scale` or narrowed to nothing: the frame's own map serves then.
+fn anchor_spans(
+    smooth: &[f64],
+    n: usize,
+    m: usize,
+    scale: f64,
+    keep: &[(usize, usize)],
+) -> Option<Vec<f64>> {
+    let merged = merge_spans(keep, n);
+    if merged.is_empty() {
+        return Some(smooth.to_vec());
+    }
+    let kept: usize = merged.iter().map(|(a, b)| b - a).sum();
+    if kept >= n || kept as f64 * scale >= m as f64 {
+        return None;
+    }
+    // Each span's output start.
+    let mut starts: Vec<f64> = merged
+        .iter()
+        .map(|&(a, b)| {
+            let len = (b - a) as f64 * scale;
+            let centre = map_inverse(smooth, (a + b) as f64 / 2.0);
+            let start = centre - len / 2.0;
+            if a == 0 {
+                0.0
+            } else if b == n {
+                m as f64 - len
+            } else {
+                start.clamp(0.0, m as f64 - len)
+            }
+        })
+        .collect();
+    // Whole outputs apart from whole inputs would be what the rest of the
+    // renderer expects; a fraction is as good: the taps are made from the
+    // map's values, linear between them.
+    let mut pieces: Vec<(f64, f64, f64)> = Vec::with_capacity(2 * merged.len() + 1);
+    let (mut x, mut o) = (0usize, 0.0f64);
+    for (&(a, b), start) in merged.iter().zip(starts.iter_mut()) {
+        if a > x {
+            let slope = (*start - o) / (a - x) as f64;
+            if !(slope > 1e-3 && slope <= scale + 1e-9) {
+                return None;
+            }
+            pieces.push((x as f64, o, slope));
+        } else if (*start - o).abs() > 1e-9 {
+            return None;
+        }
+        pieces.push((a as f64, *start, scale));
+        o = *start + (b - a) as f64 * scale;
+        x = b;
+    }
+    if x < n {
+        let slope = (m as f64 - o) / (n - x) as f64;
+        if !(slope > 1e-3 && slope <= scale + 1e-9) {
+            return None;
+        }
+        pieces.push((x as f64, o, slope));
+    } else if (o - m as f64).abs() > 1e-6 {
+        return None;
+    }
+    Some(sample_pieces(&pieces, n, m))
 }
 
 /// `spans` clipped to 0..`n`, sorted, and those that touch or overlap
@@ -556,6 +648,7 @@ impl Narrower {
             (w.h, ch, sh as f64 / w.h.max(1) as f64)
         };
         let key = (plan.shot, n, m, along_x);
+        let own = spans_in(w, &plan.keep, along_x);
         let like = |p: &&FramePlan| {
             p.shot == plan.shot
                 && p.fit == plan.fit
@@ -565,22 +658,35 @@ impl Narrower {
         let state = if around.iter().any(|p| like(&p)) {
             let mut sum = vec![0.0; m + 1];
             let mut count = 0.0;
+            let mut all = own.clone();
             for p in around.iter().filter(like) {
-                let map = narrow_map(n, m, scale, &spans_in(p.window, &p.keep, along_x));
+                let spans = spans_in(p.window, &p.keep, along_x);
+                let map = narrow_map(n, m, scale, &spans);
                 for (s, v) in sum.iter_mut().zip(map) {
                     *s += v;
                 }
                 count += 1.0;
+                all.extend(spans);
             }
-            let map = sum.into_iter().map(|v| v / count).collect();
+            let mean: Vec<f64> = sum.into_iter().map(|v| v / count).collect();
+            // Every subject about the frame at the scale, where they leave
+            // room: what jitters from frame to frame is then held too.
+            let map = anchor_spans(&mean, n, m, scale, &all)
+                .or_else(|| anchor_spans(&mean, n, m, scale, &own))
+                .unwrap_or_else(|| narrow_map(n, m, scale, &own));
             NarrowState { key, map }
         } else {
-            let mut map = narrow_map(n, m, scale, &spans_in(w, &plan.keep, along_x));
+            let mut map = narrow_map(n, m, scale, &own);
             if let Some(last) = self.last.take()
                 && last.key == key
             {
-                for (v, l) in map.iter_mut().zip(&last.map) {
-                    *v = l + (*v - l) * NARROW_TAKE;
+                let eased: Vec<f64> = map
+                    .iter()
+                    .zip(&last.map)
+                    .map(|(v, l)| l + (v - l) * NARROW_TAKE)
+                    .collect();
+                if let Some(anchored) = anchor_spans(&eased, n, m, scale, &own) {
+                    map = anchored;
                 }
             }
             NarrowState { key, map }
@@ -875,6 +981,53 @@ mod tests {
         let ahead = moved(Some(8));
         assert!(alone > 0, "the boxes differ");
         assert!(4 * ahead <= alone, "alone {alone}, made ahead {ahead}");
+    }
+
+    #[test]
+    fn made_ahead_a_subject_kept_in_every_frame_stays_at_the_scale() {
+        // Columns numbered; the subject (columns 100..130) is kept in every
+        // frame, but every other frame also keeps 20..100 beside it, so
+        // the maps about a frame place the subject at outputs 30 apart.
+        // Their mean alone would narrow its columns; anchored, every output
+        // column inside it is the next input column (the scale is 1).
+        let lay = Layout::new(Rect::new(0, 0, 200, 10), Fit::Carve, (120, 10));
+        assert_eq!((lay.scaled, lay.carved), ((200, 10), (120, 10)));
+        let marked = Plane::from_fn(200, 10, |x, y| [x as u8, y as u8, 0, 255]);
+        let subject = Rect::new(100, 0, 30, 10);
+        let beside = Rect::new(20, 0, 80, 10);
+        let plans: Vec<FramePlan> = (0..7)
+            .map(|i| match i % 2 {
+                0 => plan(&lay, &[subject]),
+                _ => plan(&lay, &[beside, subject]),
+            })
+            .collect();
+        for (i, around) in [(3, &plans[..]), (2, &plans[..]), (3, &plans[..0])] {
+            let mut narrower = Narrower::default();
+            if around.is_empty() {
+                // Live: eased from the frame before, which kept less.
+                narrower.tables(&lay, &plans[2], &[]);
+            }
+            let out = render(
+                &marked,
+                &lay,
+                (120, 10),
+                Pad::Blur,
+                (&plans[i], around),
+                &mut narrower,
+            );
+            let xs: Vec<u8> = out.row(5).iter().map(|p| p[0]).collect();
+            let inside: Vec<u8> = xs
+                .iter()
+                .copied()
+                .filter(|&v| (101..129).contains(&v))
+                .collect();
+            assert_eq!(inside.len(), 28, "frame {i}: {xs:?}");
+            assert!(
+                inside.windows(2).all(|w| w[1] == w[0] + 1),
+                "frame {i}: {xs:?}"
+            );
+            assert!(xs.windows(2).all(|w| w[0] <= w[1]), "{xs:?}");
+        }
     }
 
     #[test]
