@@ -264,6 +264,9 @@ pub(crate) fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
             for line in reframe_lines(r) {
                 eprintln!("{line}");
             }
+            if let Some(line) = replay_ran_out(r, s.frames_in) {
+                eprintln!("{line}");
+            }
         }
         match (&s.kept, s.interrupted) {
             (Some(Kept::Target(p)), true) => {
@@ -574,6 +577,29 @@ pub(crate) fn reframe_lines(r: &seamstream::gst::reframe::Planned) -> Vec<String
         ));
     }
     lines
+}
+
+/// Where a replayed path file names fewer frames than the run read: the
+/// frames past its last held its last window, which the user should know
+/// (a file cut short, or one made for a shorter cut of the video).
+pub(crate) fn replay_ran_out(
+    r: &seamstream::gst::reframe::Planned,
+    frames_in: u64,
+) -> Option<String> {
+    use seamstream::gst::reframe::Source;
+    let Source::Replayed(p) = &r.source else {
+        return None;
+    };
+    let named = r.frames as u64;
+    (named > 0 && frames_in > named).then(|| {
+        format!(
+            "  note: {} plans frames 0-{} only; frames {}-{} kept the last one's window",
+            p.display(),
+            named - 1,
+            named,
+            frames_in - 1
+        )
+    })
 }
 
 /// A tuning knob for experiments (`SEAMSTREAM_QUEUE`, `SEAMSTREAM_SLOTS`):

@@ -660,6 +660,57 @@ fn a_split_reframe_is_planned_once_and_replayed_by_every_worker() {
     assert!(!wrong.exists(), "{text}");
 }
 
+/// A path file edited by hand is what the run renders and what its summary
+/// says: the shots come from its frames (not from its `shots` list, which an
+/// editor may leave as it was), and frames past its last are said to keep
+/// the last one's window.
+#[test]
+fn an_edited_path_file_is_summarised_as_it_is_replayed() {
+    let dir = tempdir("seg-reframe-edited");
+    let input = dir.join("in.mp4");
+    clip(&input, 30, 10, None);
+    let op = "reframe:aspect=9:16";
+    let path = dir.join("plan.json");
+    let planned = ok(&[
+        "run",
+        s(&input),
+        s(&dir.join("a.mp4")),
+        "--op",
+        op,
+        "--reframe-path",
+        s(&path),
+    ]);
+    assert!(planned.contains("frames 0-29"), "{planned}");
+    // The first 12 frames kept, every one padded; the shots list untouched.
+    let mut file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let frames = file["frames"].as_array_mut().unwrap();
+    frames.truncate(12);
+    for f in frames.iter_mut() {
+        f["mode"] = "pad".into();
+        f.as_object_mut().unwrap().remove("carve_to");
+    }
+    std::fs::write(&path, file.to_string()).unwrap();
+    let said = ok(&[
+        "run",
+        s(&input),
+        s(&dir.join("b.mp4")),
+        "--op",
+        op,
+        "--reframe-path",
+        s(&path),
+    ]);
+    assert!(
+        said.contains("replayed") && said.contains("1 shots:"),
+        "{said}"
+    );
+    assert!(said.contains("frames 0-11 (0.00-0.48 s): pad"), "{said}");
+    assert!(
+        said.contains("plans frames 0-11 only; frames 12-29 kept the last one's window"),
+        "{said}"
+    );
+}
+
 /// A join into a container that cannot hold the parts' codec, or with an
 /// `--audio-from` that is not a file, is refused before anything is
 /// written, naming the output's way out or the missing file.

@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::frame::Frame;
 use crate::ops::reframe::analyze::{Analyzer, FACE_EVERY, Thumbs};
 use crate::ops::reframe::path::PathFile;
-use crate::ops::reframe::plan::{FramePlan, ShotPlan, shots_of};
+use crate::ops::reframe::plan::{Camera, FramePlan, ShotPlan, shots_of};
 use crate::ops::reframe::{Reframe, plan_video};
 use crate::ops::{Chain, Op};
 
@@ -147,21 +147,28 @@ pub fn prepare(
         let file = PathFile::load(p)?;
         let plans = file.plans();
         let frames = plans.len();
+        let shots: Vec<ShotPlan> = shots_of(&plans);
         op.replay(
             plans,
             p.display().to_string(),
             Some((file.input[0], file.input[1])),
         );
-        let shots = file
-            .shots
-            .iter()
-            .map(|s| ShotPlan {
-                first: s.first,
-                last: s.last,
-                fit: s.mode,
-                camera: crate::ops::reframe::plan::Camera::parse(&s.camera)
-                    .unwrap_or(crate::ops::reframe::plan::Camera::Still),
-                len: 0,
+        // What will be rendered, from the frames (an edited file's `shots`
+        // may no longer say it); a shot the file names with the same frames
+        // gives its camera's name (steady and track are not told apart
+        // from the windows alone).
+        let shots = shots
+            .into_iter()
+            .map(|mut shot| {
+                if let Some(named) = file
+                    .shots
+                    .iter()
+                    .find(|f| (f.first, f.last, f.mode) == (shot.first, shot.last, shot.fit))
+                    && let Some(camera) = Camera::parse(&named.camera)
+                {
+                    shot.camera = camera;
+                }
+                shot
             })
             .collect();
         let mut planned = Planned::new(Source::Replayed(p.to_path_buf()), op.pad.name());
