@@ -371,6 +371,41 @@ fn a_live_source_with_a_slow_chain_drops_the_oldest_frames_and_counts_them() {
     assert_eq!(fout + dropped, fin, "{out}");
 }
 
+/// A live reframe's summary lists the shots it planned, with no path file
+/// asked for (it said `0 shots:` then: only a path file kept the plans),
+/// and they cover the frames it gave out.
+#[test]
+fn a_live_reframe_says_its_shots() {
+    let o = run(&[
+        "run",
+        "test:ball",
+        "null",
+        "--live",
+        "--frames",
+        "20",
+        "--fps",
+        "10",
+        "--size",
+        "320x180",
+        "--op",
+        "reframe:aspect=9:16",
+    ]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("reframe: planned live, frame by frame; 1 shots:"),
+        "{err}"
+    );
+    let out: usize = err
+        .split(" out,")
+        .next()
+        .and_then(|s| s.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    assert!(out > 0, "{err}");
+    assert!(err.contains(&format!("  frames 0-{}", out - 1)), "{err}");
+}
+
 /// A summary field of `--json` output, as a number or `true`/`false`.
 fn json_field(out: &str, k: &str) -> String {
     let rest = out

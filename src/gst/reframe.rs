@@ -17,8 +17,8 @@ use crate::error::{Error, Result};
 use crate::frame::Frame;
 use crate::ops::reframe::analyze::{Analyzer, FACE_EVERY, Thumbs};
 use crate::ops::reframe::path::PathFile;
-use crate::ops::reframe::plan::{Camera, FramePlan, ShotPlan, shots_of};
-use crate::ops::reframe::{Reframe, plan_video};
+use crate::ops::reframe::plan::{Camera, ShotPlan, shots_of};
+use crate::ops::reframe::{Record, Reframe, plan_video};
 use crate::ops::{Chain, Op};
 
 /// How a run's reframe got its plan.
@@ -42,7 +42,7 @@ pub struct Planned {
     pub written: Option<PathBuf>,
     /// A live reframe's plans as they are made, for the path file written
     /// after the run ([`Planned::finish`]).
-    pub recording: Option<Arc<Mutex<Vec<FramePlan>>>>,
+    pub recording: Option<Arc<Mutex<Record>>>,
     /// The op's padding, for that file.
     pub pad: String,
     /// The input's size and the output's, once known.
@@ -74,10 +74,12 @@ impl Planned {
         let Some(rec) = &self.recording else {
             return Ok(());
         };
-        let frames = rec.lock().map(|f| f.clone()).unwrap_or_default();
-        self.shots = shots_of(&frames);
-        self.frames = frames.len();
-        if let Some(p) = &self.written
+        let Ok(mut rec) = rec.lock() else {
+            return Ok(());
+        };
+        self.shots = rec.shots.shots.clone();
+        self.frames = rec.shots.frames;
+        if let (Some(p), Some(frames)) = (&self.written, rec.plans.take())
             && !frames.is_empty()
         {
             PathFile::new(input, out, self.fps, &self.pad, &self.shots, &frames).save(p)?;
@@ -189,14 +191,13 @@ pub fn prepare(
         _ => None,
     };
     let Some(uri) = file_uri else {
-        // Planned as the frames come; kept for a path file when asked.
+        // Planned as the frames come: the shots kept for the summary, and
+        // every plan for a path file when one is asked for.
         let mut planned = Planned::new(Source::Live, op.pad.name());
-        if let Some(p) = path_file {
-            let rec = Arc::new(Mutex::new(Vec::new()));
-            op.record = Some(rec.clone());
-            planned.recording = Some(rec);
-            planned.written = Some(p.to_path_buf());
-        }
+        let rec = Arc::new(Mutex::new(Record::new(path_file.is_some())));
+        op.record = Some(rec.clone());
+        planned.recording = Some(rec);
+        planned.written = path_file.map(Path::to_path_buf);
         return Ok(Some(planned));
     };
     let start = std::time::Instant::now();

@@ -31,7 +31,7 @@ use seamstream_core::ops::reframe::render::{
     BLUR_PASSES, BLUR_RADIUS, NARROW_RADIUS, Narrower, Pad, Taps, backdrop_size, backdrop_source,
     solid,
 };
-use seamstream_core::ops::reframe::{Director, Reframe, Target};
+use seamstream_core::ops::reframe::{Director, Record, Reframe, Target};
 
 const FILE: &str = "reframe.cu";
 
@@ -40,9 +40,7 @@ pub struct GpuReframe {
     target: Target,
     pad: Pad,
     director: Director,
-    record: Option<
-        std::sync::Arc<std::sync::Mutex<Vec<seamstream_core::ops::reframe::plan::FramePlan>>>,
-    >,
+    record: Option<std::sync::Arc<std::sync::Mutex<Record>>>,
 }
 
 impl GpuReframe {
@@ -148,9 +146,7 @@ struct DevTaps {
 struct Ready {
     director: Director,
     pad: Pad,
-    record: Option<
-        std::sync::Arc<std::sync::Mutex<Vec<seamstream_core::ops::reframe::plan::FramePlan>>>,
-    >,
+    record: Option<std::sync::Arc<std::sync::Mutex<Record>>>,
     input: (usize, usize),
     out: (usize, usize),
     format: DevFormat,

@@ -374,9 +374,37 @@ pub struct Reframe {
     /// A path file to replay, as given by `path=`.
     pub path_file: Option<PathBuf>,
     narrower: Narrower,
-    /// Every frame's plan so far, when asked to keep them (shared with
-    /// whoever writes them out after a run).
-    pub record: Option<Arc<std::sync::Mutex<Vec<FramePlan>>>>,
+    /// The shots so far, and every frame's plan when asked to keep them
+    /// (shared with whoever reports them or writes them out after a run).
+    pub record: Option<Arc<std::sync::Mutex<Record>>>,
+}
+
+/// What a live reframe keeps of its plans for after the run.
+#[derive(Clone, Debug, Default)]
+pub struct Record {
+    /// The shots, for the summary (their memory grows with the shots).
+    pub shots: plan::ShotLog,
+    /// Every frame's plan, for a path file; `None` when none is asked for
+    /// (a camera may run for days).
+    pub plans: Option<Vec<FramePlan>>,
+}
+
+impl Record {
+    /// A record that keeps every plan when `plans`, else only the shots.
+    pub fn new(plans: bool) -> Self {
+        Record {
+            shots: plan::ShotLog::default(),
+            plans: plans.then(Vec::new),
+        }
+    }
+
+    /// The next frame's plan.
+    pub fn push(&mut self, plan: FramePlan) {
+        self.shots.push(&plan);
+        if let Some(p) = &mut self.plans {
+            p.push(plan);
+        }
+    }
 }
 
 fn load_mask(path: &std::path::Path) -> Result<Plane<u8>> {

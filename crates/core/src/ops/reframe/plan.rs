@@ -972,13 +972,32 @@ fn merged_boxes(mut boxes: Vec<Rect>, axis: Axis) -> Vec<Rect> {
 /// The shots of a run of frame plans: consecutive frames of one shot
 /// index, their fit, and how the window moved.
 pub fn shots_of(frames: &[FramePlan]) -> Vec<ShotPlan> {
-    let mut shots: Vec<ShotPlan> = Vec::new();
-    for (i, f) in frames.iter().enumerate() {
-        let len = f.window.w.max(f.window.h);
-        match shots.last_mut() {
-            Some(s) if i > 0 && frames[i - 1].shot == f.shot => {
+    let mut log = ShotLog::default();
+    for f in frames {
+        log.push(f);
+    }
+    log.shots
+}
+
+/// The shots of frame plans given one at a time ([`shots_of`]), in memory
+/// that grows with the shots, not the frames: a live camera's summary.
+#[derive(Clone, Debug, Default)]
+pub struct ShotLog {
+    pub shots: Vec<ShotPlan>,
+    /// The frames pushed.
+    pub frames: usize,
+    last: Option<(usize, Rect)>,
+}
+
+impl ShotLog {
+    /// The next frame's plan.
+    pub fn push(&mut self, f: &FramePlan) {
+        let i = self.frames;
+        self.frames += 1;
+        match (self.shots.last_mut(), self.last) {
+            (Some(s), Some((shot, a))) if shot == f.shot => {
                 s.last = i;
-                let (a, b) = (frames[i - 1].window, f.window);
+                let b = f.window;
                 let moved = (b.x as i64 - a.x as i64).signum() + (b.y as i64 - a.y as i64).signum();
                 s.camera = match (s.camera, moved) {
                     (c, 0) => c,
@@ -986,16 +1005,16 @@ pub fn shots_of(frames: &[FramePlan]) -> Vec<ShotPlan> {
                     (c, _) => c,
                 };
             }
-            _ => shots.push(ShotPlan {
+            _ => self.shots.push(ShotPlan {
                 first: i,
                 last: i,
                 fit: f.fit,
                 camera: Camera::Still,
-                len,
+                len: f.window.w.max(f.window.h),
             }),
         }
+        self.last = Some((f.shot, f.window));
     }
-    shots
 }
 
 /// The live camera: frame by frame, no look-ahead.
