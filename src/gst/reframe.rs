@@ -247,6 +247,7 @@ pub fn prepare(
             reason: "it has no video frames to plan a reframe on".into(),
         });
     };
+    op.director.check_hints(size.0, size.1)?;
     let mut obs = analyzer.finish();
     for (i, o) in obs.iter_mut().enumerate() {
         o.subjects.extend(op.director.user_subjects(i));

@@ -257,6 +257,23 @@ impl Director {
         &plans[i.saturating_sub(radius)..(i + radius + 1).min(plans.len())]
     }
 
+    /// Refuses a hint box that does not lie inside a `w`×`h` frame, naming
+    /// the box and the frame (a box made for another size of the video
+    /// would otherwise keep whatever part of it falls in the frame).
+    pub fn check_hints(&self, w: usize, h: usize) -> Result<()> {
+        match self.hints.iter().position(|hint| !hint.rect.fits(w, h)) {
+            None => Ok(()),
+            Some(k) => Err(Error::op_failed(
+                "reframe",
+                format!(
+                    "hints box {}: {:?} does not lie inside the {w}x{h} frame; give [x, y, width, height] with x + width <= {w} and y + height <= {h}",
+                    k + 1,
+                    <[usize; 4]>::from(self.hints[k].rect)
+                ),
+            )),
+        }
+    }
+
     /// The hints and the protect mask that hold on frame `i`, as subjects.
     pub fn user_subjects(&self, i: usize) -> Vec<Subject> {
         self.hints
@@ -330,6 +347,9 @@ impl Director {
             .is_none_or(|(_, p)| p.settings.input != (w, h) || p.settings.output != out)
         {
             self.live = Some((self.analyzer(w, h, true), LivePlanner::new(settings)));
+        }
+        if i == 0 {
+            self.check_hints(w, h)?;
         }
         let user = self.user_subjects(i);
         let Some((analyzer, planner)) = &mut self.live else {
@@ -645,6 +665,29 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_hint_box_outside_the_frame_is_refused_naming_it() {
+        let dir = std::env::temp_dir().join(format!("seamstream-hints-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("hints.json");
+        std::fs::write(
+            &file,
+            r#"{"boxes": [{"box": [0, 0, 8, 8]}, {"box": [60, 0, 10, 10]}]}"#,
+        )
+        .unwrap();
+        let mut r = op(&format!("reframe:aspect=9:16,hints={}", file.display())).unwrap();
+        let f = crate::noise::Noise::new(1).frame(64, 48, false);
+        let e = r.apply(&f).unwrap_err().to_string();
+        assert!(
+            e.contains("hints box 2: [60, 0, 10, 10] does not lie inside the 64x48 frame"),
+            "{e}"
+        );
+        // Inside a larger frame, the same file is taken.
+        let mut r = op(&format!("reframe:aspect=9:16,hints={}", file.display())).unwrap();
+        let f = crate::noise::Noise::new(1).frame(96, 48, false);
+        assert!(r.apply(&f).is_ok());
     }
 
     #[test]

@@ -239,6 +239,22 @@ impl Hint {
                         i + 1
                     )));
                 }
+                if let (Some(from), Some(to)) = (b.from, b.to)
+                    && to < from
+                {
+                    return Err(read(format!(
+                        "box {}: \"to\" ({to} s) is before \"from\" ({from} s); give the times in order",
+                        i + 1
+                    )));
+                }
+                if let (Some(first), Some(last)) = (b.first, b.last)
+                    && last < first
+                {
+                    return Err(read(format!(
+                        "box {}: \"last\" (frame {last}) is before \"first\" (frame {first}); give the frames in order",
+                        i + 1
+                    )));
+                }
                 let frame = |s: f64| (s * fps).round().max(0.0) as usize;
                 Ok(Hint {
                     rect: b.rect,
@@ -339,5 +355,20 @@ mod tests {
                 .to_string()
                 .contains("box 1")
         );
+        // Times or frames out of order would make a hint that never holds.
+        for (text, says) in [
+            (
+                r#"{"boxes": [{"box": [0, 0, 9, 9]}, {"box": [1, 2, 3, 4], "from": 5, "to": 2}]}"#,
+                r#"box 2: "to" (2 s) is before "from" (5 s)"#,
+            ),
+            (
+                r#"{"boxes": [{"box": [1, 2, 3, 4], "first": 9, "last": 3}]}"#,
+                r#"box 1: "last" (frame 3) is before "first" (frame 9)"#,
+            ),
+        ] {
+            std::fs::write(&p, text).unwrap();
+            let e = Hint::load(&p, 25.0).unwrap_err().to_string();
+            assert!(e.contains(says) && e.contains("hints.json"), "{e}");
+        }
     }
 }
