@@ -22,6 +22,8 @@
 //!   shape, shrunk to an eighth, box-blurred twice, enlarged again and
 //!   darkened to three quarters, as a blurred backdrop.
 
+use rayon::prelude::*;
+
 use super::geometry::{Layout, Rect};
 use super::plan::FramePlan;
 use crate::frame::Plane;
@@ -189,38 +191,45 @@ pub fn resample_with<P: Pixel>(src: &Plane<P>, r: Rect, tx: &Taps, ty: &Taps) ->
     let round = 1u32 << (shift - 1);
     // The row pass on every input row the column pass reads: one frame's
     // intermediates, made per call as the window changes size.
+    // Rows are independent in both passes, and every sum is an integer's,
+    // so the rows run on rayon's threads with the same bytes as in order
+    // (a 1080p window narrowed to 9:16 took 9.5 ms a frame on one thread).
     let mut mid = vec![0u16; r.h * w * n];
-    for (yy, mid_row) in mid.chunks_exact_mut(w * n).enumerate() {
-        let line = &src.row(r.y + yy)[r.x..r.x + r.w];
-        // The usual widths of a table get their own copies of the loop.
-        match tx.taps {
-            1 => row_pass(line, tx, 1, mid_row),
-            2 => row_pass(line, tx, 2, mid_row),
-            3 => row_pass(line, tx, 3, mid_row),
-            4 => row_pass(line, tx, 4, mid_row),
-            5 => row_pass(line, tx, 5, mid_row),
-            taps => row_pass(line, tx, taps, mid_row),
-        }
-    }
+    mid.par_chunks_exact_mut((w * n).max(1))
+        .enumerate()
+        .for_each(|(yy, mid_row)| {
+            let line = &src.row(r.y + yy)[r.x..r.x + r.w];
+            // The usual widths of a table get their own copies of the loop.
+            match tx.taps {
+                1 => row_pass(line, tx, 1, mid_row),
+                2 => row_pass(line, tx, 2, mid_row),
+                3 => row_pass(line, tx, 3, mid_row),
+                4 => row_pass(line, tx, 4, mid_row),
+                5 => row_pass(line, tx, 5, mid_row),
+                taps => row_pass(line, tx, taps, mid_row),
+            }
+        });
     let mut out = Plane::new(w, h, P::default());
-    // One output row's sums, reused for every row.
-    let mut acc = vec![0u32; w * n];
-    for (y, orow) in out.rows_mut().enumerate() {
-        let f = ty.first[y] as usize;
-        let wt = &ty.weights[y * ty.taps..(y + 1) * ty.taps];
-        acc.fill(0);
-        for (k, &wk) in wt.iter().enumerate() {
-            let m = &mid[(f + k) * w * n..(f + k + 1) * w * n];
-            for (a, &v) in acc.iter_mut().zip(m) {
-                *a += wk as u32 * v as u32;
+    out.par_rows_mut().for_each_init(
+        // One output row's sums, reused for every row a thread takes.
+        || vec![0u32; w * n],
+        |acc, (y, orow)| {
+            let f = ty.first[y] as usize;
+            let wt = &ty.weights[y * ty.taps..(y + 1) * ty.taps];
+            acc.fill(0);
+            for (k, &wk) in wt.iter().enumerate() {
+                let m = &mid[(f + k) * w * n..(f + k + 1) * w * n];
+                for (a, &v) in acc.iter_mut().zip(m) {
+                    *a += wk as u32 * v as u32;
+                }
             }
-        }
-        for (o, a) in orow.iter_mut().zip(acc.chunks_exact(n)) {
-            for (c, &v) in a.iter().enumerate() {
-                o.set_channel(c, ((v + round) >> shift).min(255) as u8);
+            for (o, a) in orow.iter_mut().zip(acc.chunks_exact(n)) {
+                for (c, &v) in a.iter().enumerate() {
+                    o.set_channel(c, ((v + round) >> shift).min(255) as u8);
+                }
             }
-        }
-    }
+        },
+    );
     out
 }
 
