@@ -176,6 +176,12 @@ fn value_for(kind: Kind) -> BoxedStrategy<String> {
         Kind::Bool => prop::sample::select(vec!["true", "false", "yes", "0", "1", "TRUE"])
             .prop_map(String::from)
             .boxed(),
+        Kind::ChoiceOrColour(choices) => prop_oneof![
+            prop::sample::select(choices.to_vec()).prop_map(String::from),
+            "#[0-9a-fA-F]{6}",
+            "#[0-9a-z]{0,8}",
+        ]
+        .boxed(),
         Kind::Ratio { max } => prop_oneof![
             (0u32..40, 0u32..40).prop_map(|(w, h)| format!("{w}:{h}")),
             (0.0..=max + 1.0).prop_map(|v| v.to_string()),

@@ -42,6 +42,9 @@ pub enum Kind {
     /// An aspect ratio, `W:H` (`9:16`) or one number (`0.5625`), between
     /// 1:`max` and `max`:1.
     Ratio { max: f64 },
+    /// One of the listed words, or a colour as `#rrggbb` (as ffmpeg and
+    /// CSS write it).
+    ChoiceOrColour(&'static [&'static str]),
 }
 
 impl Kind {
@@ -51,6 +54,9 @@ impl Kind {
             Kind::Float { min, max } => format!("a number from {min} to {max}"),
             Kind::Int { min, max } => format!("a whole number from {min} to {max}"),
             Kind::Choice(c) => format!("one of {}", c.join(", ")),
+            Kind::ChoiceOrColour(c) => {
+                format!("one of {}, or a colour as #rrggbb (#ff8000)", c.join(", "))
+            }
             Kind::IntOrChoice { min, max, choices } => {
                 format!(
                     "a whole number from {min} to {max}, or {}",
@@ -464,6 +470,16 @@ fn parse_value(op: &str, p: &ParamSpec, raw: &str) -> Result<Value> {
         Kind::Choice(choices) => {
             if choices.contains(&raw) {
                 Ok(Value::Word(raw.into()))
+            } else {
+                Err(Error::bad_value(op, key, raw, format!("expected {what}")))
+            }
+        }
+        Kind::ChoiceOrColour(choices) => {
+            let hex = raw.strip_prefix('#').unwrap_or("");
+            if choices.contains(&raw)
+                || (hex.len() == 6 && hex.chars().all(|c| c.is_ascii_hexdigit()))
+            {
+                Ok(Value::Word(raw.to_ascii_lowercase()))
             } else {
                 Err(Error::bad_value(op, key, raw, format!("expected {what}")))
             }

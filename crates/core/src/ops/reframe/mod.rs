@@ -83,9 +83,9 @@ pub static SPEC: OpSpec = OpSpec {
         ),
         ParamSpec::new(
             "pad",
-            Kind::Choice(&["blur", "black", "white", "gray"]),
+            Kind::ChoiceOrColour(&["blur", "black", "white", "gray"]),
             "blur",
-            "what fills the output around a padded picture: a blurred copy of the picture, or a colour",
+            "what fills the output around a padded picture: a blurred copy of the picture, or a colour (black, white, gray or #rrggbb)",
         ),
         ParamSpec::new(
             "camera",
@@ -688,6 +688,30 @@ mod tests {
         let mut r = op(&format!("reframe:aspect=9:16,hints={}", file.display())).unwrap();
         let f = crate::noise::Noise::new(1).frame(96, 48, false);
         assert!(r.apply(&f).is_ok());
+    }
+
+    #[test]
+    fn padding_takes_a_colour_as_rrggbb() {
+        // The whole frame a hint: at 9:16 it is scaled down and padded,
+        // above and below, in the colour asked for.
+        let dir = std::env::temp_dir().join(format!("seamstream-padrgb-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("all.json");
+        std::fs::write(&file, r#"{"boxes": [{"box": [0, 0, 64, 48]}]}"#).unwrap();
+        let text = format!(
+            "reframe:aspect=9:16,fit=pad,pad=#FF8000,hints={}",
+            file.display()
+        );
+        let mut r = op(&text).unwrap();
+        let f = crate::noise::Noise::new(2).frame(64, 48, false);
+        let Frame::Rgba(o) = r.apply(&f).unwrap() else {
+            panic!("an RGBA frame gives an RGBA frame")
+        };
+        assert_eq!(o.get(0, 0), [255, 128, 0, 255]);
+        assert_eq!(o.get(o.width() - 1, o.height() - 1), [255, 128, 0, 255]);
+        // A colour of another form is refused, saying what is taken.
+        let e = op("reframe:aspect=9:16,pad=#ff80").unwrap_err().to_string();
+        assert!(e.contains("or a colour as #rrggbb"), "{e}");
     }
 
     #[test]
