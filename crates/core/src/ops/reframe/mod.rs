@@ -85,7 +85,7 @@ pub static SPEC: OpSpec = OpSpec {
             "pad",
             Kind::ChoiceOrColour(&["blur", "black", "white", "gray"]),
             "blur",
-            "what fills the output around a padded picture: a blurred copy of the picture, or a colour (black, white, gray or #rrggbb)",
+            "what fills the output around a padded picture: a blurred copy of the picture, or a colour",
         ),
         ParamSpec::new(
             "camera",
