@@ -65,3 +65,10 @@ du -sh .gpu/b
 # seamstream's, for side-by-side rows (multi-gpu.sh, start-time.sh).
 printf '#!/bin/sh\nSEAMSTREAM_NVDEC=0 exec "$(dirname "$0")/seamstream" "$@"\n' > .gpu/b/bin/seamstream-nvcodec
 chmod +x .gpu/b/bin/seamstream-nvcodec
+# The carry to the GPU host is limited to 64 MiB, the working tree
+# included; without ffmpeg here the clips go whole and .gpu is about 72 MB.
+# So it also goes packed: carry .gpu.tar.xz (about 28 MB), and
+# gpu-check.sh unpacks it there.
+rm -f .gpu.tar.xz
+tar cf - .gpu | xz -T0 -6 > .gpu.tar.xz
+du -sh .gpu .gpu.tar.xz
