@@ -92,6 +92,24 @@ pub struct QualityArgs {
     json: bool,
 }
 
+/// A note when a box file names another clip than the original (by file
+/// name: a copy renamed or moved is still the same clip to a user, so this
+/// only warns): boxes of another video give figures that mean nothing.
+fn other_clip(named: Option<&str>, original: &str, file: &std::path::Path) -> Option<String> {
+    let base = |p: &str| {
+        std::path::Path::new(p)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+    };
+    let (named, original) = (base(named?)?, base(original)?);
+    (named != original).then(|| {
+        format!(
+            "note: {} marks boxes on {named}, and the original is {original}; give the box file of this clip",
+            file.display()
+        )
+    })
+}
+
 pub fn run_quality(a: &QualityArgs) -> anyhow::Result<ExitCode> {
     if a.every == 0 {
         bail!("`--every 0`: give N ≥ 1 (the similarity is measured on every N-th frame)");
@@ -99,6 +117,11 @@ pub fn run_quality(a: &QualityArgs) -> anyhow::Result<ExitCode> {
     // The files are read before the clips, so that a mistake in one shows
     // at once.
     let subjects = a.boxes.as_deref().map(Subjects::read).transpose()?;
+    if let (Some(s), Some(file)) = (&subjects, &a.boxes)
+        && let Some(line) = other_clip(s.clip.as_deref(), &a.original, file)
+    {
+        eprintln!("{line}");
+    }
     // With --op, a reframe plans the clip first (as `run` does), and its
     // plan is the path measured; --reframe-path then writes it (or, if it
     // exists, replays it). With another op, or a result given, the path

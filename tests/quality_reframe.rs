@@ -600,6 +600,29 @@ fn the_binary_prints_the_reframing_figures_and_names_a_bad_file() {
     ] {
         assert!(text.contains(part), "{part}: {text}");
     }
+    assert!(!stderr(&o).contains("marks boxes on"), "{}", stderr(&o));
+    // A box file that names another clip is measured, with a note; one that
+    // names this clip's file (wherever it lies) is not noted.
+    for (named, noted) in [("other.mp4", true), ("/elsewhere/clip.mp4", false)] {
+        std::fs::write(
+            &boxes,
+            format!(
+                r#"{{"clip": "{named}", "size": [128, 72], "boxes": [{{"frame": 1, "box": [40, 10, 48, 48]}}]}}"#
+            ),
+        )
+        .unwrap();
+        let o = run(&args(&["--reframe-path", path.to_str().unwrap()])
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>());
+        let e = stderr(&o);
+        assert!(o.status.success(), "{e}");
+        assert_eq!(
+            e.contains("marks boxes on other.mp4, and the original is clip.mp4"),
+            noted,
+            "{named}: {e}"
+        );
+    }
     // A path of another size is refused with the file and the field.
     std::fs::write(
         &path,
