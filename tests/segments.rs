@@ -671,15 +671,19 @@ fn an_edited_path_file_is_summarised_as_it_is_replayed() {
     clip(&input, 30, 10, None);
     let op = "reframe:aspect=9:16";
     let path = dir.join("plan.json");
-    let planned = ok(&[
-        "run",
-        s(&input),
-        s(&dir.join("a.mp4")),
-        "--op",
-        op,
-        "--reframe-path",
-        s(&path),
-    ]);
+    // Planned into the path file the first time, replayed from it after.
+    let with_path = |out: &str| {
+        ok(&[
+            "run",
+            s(&input),
+            s(&dir.join(out)),
+            "--op",
+            op,
+            "--reframe-path",
+            s(&path),
+        ])
+    };
+    let planned = with_path("a.mp4");
     assert!(planned.contains("frames 0-29"), "{planned}");
     // The first 12 frames kept, every one padded; the shots list untouched.
     let mut file: serde_json::Value =
@@ -691,15 +695,7 @@ fn an_edited_path_file_is_summarised_as_it_is_replayed() {
         f.as_object_mut().unwrap().remove("carve_to");
     }
     std::fs::write(&path, file.to_string()).unwrap();
-    let said = ok(&[
-        "run",
-        s(&input),
-        s(&dir.join("b.mp4")),
-        "--op",
-        op,
-        "--reframe-path",
-        s(&path),
-    ]);
+    let said = with_path("b.mp4");
     assert!(
         said.contains("replayed") && said.contains("1 shots:"),
         "{said}"

@@ -333,12 +333,7 @@ fn sigint_mid_file_keeps_a_playable_file_of_the_frames_so_far() {
     let frames = decode(&out);
     assert!(!frames.is_empty(), "no frames kept");
     // The summary's count is what the file holds.
-    let written: usize = err
-        .split(" out,")
-        .next()
-        .and_then(|s| s.rsplit(' ').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap();
+    let written = frames_out(&err);
     assert_eq!(frames.len(), written, "{err}");
 }
 
@@ -396,14 +391,19 @@ fn a_live_reframe_says_its_shots() {
         err.contains("reframe: planned live, frame by frame; 1 shots:"),
         "{err}"
     );
-    let out: usize = err
+    let out = frames_out(&err);
+    assert!(out > 0, "{err}");
+    assert!(err.contains(&format!("  frames 0-{}", out - 1)), "{err}");
+}
+
+/// The frames the summary says went out (`… N out, …`).
+fn frames_out(summary: &str) -> usize {
+    summary
         .split(" out,")
         .next()
         .and_then(|s| s.rsplit(' ').next())
         .and_then(|n| n.parse().ok())
-        .unwrap();
-    assert!(out > 0, "{err}");
-    assert!(err.contains(&format!("  frames 0-{}", out - 1)), "{err}");
+        .unwrap_or_else(|| panic!("no frame count in the summary: {summary}"))
 }
 
 /// A summary field of `--json` output, as a number or `true`/`false`.

@@ -149,17 +149,11 @@ pub fn prepare(
         let file = PathFile::load(p)?;
         let plans = file.plans();
         let frames = plans.len();
-        let shots: Vec<ShotPlan> = shots_of(&plans);
-        op.replay(
-            plans,
-            p.display().to_string(),
-            Some((file.input[0], file.input[1])),
-        );
         // What will be rendered, from the frames (an edited file's `shots`
         // may no longer say it); a shot the file names with the same frames
         // gives its camera's name (steady and track are not told apart
         // from the windows alone).
-        let shots = shots
+        let shots = shots_of(&plans)
             .into_iter()
             .map(|mut shot| {
                 if let Some(named) = file
@@ -173,6 +167,11 @@ pub fn prepare(
                 shot
             })
             .collect();
+        op.replay(
+            plans,
+            p.display().to_string(),
+            Some((file.input[0], file.input[1])),
+        );
         let mut planned = Planned::new(Source::Replayed(p.to_path_buf()), op.pad.name());
         planned.shots = shots;
         planned.frames = frames;

@@ -493,9 +493,6 @@ fn out_memory(opts: &RunOptions, cuda: Option<&PipelineContext>) -> OutMemory {
     }
 }
 
-/// A part of a split job that ended without being stopped must hold every
-/// frame of its plan: a decoder that lost frames after the seek, or a file
-/// that ends early, fails the part rather than leaving a gap in the join.
 /// A run that ended by itself before any frame came in failed: its input
 /// gave no video (a file cut before its first whole frame, a stream that
 /// ended at once), and nothing was written.
@@ -510,6 +507,9 @@ fn check_some_frames(opts: &RunOptions, summary: &Summary) -> Result<()> {
     )))
 }
 
+/// A part of a split job that ended without being stopped must hold every
+/// frame of its plan: a decoder that lost frames after the seek, or a file
+/// that ends early, fails the part rather than leaving a gap in the join.
 fn check_part(opts: &RunOptions, summary: &Summary) -> Result<()> {
     let Some(span) = &opts.span else {
         return Ok(());

@@ -520,7 +520,7 @@ fn anchor_spans(
         return None;
     }
     // Each span's output start.
-    let mut starts: Vec<f64> = merged
+    let starts: Vec<f64> = merged
         .iter()
         .map(|&(a, b)| {
             let len = (b - a) as f64 * scale;
@@ -535,23 +535,22 @@ fn anchor_spans(
             }
         })
         .collect();
-    // Whole outputs apart from whole inputs would be what the rest of the
-    // renderer expects; a fraction is as good: the taps are made from the
-    // map's values, linear between them.
+    // A span may start at a fraction of an output: the taps are made from
+    // the map's values, linear between them.
     let mut pieces: Vec<(f64, f64, f64)> = Vec::with_capacity(2 * merged.len() + 1);
     let (mut x, mut o) = (0usize, 0.0f64);
-    for (&(a, b), start) in merged.iter().zip(starts.iter_mut()) {
+    for (&(a, b), &start) in merged.iter().zip(&starts) {
         if a > x {
-            let slope = (*start - o) / (a - x) as f64;
+            let slope = (start - o) / (a - x) as f64;
             if !(slope > 1e-3 && slope <= scale + 1e-9) {
                 return None;
             }
             pieces.push((x as f64, o, slope));
-        } else if (*start - o).abs() > 1e-9 {
+        } else if (start - o).abs() > 1e-9 {
             return None;
         }
-        pieces.push((a as f64, *start, scale));
-        o = *start + (b - a) as f64 * scale;
+        pieces.push((a as f64, start, scale));
+        o = start + (b - a) as f64 * scale;
         x = b;
     }
     if x < n {
