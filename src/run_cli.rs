@@ -564,7 +564,7 @@ pub(crate) fn reframe_lines(r: &seamstream::gst::reframe::Planned) -> Vec<String
         Source::Replayed(p) => format!("reframe: replayed {}", p.display()),
         Source::Live => "reframe: planned live, frame by frame".into(),
     };
-    let mut lines = vec![format!("{how}; {} shots:", r.shots.len())];
+    let mut lines = vec![format!("{how}; {} shots:", shot_count(&r.shots))];
     lines.extend(
         describe_shots(&r.shots, r.fps)
             .into_iter()
@@ -577,6 +577,12 @@ pub(crate) fn reframe_lines(r: &seamstream::gst::reframe::Planned) -> Vec<String
         ));
     }
     lines
+}
+
+/// The shots of a summary's parts (a live shot's widened and narrowed
+/// parts are one shot).
+fn shot_count(parts: &[seamstream::ops::reframe::plan::ShotPlan]) -> usize {
+    parts.windows(2).filter(|w| w[0].shot != w[1].shot).count() + usize::from(!parts.is_empty())
 }
 
 /// Where a replayed path file names fewer frames than the run read: the

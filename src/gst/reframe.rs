@@ -313,7 +313,14 @@ fn decode_thumbs(
 pub fn describe_shots(shots: &[ShotPlan], fps: Option<f64>) -> Vec<String> {
     shots
         .iter()
-        .map(|s| {
+        .enumerate()
+        .map(|(i, s)| {
+            // A live shot's next part: its window widened or narrowed.
+            let then = if i > 0 && shots[i - 1].shot == s.shot {
+                "then "
+            } else {
+                ""
+            };
             let time = fps
                 .map(|r| {
                     format!(
@@ -324,7 +331,7 @@ pub fn describe_shots(shots: &[ShotPlan], fps: Option<f64>) -> Vec<String> {
                 })
                 .unwrap_or_default();
             format!(
-                "frames {}-{}{time}: {}, camera {}",
+                "frames {}-{}{time}: {then}{}, camera {}",
                 s.first,
                 s.last,
                 s.fit.name(),

@@ -294,6 +294,7 @@ mod tests {
             })
             .collect();
         let shots = [ShotPlan {
+            shot: 0,
             first: 0,
             last: 2,
             fit: Fit::Crop,

@@ -9,15 +9,17 @@
 //!   carving, in a window wide enough for the span but at most
 //!   1 / (1 − `carve`) of the crop's, when no row of the subjects is wider
 //!   than the crop (the seams must pass beside them); else padding around
-//!   the span's window, scaled to fit. One fit and one window size per shot.
+//!   the span's window, scaled to fit. Offline, one fit and one window size
+//!   per shot; live, the window widens and narrows with its subjects
+//!   ([`LivePlanner`]).
 //! - **The camera.** Each frame's window must hold the span (a hard
 //!   corridor) and should keep the subjects' centre within a dead zone of a
 //!   tenth of the window from its own centre (a soft one). When one
 //!   position satisfies every frame's soft corridor the camera holds still
 //!   there. Otherwise (offline) the path is smoothed inside the soft
 //!   corridor, clamped to the hard one, and its speed limited: a pan or a
-//!   track. Live, a camera with limited speed and acceleration chases the
-//!   soft corridor, frame by frame.
+//!   track. Live, the camera holds while the subjects stay near its centre
+//!   and then moves to centre them, its speed and acceleration limited.
 //! - **Cuts** are the only jumps.
 
 use super::analyze::{Kind, Observation, Subject};
@@ -79,6 +81,20 @@ pub const STEADY_SHARE: f64 = 0.6;
 pub const HELD_ROOM: f64 = 0.95;
 /// Acceleration of the live camera: this share of its top speed a frame.
 const LIVE_ACCEL: f64 = 0.15;
+/// Seconds in which no frame needed the live window's width before it
+/// narrows back.
+pub const LIVE_SHRINK: f64 = 2.0;
+/// Seconds the subjects' centre stays off the live window's dead zone
+/// before the camera moves (at once when they near its edge, or their
+/// centre is more than [`LIVE_FAR`] of the window off its own).
+pub const LIVE_RECENTRE: f64 = 2.0;
+/// How far off its centre (a share of the window) the subjects' centre
+/// moves the live camera at once.
+pub const LIVE_FAR: f64 = 0.25;
+/// A live window that widens takes this share more than was asked, and
+/// narrows only by at least as much, so that subjects that spread a little
+/// further do not zoom it again (every frame of a zoom changes every pixel).
+pub const LIVE_ROOM: f64 = 0.1;
 
 /// Which fits a reframe may use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -138,9 +154,12 @@ impl Settings {
     }
 }
 
-/// What a shot was given.
+/// What a shot was given (or a part of one: live, a shot's window widens
+/// and narrows with its subjects, and each fit is told as a part).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ShotPlan {
+    /// The shot's index: the same in each part of a shot.
+    pub shot: usize,
     pub first: usize,
     pub last: usize,
     pub fit: Fit,
@@ -888,6 +907,7 @@ pub fn plan_offline(obs: &[Observation], s: &Settings) -> (Vec<ShotPlan>, Vec<Fr
             hold_narrowing(&mut frames[first..], s.output);
         }
         shots.push(ShotPlan {
+            shot: shots.len(),
             first: start,
             last: end - 1,
             fit,
@@ -995,10 +1015,13 @@ impl ShotLog {
         let i = self.frames;
         self.frames += 1;
         match (self.shots.last_mut(), self.last) {
-            (Some(s), Some((shot, a))) if shot == f.shot => {
+            (Some(s), Some((shot, a))) if shot == f.shot && s.fit == f.fit => {
                 s.last = i;
+                // The centre's move (a live window that zooms keeps it).
                 let b = f.window;
-                let moved = (b.x as i64 - a.x as i64).signum() + (b.y as i64 - a.y as i64).signum();
+                let centre = |r: Rect| ((2 * r.x + r.w) as i64, (2 * r.y + r.h) as i64);
+                let ((ax, ay), (bx, by)) = (centre(a), centre(b));
+                let moved = (bx - ax).signum().abs() + (by - ay).signum().abs();
                 s.camera = match (s.camera, moved) {
                     (c, 0) => c,
                     (Camera::Still, _) => Camera::Pan,
@@ -1006,6 +1029,7 @@ impl ShotLog {
                 };
             }
             _ => self.shots.push(ShotPlan {
+                shot: f.shot,
                 first: i,
                 last: i,
                 fit: f.fit,
@@ -1018,39 +1042,80 @@ impl ShotLog {
 }
 
 /// The live camera: frame by frame, no look-ahead.
+///
+/// - **The fit grows with the subjects.** Each frame asks for the fit its
+///   recent subjects need ([`choose_fit`]); as a pair (window length, carved
+///   length) crop, carve and pad are one family ([`Layout::carved_to`]), so
+///   the window widens from a crop to a carve or a pad (and narrows back)
+///   by an eased zoom about its centre, at most [`MAX_JUMP`] of the input a
+///   frame. It widens as soon as a frame needs it, and narrows only after
+///   [`LIVE_SHRINK`] seconds in which no frame needed the width.
+/// - **The camera holds, then moves.** It stays while the subjects are
+///   clear of the window's edges (by a tenth of it, the dead zone's width),
+///   their centre is within [`LIVE_FAR`] of the window from its own, and it
+///   has not stayed off the dead zone for [`LIVE_RECENTRE`] seconds; then
+///   it moves until their centre is back in the dead zone, with its speed
+///   and acceleration limited, and stops there.
+/// - **It never jumps** within a shot: at most [`MAX_JUMP`] of the input a
+///   frame, from where it was.
 #[derive(Clone, Debug)]
 pub struct LivePlanner {
     pub settings: Settings,
-    shot: Option<(usize, Fit, usize)>,
-    carve_to: Option<usize>,
+    shot: usize,
+    started: bool,
+    /// The window's length and carved length now, eased.
+    len: f64,
+    carved: f64,
+    /// What the recent frames asked for, (length, carved length), newest
+    /// last, over [`LIVE_SHRINK`] seconds.
+    asked: std::collections::VecDeque<(usize, usize)>,
+    /// The size the window eases to.
+    goal: (usize, usize),
     pos: f64,
     speed: f64,
+    moving: bool,
+    /// Frames the subjects' centre has been outside the dead zone.
+    off_centre: usize,
     recent: Vec<Observation>,
-    pub shots: Vec<ShotPlan>,
-    frame: usize,
+    log: ShotLog,
 }
 
 impl LivePlanner {
     pub fn new(settings: Settings) -> LivePlanner {
         LivePlanner {
             settings,
-            shot: None,
-            carve_to: None,
+            shot: 0,
+            started: false,
+            len: 0.0,
+            carved: 0.0,
+            asked: Default::default(),
+            goal: (0, 0),
             pos: 0.0,
             speed: 0.0,
+            moving: false,
+            off_centre: 0,
             recent: Vec::new(),
-            shots: Vec::new(),
-            frame: 0,
+            log: ShotLog::default(),
         }
+    }
+
+    /// The shots planned so far (a shot whose fit changed is told as one
+    /// part for each fit).
+    pub fn shots(&self) -> &[ShotPlan] {
+        &self.log.shots
     }
 
     /// The next frame's plan from its observation.
     pub fn next(&mut self, obs: Observation) -> FramePlan {
         let s = self.settings;
         let axis = s.axis();
+        let (along, _) = s.lengths();
+        let crop = s.crop_len();
         let hold = (HOLD * s.fps).round() as usize + 1;
-        if obs.cut || self.shot.is_none() {
+        let cut = obs.cut || !self.started;
+        if cut {
             self.recent.clear();
+            self.asked.clear();
         }
         self.recent.push(obs.clone());
         if self.recent.len() > hold {
@@ -1065,70 +1130,128 @@ impl LivePlanner {
             .filter(|x| holds(x, s.input, axis, moves))
             .map(|x| x.rect)
             .collect();
-        let c = if obs.cut || self.shot.is_none() {
-            // A new shot: its fit from this frame; the window jumps.
-            let (fit, len, carve_to) = choose_fit(std::slice::from_ref(&need), &s);
-            let index = self.shots.len();
-            self.shot = Some((index, fit, len));
-            self.carve_to = carve_to;
-            let c = corridors(std::slice::from_ref(&need), &[len], &s, false)[0];
+        // The size this frame asks for, and the largest asked lately.
+        let asked = match choose_fit(std::slice::from_ref(&need), &s) {
+            (Fit::Crop, _, _) => (crop, crop),
+            (Fit::Carve, len, k) => (len, k.unwrap_or(len)),
+            (Fit::Pad, len, _) => (len, len),
+        };
+        self.asked.push_back(asked);
+        if self.asked.len() > (LIVE_SHRINK * s.fps).round().max(1.0) as usize {
+            self.asked.pop_front();
+        }
+        let most = self.asked.iter().copied().max().unwrap_or(asked);
+        let roomy = |(l, k): (usize, usize)| {
+            if l <= crop {
+                return (crop, crop);
+            }
+            let l2 = ((l as f64 * (1.0 + LIVE_ROOM)).ceil() as usize).min(along);
+            let l2 = (l2 + l2 % 2).min(along);
+            (l2, ((k as f64 * (1.0 + LIVE_ROOM)).ceil() as usize).min(l2))
+        };
+        let wanted = roomy(most);
+        if cut || most.0 > self.goal.0 || most.1 > self.goal.1 {
+            self.goal = wanted;
+        } else if wanted.0 < self.goal.0
+            && (wanted.0 == crop || wanted.0 as f64 <= self.goal.0 as f64 * (1.0 - LIVE_ROOM))
+        {
+            self.goal = wanted;
+        }
+        let goal = self.goal;
+        let step = MAX_JUMP * along as f64;
+        let centre = self.pos + self.len / 2.0;
+        if cut {
+            (self.len, self.carved) = (goal.0 as f64, goal.1 as f64);
+        } else {
+            let (dl, dk) = (goal.0 as f64 - self.len, goal.1 as f64 - self.carved);
+            let frames = (dl.abs().max(dk.abs()) / step).ceil().max(1.0);
+            self.len += dl / frames;
+            self.carved += dk / frames;
+        }
+        let len = ((2.0 * (self.len / 2.0).round()) as usize).clamp(crop.min(along), along);
+        let top = along.saturating_sub(len) as f64;
+        let c = corridors(std::slice::from_ref(&need), &[len], &s, false)[0];
+        if cut {
+            // A new shot: the window jumps to its subjects.
+            if self.started {
+                self.shot += 1;
+            }
+            self.started = true;
             self.pos = c.want.unwrap_or((c.lo + c.hi) / 2.0);
             self.speed = 0.0;
-            self.shots.push(ShotPlan {
-                first: self.frame,
-                last: self.frame,
-                fit,
-                camera: Camera::Still,
-                len,
-            });
-            c
+            self.moving = false;
+            self.off_centre = 0;
         } else {
-            let (_, _, len) = self.shot.unwrap_or((0, Fit::Crop, s.crop_len()));
-            let c = corridors(std::slice::from_ref(&need), &[len], &s, false)[0];
-            let top = s.top_speed();
-            let target = if self.pos < c.slo {
-                c.slo
-            } else if self.pos > c.shi {
-                c.shi
+            // The window keeps its centre as it zooms, but for the frame's
+            // edge; what that moves the centre is part of the frame's jump.
+            let from = (centre - len as f64 / 2.0).clamp(0.0, top);
+            let step = (step - (from + len as f64 / 2.0 - centre).abs()).max(0.0);
+            self.pos = from;
+            let centred = (c.slo..=c.shi).contains(&from);
+            self.off_centre = if centred { 0 } else { self.off_centre + 1 };
+            // Near the window's edge: within the dead zone's width of
+            // leaving it.
+            let m = DEAD_ZONE * len as f64;
+            let (near_lo, near_hi) = if c.lo + m <= c.hi - m {
+                (c.lo + m, c.hi - m)
             } else {
-                self.pos
+                (c.slo, c.shi)
+            };
+            let near_edge = from < near_lo || from > near_hi;
+            // Far off: the subjects' centre in the outer quarter of the
+            // window, or outside it.
+            let far = c
+                .want
+                .is_some_and(|w| (w - from).abs() > LIVE_FAR * len as f64);
+            let settled_off = self.off_centre >= (LIVE_RECENTRE * s.fps).round() as usize;
+            if !self.moving && (near_edge || far || settled_off) {
+                self.moving = true;
+            }
+            // Just far enough to bring the subjects' centre into the dead
+            // zone: a longer move flickers for longer.
+            let target = if self.moving {
+                from.clamp(c.slo, c.shi)
+            } else {
+                from
             };
             // Towards the target at a speed that can still stop in time.
-            let accel = LIVE_ACCEL * top;
-            let dist = target - self.pos;
+            let speed_top = s.top_speed();
+            let accel = LIVE_ACCEL * speed_top;
+            let dist = target - from;
             let stop = (2.0 * accel * dist.abs()).sqrt();
-            let wanted = dist.signum() * stop.min(top);
+            let wanted = dist.signum() * stop.min(speed_top);
             self.speed += (wanted - self.speed).clamp(-accel, accel);
-            self.pos += self.speed;
             if self.settings.camera == CameraChoice::Still {
-                self.pos -= self.speed;
                 self.speed = 0.0;
             }
-            // The subjects stay in: the hard corridor, at most a jump.
-            let jump = MAX_JUMP * s.lengths().0 as f64;
-            let held = self.pos.clamp(c.lo, c.hi);
-            self.pos = held.clamp(self.pos - jump, self.pos + jump);
-            c
-        };
-        let _ = c;
-        let (index, fit, len) = self.shot.unwrap_or((0, Fit::Crop, s.crop_len()));
-        if let Some(shot) = self.shots.last_mut() {
-            shot.last = self.frame;
-            if self.speed.abs() > 0.5 {
-                shot.camera = match shot.camera {
-                    Camera::Still => Camera::Pan,
-                    other => other,
-                };
+            self.pos = from + self.speed;
+            if self.moving && (target - self.pos).abs() < 1.0 && self.speed.abs() <= accel {
+                self.moving = false;
+                self.speed = 0.0;
             }
+            // The subjects stay in (the hard corridor), but the window moves
+            // at most a jump from where it was.
+            self.pos = self.pos.clamp(c.lo, c.hi).clamp(from - step, from + step);
+            self.speed = self.pos - from;
         }
-        self.frame += 1;
-        FramePlan {
-            window: axis.window(even(self.pos, s.lengths().0 - len), len, s.input),
+        self.pos = self.pos.clamp(0.0, top);
+        let k = (self.carved.round() as usize).clamp(1, len);
+        let (fit, carve_to) = if len <= crop {
+            (Fit::Crop, None)
+        } else if k >= len {
+            (Fit::Pad, None)
+        } else {
+            (Fit::Carve, Some(k.max(crop)))
+        };
+        let plan = FramePlan {
+            window: axis.window(even(self.pos, along - len), len, s.input),
             fit,
-            carve_to: self.carve_to,
-            shot: index,
+            carve_to,
+            shot: self.shot,
             keep: need.keep,
-        }
+        };
+        self.log.push(&plan);
+        plan
     }
 }
 
@@ -1492,7 +1615,113 @@ mod tests {
                 f.window
             );
         }
-        assert_eq!(live.shots.len(), 1);
+        assert_eq!(live.shots().len(), 1);
+    }
+
+    /// The window's centre, twice (in whole pixels).
+    fn centre2(r: Rect) -> usize {
+        2 * r.x + r.w
+    }
+
+    #[test]
+    fn the_live_window_widens_for_a_second_subject_and_narrows_back_later() {
+        let s = settings();
+        let mut live = LivePlanner::new(s);
+        let one = Rect::new(600, 200, 100, 400);
+        let two = Rect::new(100, 200, 100, 400);
+        let step = MAX_JUMP * 1280.0;
+        let mut plans = Vec::new();
+        for i in 0..300 {
+            let rects: &[Rect] = if (30..120).contains(&i) {
+                &[one, two]
+            } else {
+                &[one]
+            };
+            plans.push(live.next(obs(i == 0, rects)));
+        }
+        let inside = |f: &FramePlan, r: &Rect| f.window.x <= r.x && f.window.right() >= r.right();
+        assert_eq!(plans[29].fit, Fit::Crop);
+        assert_eq!(plans[29].window.w, 406);
+        for (i, w) in plans.windows(2).enumerate() {
+            let (a, b) = (w[0].window, w[1].window);
+            // A zoom about the centre, and the centre moves at most a jump.
+            assert!(
+                a.w.abs_diff(b.w) as f64 <= step + 2.0,
+                "frame {}: {a:?} -> {b:?}",
+                i + 1
+            );
+            // (Each of the position and the length is rounded to even
+            // pixels.)
+            assert!(
+                centre2(a).abs_diff(centre2(b)) as f64 <= 2.0 * step + 4.0,
+                "frame {}: {a:?} -> {b:?}",
+                i + 1
+            );
+        }
+        // Within half a second of the second subject, the window holds both,
+        // carved or padded, until it goes.
+        for (i, f) in plans.iter().enumerate().take(120).skip(45) {
+            assert!(
+                inside(f, &one) && inside(f, &two),
+                "frame {i}: {:?}",
+                f.window
+            );
+            assert_ne!(f.fit, Fit::Crop, "frame {i}");
+        }
+        // It narrows back only after two seconds without it, and then to a
+        // crop that holds the first.
+        assert!(plans[170].window.w > 406, "{:?}", plans[170].window);
+        for (i, f) in plans.iter().enumerate().skip(250) {
+            assert_eq!((f.fit, f.window.w), (Fit::Crop, 406), "frame {i}");
+            assert!(inside(f, &one), "frame {i}: {:?}", f.window);
+        }
+        // The summary tells the shot's parts by their fit.
+        let fits: Vec<Fit> = live.shots().iter().map(|p| p.fit).collect();
+        assert_eq!(fits.first(), Some(&Fit::Crop));
+        assert_eq!(fits.last(), Some(&Fit::Crop));
+        assert!(fits.len() >= 3, "{fits:?}");
+    }
+
+    #[test]
+    fn the_live_camera_holds_through_a_brief_step_and_moves_at_most_a_jump() {
+        let s = settings();
+        let mut live = LivePlanner::new(s);
+        let at = |x| Rect::new(x, 200, 100, 400);
+        let mut windows = Vec::new();
+        for i in 0..150 {
+            // Still, then a step of 80 px for a sixth of a second and back,
+            // then off to the far right without a cut.
+            let x = match i {
+                0..30 => 600,
+                30..35 => 680,
+                35..60 => 600,
+                _ => 1100,
+            };
+            windows.push(live.next(obs(i == 0, &[at(x)])).window);
+        }
+        assert!(
+            windows[..60].iter().all(|w| *w == windows[0]),
+            "{:?}",
+            &windows[..60]
+        );
+        for (i, w) in windows.windows(2).enumerate() {
+            let (a, b) = (centre2(w[0]), centre2(w[1]));
+            assert!(
+                a.abs_diff(b) as f64 <= 2.0 * MAX_JUMP * 1280.0 + 4.0,
+                "frame {}: {:?} -> {:?}",
+                i + 1,
+                w[0],
+                w[1]
+            );
+        }
+        // The jump asked for the old and the new place at once for a
+        // moment, so the window widened; two seconds on it is a crop again,
+        // on the subject.
+        let last = windows[149];
+        assert!(
+            last.w == 406 && last.x <= 1100 && last.right() >= 1200,
+            "{last:?}"
+        );
     }
 
     /// Total travel of a path.
