@@ -1150,11 +1150,11 @@ impl LivePlanner {
             (l2, ((k as f64 * (1.0 + LIVE_ROOM)).ceil() as usize).min(l2))
         };
         let wanted = roomy(most);
-        if cut || most.0 > self.goal.0 || most.1 > self.goal.1 {
-            self.goal = wanted;
-        } else if wanted.0 < self.goal.0
-            && (wanted.0 == crop || wanted.0 as f64 <= self.goal.0 as f64 * (1.0 - LIVE_ROOM))
-        {
+        // Wider at once; narrower only by the room or more, or back to a crop.
+        let wider = most.0 > self.goal.0 || most.1 > self.goal.1;
+        let narrower = wanted.0 < self.goal.0
+            && (wanted.0 == crop || wanted.0 as f64 <= self.goal.0 as f64 * (1.0 - LIVE_ROOM));
+        if cut || wider || narrower {
             self.goal = wanted;
         }
         let goal = self.goal;
