@@ -14,6 +14,7 @@ use crate::ops::reframe::path::{FrameEntry, PathFile};
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Smoothness {
     pub frames: usize,
+    /// Shots, by the frames' shot indices.
     pub shots: usize,
     /// The input's width, the scale of [`Smoothness::max_jump_percent`].
     pub input_width: usize,
@@ -53,15 +54,21 @@ fn centre(f: &FrameEntry) -> (f64, f64) {
 /// editor need not, so they are taken in order of `frame` (a frame named
 /// twice breaks the stretch, as a missing one does).
 pub fn path_smoothness(path: &PathFile) -> Smoothness {
-    let mut s = Smoothness {
-        frames: path.frames.len(),
-        shots: path.shots.len(),
-        input_width: path.input[0],
-        ..Default::default()
-    };
     // Once a path, not per frame: the frames in order.
     let mut frames: Vec<&FrameEntry> = path.frames.iter().collect();
     frames.sort_by_key(|f| f.frame);
+    // The frames' shots (a live path lists a shot whose window widened as
+    // one part for each fit).
+    let shots = match frames.is_empty() {
+        true => path.shots.len(),
+        false => frames.windows(2).filter(|w| w[0].shot != w[1].shot).count() + 1,
+    };
+    let mut s = Smoothness {
+        frames: path.frames.len(),
+        shots,
+        input_width: path.input[0],
+        ..Default::default()
+    };
     for f in &frames {
         if let Some(i) = Fit::ALL.iter().position(|&m| m == f.mode) {
             s.modes[i] += 1;
@@ -192,6 +199,18 @@ mod tests {
         let mut shuffled = ordered;
         shuffled.reverse();
         assert_eq!(path_smoothness(&path(&shuffled)), s);
+    }
+
+    #[test]
+    fn a_shot_listed_in_parts_counts_once() {
+        // Two parts listed (crop, then pad), as a live path lists a shot
+        // whose window widened; every frame is of shot 0.
+        let p = path(&[
+            (0, 0, at(500, 250), Fit::Crop),
+            (4, 0, Rect::new(0, 0, 1000, 500), Fit::Pad),
+        ]);
+        assert_eq!(p.shots.len(), 2);
+        assert_eq!(path_smoothness(&p).shots, 1);
     }
 
     #[test]
