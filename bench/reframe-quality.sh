@@ -6,6 +6,12 @@
 # $OUT (or ./reframe-out); bench/reframe_table.py makes the tables.
 #   bench/reframe-quality.sh [seamstream] [clips dir] [aspects] [extra op keys]
 #   e.g. bench/reframe-quality.sh target/release/seamstream ../shared/data/video "9:16 1:1"
+# CROPS (default 5) and EVERY (default 15) are quality's --crops and --every.
+# LIVE=1 judges the plan made live instead of ahead: the clip is fed to `run`
+# through a FIFO, which it reads as a stream and so plans as the frames come,
+# exactly as it plans a camera or `--live` (which would also drop the frames
+# a busy 2-core machine falls behind on); `run` writes a lossless file and
+# the path it took, and `quality` judges that file.
 set -u
 bin=${1:-seamstream}
 clips=${2:-../shared/data/video}
@@ -22,9 +28,27 @@ for c in "$clips"/*.mp4 "$clips"/*.webm; do
     [ -f "$here/reframe/$n.json" ] && boxes=(--boxes "$here/reframe/$n.json")
     rm -f "$out/$tag.path.json"
     t0=$(date +%s)
-    "$bin" quality "$c" --op "reframe:aspect=$a$extra" --every 15 --crops 5 \
-      "${boxes[@]}" --reframe-path "$out/$tag.path.json" --json \
-      > "$out/$tag.json" 2> "$out/$tag.log"
-    echo "$tag rc=$? $(( $(date +%s) - t0 )) s"
+    judged=(--op "reframe:aspect=$a$extra")
+    rc=0
+    if [ "${LIVE:-0}" = 1 ]; then
+      rm -f "$out/$tag.mkv" "$out/fifo"
+      mkfifo "$out/fifo"
+      cat "$c" > "$out/fifo" &
+      # Lossless (x264 at crf 0), so that what is judged is the reframe.
+      "$bin" run "$out/fifo" "$out/$tag.mkv" --no-audio --crf 0 --preset ultrafast \
+        --op "reframe:aspect=$a$extra" --reframe-path "$out/$tag.path.json" \
+        > "$out/$tag.run.log" 2>&1
+      rc=$?
+      wait
+      rm -f "$out/fifo"
+      judged=("$out/$tag.mkv")
+    fi
+    if [ $rc -eq 0 ]; then
+      "$bin" quality "$c" "${judged[@]}" --every "${EVERY:-15}" --crops "${CROPS:-5}" \
+        "${boxes[@]}" --reframe-path "$out/$tag.path.json" --json \
+        > "$out/$tag.json" 2> "$out/$tag.log"
+      rc=$?
+    fi
+    echo "$tag rc=$rc $(( $(date +%s) - t0 )) s"
   done
 done

@@ -18,8 +18,9 @@
 //!   position satisfies every frame's soft corridor the camera holds still
 //!   there. Otherwise (offline) the path is smoothed inside the soft
 //!   corridor, clamped to the hard one, and its speed limited: a pan or a
-//!   track. Live, the camera holds while the subjects stay near its centre
-//!   and then moves to centre them, its speed and acceleration limited.
+//!   track. Live, the camera holds while the subjects stay clear of its
+//!   edges and near its centre, then moves until their centre is back in
+//!   the dead zone, its speed and acceleration limited.
 //! - **Cuts** are the only jumps.
 
 use super::analyze::{Kind, Observation, Subject};
@@ -1110,7 +1111,6 @@ impl LivePlanner {
         let s = self.settings;
         let axis = s.axis();
         let (along, _) = s.lengths();
-        let crop = s.crop_len();
         let hold = (HOLD * s.fps).round() as usize + 1;
         let cut = obs.cut || !self.started;
         if cut {
@@ -1130,8 +1130,54 @@ impl LivePlanner {
             .filter(|x| holds(x, s.input, axis, moves))
             .map(|x| x.rect)
             .collect();
-        // The size this frame asks for, and the largest asked lately.
-        let asked = match choose_fit(std::slice::from_ref(&need), &s) {
+        let centre = self.pos + self.len / 2.0;
+        let len = self.size(&need, cut);
+        let top = along.saturating_sub(len) as f64;
+        let c = corridors(std::slice::from_ref(&need), &[len], &s, false)[0];
+        if cut {
+            // A new shot: the window jumps to its subjects.
+            if self.started {
+                self.shot += 1;
+            }
+            self.started = true;
+            self.pos = c.want.unwrap_or((c.lo + c.hi) / 2.0);
+            (self.speed, self.moving, self.off_centre) = (0.0, false, 0);
+        } else {
+            // The window keeps its centre as it zooms, but for the frame's
+            // edge; what that moves the centre is part of the frame's jump.
+            let from = (centre - len as f64 / 2.0).clamp(0.0, top);
+            let step = MAX_JUMP * along as f64 - (from + len as f64 / 2.0 - centre).abs();
+            self.pos = self.camera(&c, from, len, step.max(0.0));
+        }
+        self.pos = self.pos.clamp(0.0, top);
+        let crop = s.crop_len();
+        let k = (self.carved.round() as usize).clamp(1, len);
+        let (fit, carve_to) = if len <= crop {
+            (Fit::Crop, None)
+        } else if k >= len {
+            (Fit::Pad, None)
+        } else {
+            (Fit::Carve, Some(k.max(crop)))
+        };
+        let plan = FramePlan {
+            window: axis.window(even(self.pos, along - len), len, s.input),
+            fit,
+            carve_to,
+            shot: self.shot,
+            keep: need.keep,
+        };
+        self.log.push(&plan);
+        plan
+    }
+
+    /// The window's length this frame: eased towards the size the recent
+    /// frames asked for, with room, at most [`MAX_JUMP`] of the input a
+    /// frame (the carved length alike); at a cut, that size at once.
+    fn size(&mut self, need: &Need, cut: bool) -> usize {
+        let s = self.settings;
+        let (along, _) = s.lengths();
+        let crop = s.crop_len();
+        let asked = match choose_fit(std::slice::from_ref(need), &s) {
             (Fit::Crop, _, _) => (crop, crop),
             (Fit::Carve, len, k) => (len, k.unwrap_or(len)),
             (Fit::Pad, len, _) => (len, len),
@@ -1157,101 +1203,73 @@ impl LivePlanner {
         if cut || wider || narrower {
             self.goal = wanted;
         }
-        let goal = self.goal;
-        let step = MAX_JUMP * along as f64;
-        let centre = self.pos + self.len / 2.0;
+        let (gl, gk) = (self.goal.0 as f64, self.goal.1 as f64);
         if cut {
-            (self.len, self.carved) = (goal.0 as f64, goal.1 as f64);
+            (self.len, self.carved) = (gl, gk);
         } else {
-            let (dl, dk) = (goal.0 as f64 - self.len, goal.1 as f64 - self.carved);
-            let frames = (dl.abs().max(dk.abs()) / step).ceil().max(1.0);
+            let (dl, dk) = (gl - self.len, gk - self.carved);
+            let frames = (dl.abs().max(dk.abs()) / (MAX_JUMP * along as f64))
+                .ceil()
+                .max(1.0);
             self.len += dl / frames;
             self.carved += dk / frames;
         }
-        let len = ((2.0 * (self.len / 2.0).round()) as usize).clamp(crop.min(along), along);
-        let top = along.saturating_sub(len) as f64;
-        let c = corridors(std::slice::from_ref(&need), &[len], &s, false)[0];
-        if cut {
-            // A new shot: the window jumps to its subjects.
-            if self.started {
-                self.shot += 1;
-            }
-            self.started = true;
-            self.pos = c.want.unwrap_or((c.lo + c.hi) / 2.0);
-            self.speed = 0.0;
-            self.moving = false;
-            self.off_centre = 0;
+        ((2.0 * (self.len / 2.0).round()) as usize).clamp(crop.min(along), along)
+    }
+
+    /// The camera's position this frame, from `from` (last frame's, the
+    /// zoom's centre kept) in corridor `c` for a window `len` long: it holds
+    /// until the subjects near an edge, are far off its centre or stay off
+    /// the dead zone, then moves into the dead zone with its speed and
+    /// acceleration limited, at most `step` from `from`.
+    fn camera(&mut self, c: &Corridor, from: f64, len: usize, step: f64) -> f64 {
+        let s = self.settings;
+        let centred = (c.slo..=c.shi).contains(&from);
+        self.off_centre = if centred { 0 } else { self.off_centre + 1 };
+        // Near the window's edge: within the dead zone's width of leaving it.
+        let m = DEAD_ZONE * len as f64;
+        let (near_lo, near_hi) = if c.lo + m <= c.hi - m {
+            (c.lo + m, c.hi - m)
         } else {
-            // The window keeps its centre as it zooms, but for the frame's
-            // edge; what that moves the centre is part of the frame's jump.
-            let from = (centre - len as f64 / 2.0).clamp(0.0, top);
-            let step = (step - (from + len as f64 / 2.0 - centre).abs()).max(0.0);
-            self.pos = from;
-            let centred = (c.slo..=c.shi).contains(&from);
-            self.off_centre = if centred { 0 } else { self.off_centre + 1 };
-            // Near the window's edge: within the dead zone's width of
-            // leaving it.
-            let m = DEAD_ZONE * len as f64;
-            let (near_lo, near_hi) = if c.lo + m <= c.hi - m {
-                (c.lo + m, c.hi - m)
-            } else {
-                (c.slo, c.shi)
-            };
-            let near_edge = from < near_lo || from > near_hi;
-            // Far off: the subjects' centre in the outer quarter of the
-            // window, or outside it.
-            let far = c
-                .want
-                .is_some_and(|w| (w - from).abs() > LIVE_FAR * len as f64);
-            let settled_off = self.off_centre >= (LIVE_RECENTRE * s.fps).round() as usize;
-            if !self.moving && (near_edge || far || settled_off) {
-                self.moving = true;
-            }
-            // Just far enough to bring the subjects' centre into the dead
-            // zone: a longer move flickers for longer.
-            let target = if self.moving {
-                from.clamp(c.slo, c.shi)
-            } else {
-                from
-            };
-            // Towards the target at a speed that can still stop in time.
-            let speed_top = s.top_speed();
-            let accel = LIVE_ACCEL * speed_top;
-            let dist = target - from;
-            let stop = (2.0 * accel * dist.abs()).sqrt();
-            let wanted = dist.signum() * stop.min(speed_top);
-            self.speed += (wanted - self.speed).clamp(-accel, accel);
-            if self.settings.camera == CameraChoice::Still {
-                self.speed = 0.0;
-            }
-            self.pos = from + self.speed;
-            if self.moving && (target - self.pos).abs() < 1.0 && self.speed.abs() <= accel {
-                self.moving = false;
-                self.speed = 0.0;
-            }
-            // The subjects stay in (the hard corridor), but the window moves
-            // at most a jump from where it was.
-            self.pos = self.pos.clamp(c.lo, c.hi).clamp(from - step, from + step);
-            self.speed = self.pos - from;
+            (c.slo, c.shi)
+        };
+        let near_edge = from < near_lo || from > near_hi;
+        // Far off: the subjects' centre in the outer quarter of the window,
+        // or outside it.
+        let far = c
+            .want
+            .is_some_and(|w| (w - from).abs() > LIVE_FAR * len as f64);
+        let settled_off = self.off_centre >= (LIVE_RECENTRE * s.fps).round() as usize;
+        if !self.moving && (near_edge || far || settled_off) {
+            self.moving = true;
         }
-        self.pos = self.pos.clamp(0.0, top);
-        let k = (self.carved.round() as usize).clamp(1, len);
-        let (fit, carve_to) = if len <= crop {
-            (Fit::Crop, None)
-        } else if k >= len {
-            (Fit::Pad, None)
+        // Just far enough to bring the subjects' centre into the dead zone:
+        // a longer move flickers for longer.
+        let target = if self.moving {
+            from.clamp(c.slo, c.shi)
         } else {
-            (Fit::Carve, Some(k.max(crop)))
+            from
         };
-        let plan = FramePlan {
-            window: axis.window(even(self.pos, along - len), len, s.input),
-            fit,
-            carve_to,
-            shot: self.shot,
-            keep: need.keep,
-        };
-        self.log.push(&plan);
-        plan
+        // Towards the target at a speed that can still stop in time.
+        let top = s.top_speed();
+        let accel = LIVE_ACCEL * top;
+        let dist = target - from;
+        let stop = (2.0 * accel * dist.abs()).sqrt();
+        let wanted = dist.signum() * stop.min(top);
+        self.speed += (wanted - self.speed).clamp(-accel, accel);
+        if s.camera == CameraChoice::Still {
+            self.speed = 0.0;
+        }
+        let mut pos = from + self.speed;
+        if self.moving && (target - pos).abs() < 1.0 && self.speed.abs() <= accel {
+            self.moving = false;
+            self.speed = 0.0;
+        }
+        // The subjects stay in (the hard corridor), but the window moves at
+        // most a jump from where it was.
+        pos = pos.clamp(c.lo, c.hi).clamp(from - step, from + step);
+        self.speed = pos - from;
+        pos
     }
 }
 
