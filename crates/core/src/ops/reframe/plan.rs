@@ -1124,13 +1124,29 @@ impl LivePlanner {
         let view: Vec<&Observation> = self.recent.iter().collect();
         let moves = handheld(&self.recent);
         let mut need = need_of(&view, axis, s.input, moves);
+        // This frame's subjects, and the text the frames before it in the
+        // shot found ([`HOLD`]): a title's words are found in one frame
+        // and missed in the next, and what is missed would be narrowed.
+        let older = &self.recent[..self.recent.len() - 1];
         need.keep = obs
             .subjects
             .iter()
+            .chain(
+                older
+                    .iter()
+                    .flat_map(|o| &o.subjects)
+                    .filter(|x| x.kind == Kind::Text),
+            )
             .filter(|x| holds(x, s.input, axis, moves))
             .map(|x| x.rect)
-            .collect();
+            .fold(Vec::new(), |mut keep, r| {
+                if !keep.contains(&r) {
+                    keep.push(r);
+                }
+                keep
+            });
         let centre = self.pos + self.len / 2.0;
+        let was = (self.pos, self.pos + self.len);
         let len = self.size(&need, cut);
         let top = along.saturating_sub(len) as f64;
         let c = corridors(std::slice::from_ref(&need), &[len], &s, false)[0];
@@ -1148,6 +1164,29 @@ impl LivePlanner {
             let from = (centre - len as f64 / 2.0).clamp(0.0, top);
             let step = MAX_JUMP * along as f64 - (from + len as f64 / 2.0 - centre).abs();
             self.pos = self.camera(&c, from, len, step.max(0.0));
+            // A window that widens keeps the subjects it showed: while it
+            // is still too short for all of them (the corridor then centres
+            // on them all and would cut each), it grows towards the new one.
+            if len as f64 > was.1 - was.0 + 1.0 {
+                let shown = need
+                    .keep
+                    .iter()
+                    .map(|r| r.span(axis))
+                    .map(|(a, b)| (a as f64, b as f64))
+                    .filter(|&(a, b)| a < was.1 && b > was.0)
+                    .map(|(a, b)| (a.max(was.0), b.min(was.1)))
+                    .reduce(|x, y| (x.0.min(y.0), x.1.max(y.1)));
+                if let Some((a, b)) = shown
+                    && b - a <= len as f64
+                {
+                    let kept = self
+                        .pos
+                        .clamp(b - len as f64, a)
+                        .clamp(from - step.max(0.0), from + step.max(0.0));
+                    self.speed += kept - self.pos;
+                    self.pos = kept;
+                }
+            }
         }
         self.pos = self.pos.clamp(0.0, top);
         let crop = s.crop_len();
@@ -1698,6 +1737,59 @@ mod tests {
         assert_eq!(fits.first(), Some(&Fit::Crop));
         assert_eq!(fits.last(), Some(&Fit::Crop));
         assert!(fits.len() >= 3, "{fits:?}");
+    }
+
+    #[test]
+    fn the_live_window_keeps_its_subject_whole_while_it_widens_for_another() {
+        // As dog-walk's woman at 9:16: held in the window's corner when the
+        // dog comes in at the frame's other side.
+        let mut live = LivePlanner::new(settings());
+        let one = Rect::new(220, 100, 190, 480);
+        let two = Rect::new(930, 390, 300, 160);
+        let mut plans = Vec::new();
+        for i in 0..120 {
+            let rects: &[Rect] = if i >= 30 { &[one, two] } else { &[one] };
+            plans.push(live.next(obs(i == 0, rects)));
+        }
+        let inside = |f: &FramePlan, r: &Rect| f.window.x <= r.x && f.window.right() >= r.right();
+        for (i, f) in plans.iter().enumerate() {
+            assert!(inside(f, &one), "frame {i}: {:?} cuts {one:?}", f.window);
+        }
+        // And it does take the second in, as fast as the zoom may go.
+        for (i, f) in plans.iter().enumerate().skip(80) {
+            assert!(inside(f, &two), "frame {i}: {:?} cuts {two:?}", f.window);
+        }
+    }
+
+    #[test]
+    fn live_a_title_missed_for_a_frame_stays_kept_from_narrowing() {
+        // Two people far apart (the window carves between them) and a line
+        // of text the detector misses on frames 20 and 21.
+        let mut live = LivePlanner::new(settings());
+        let people = [Rect::new(100, 200, 120, 400), Rect::new(1000, 200, 120, 400)];
+        let title = Rect::new(500, 330, 300, 40);
+        let plans: Vec<FramePlan> = (0..40)
+            .map(|i| {
+                let mut o = obs(i == 0, &people);
+                if !(20..22).contains(&i) {
+                    o.subjects.push(Subject {
+                        rect: title,
+                        kind: Kind::Text,
+                        required: true,
+                    });
+                }
+                live.next(o)
+            })
+            .collect();
+        for (i, f) in plans.iter().enumerate().skip(1) {
+            assert!(keeps(f, &title), "frame {i}: {:?}", f.keep);
+            // Each box once, however many frames saw it.
+            let same = f.keep.iter().filter(|k| **k == title).count();
+            assert_eq!(same, 1, "frame {i}: {:?}", f.keep);
+        }
+        // A cut forgets it.
+        let after = live.next(obs(true, &people));
+        assert!(!keeps(&after, &title), "{:?}", after.keep);
     }
 
     #[test]
