@@ -1173,8 +1173,9 @@ impl LivePlanner {
             // The window keeps its centre as it zooms, but for the frame's
             // edge; what that moves the centre is part of the frame's jump.
             let from = (centre - len as f64 / 2.0).clamp(0.0, top);
-            let step = MAX_JUMP * along as f64 - (from + len as f64 / 2.0 - centre).abs();
-            self.pos = self.camera(&c, from, len, step.max(0.0));
+            let step =
+                (MAX_JUMP * along as f64 - (from + len as f64 / 2.0 - centre).abs()).max(0.0);
+            self.pos = self.camera(&c, from, len, step);
             // A window that widens keeps the subjects it showed: while it
             // is still too short for all of them (the corridor then centres
             // on them all and would cut each), it grows towards the new one.
@@ -1187,27 +1188,18 @@ impl LivePlanner {
                     .filter(|&(a, b)| a < was.1 && b > was.0)
                     .map(|(a, b)| (a.max(was.0), b.min(was.1)))
                     .reduce(|x, y| (x.0.min(y.0), x.1.max(y.1)));
-                if let Some((a, b)) = shown
-                    && b - a <= len as f64
-                {
-                    let kept = self
-                        .pos
-                        .clamp(b - len as f64, a)
-                        .clamp(from - step.max(0.0), from + step.max(0.0));
-                    self.speed += kept - self.pos;
-                    self.pos = kept;
+                if let Some((a, b)) = shown {
+                    // (Within the camera's step of where the zoom put it.)
+                    self.hold_within((b - len as f64).max(from - step), a.min(from + step));
                 }
             }
             // Nor does either edge move more than a zoom's step, the camera
             // and the zoom together.
             let edge = MAX_ZOOM * along as f64;
-            let lo = (was.0 - edge).max(was.1 - edge - len as f64);
-            let hi = (was.0 + edge).min(was.1 + edge - len as f64);
-            if lo <= hi {
-                let held = self.pos.clamp(lo, hi);
-                self.speed += held - self.pos;
-                self.pos = held;
-            }
+            self.hold_within(
+                (was.0 - edge).max(was.1 - edge - len as f64),
+                (was.0 + edge).min(was.1 + edge - len as f64),
+            );
         }
         self.pos = self.pos.clamp(0.0, top);
         let crop = s.crop_len();
@@ -1228,6 +1220,16 @@ impl LivePlanner {
         };
         self.log.push(&plan);
         plan
+    }
+
+    /// Moves the window's position into `lo..=hi` (where that is not
+    /// empty), the camera's speed with it.
+    fn hold_within(&mut self, lo: f64, hi: f64) {
+        if lo <= hi {
+            let held = self.pos.clamp(lo, hi);
+            self.speed += held - self.pos;
+            self.pos = held;
+        }
     }
 
     /// The window's length this frame: eased towards the size the recent
