@@ -14,8 +14,9 @@
 //!   the rest alike ([`narrow_map`]): whole columns move, so nothing tears
 //!   and no subject is cut or squeezed. Made ahead, a frame's map is the
 //!   mean of those about it, so the picture between the subjects does not
-//!   swim with every box found a few pixels apart; live, it eases from the
-//!   last frame's. Either way the subjects' spans are then put back at the
+//!   swim with every box found a few pixels apart; live, it stays as it
+//!   was while the subjects move within some slack, and eases from the
+//!   last frame's when one leaves it. Either way the subjects' spans are then put back at the
 //!   scale where the smoothed map has them ([`anchor_spans`]). (Fast mode's seams inside the window, tried first, tore
 //!   walls and ground into blocks around the subjects' boxes.)
 //! - **Padding** is a solid colour, or the window's centre at the output's
@@ -600,6 +601,48 @@ pub fn map_taps(n: usize, map: &[f64]) -> Taps {
 /// not make the picture between them swim as much.
 pub const NARROW_TAKE: f64 = 0.2;
 
+/// Live, a new narrowing map holds each subject's span this much of its
+/// length wider on either side, where that leaves the rest of the window
+/// [`LIVE_SLACK_ROOM`] of the output: the map then stays as it is while the
+/// subjects move within their slack ([`shows_whole`]), instead of moving
+/// every column between them whenever a box moves a pixel.
+pub const LIVE_SLACK: f64 = 0.05;
+/// Live, the frames a narrowing map is held with no subject in the window
+/// (boxes missed for a frame or two) before it eases back to narrowing the
+/// window alike.
+pub const LIVE_GONE: usize = 8;
+/// The least share of the narrowed length left to what is narrowed, after
+/// the subjects' spans with their slack.
+pub const LIVE_SLACK_ROOM: f64 = 0.05;
+
+/// `spans` each widened by [`LIVE_SLACK`] of its length on either side
+/// (within 0..`n`), where the widened spans at `scale` leave
+/// [`LIVE_SLACK_ROOM`] of `m`; else `spans` as they are.
+fn with_slack(spans: &[(usize, usize)], n: usize, m: usize, scale: f64) -> Vec<(usize, usize)> {
+    let wide: Vec<(usize, usize)> = spans
+        .iter()
+        .map(|&(a, b)| {
+            let s = (LIVE_SLACK * (b - a) as f64).round() as usize;
+            (a.saturating_sub(s), (b + s).min(n))
+        })
+        .collect();
+    let kept: usize = merge_spans(&wide, n).iter().map(|(a, b)| b - a).sum();
+    if kept < n && kept as f64 * scale <= (1.0 - LIVE_SLACK_ROOM) * m as f64 {
+        wide
+    } else {
+        spans.to_vec()
+    }
+}
+
+/// Whether `map` shows each of `spans` whole: at `scale`, to within half an
+/// output sample over the span.
+fn shows_whole(map: &[f64], scale: f64, spans: &[(usize, usize)]) -> bool {
+    spans.iter().all(|&(a, b)| {
+        let shown = map_inverse(map, b as f64) - map_inverse(map, a as f64);
+        shown >= (b - a) as f64 * scale - 0.5
+    })
+}
+
 /// The narrowing's memory from frame to frame, within one shot, window
 /// length and output length: the last map.
 #[derive(Clone, Debug, Default)]
@@ -611,6 +654,14 @@ pub struct Narrower {
 struct NarrowState {
     key: (usize, usize, usize, bool),
     map: Vec<f64>,
+    /// Live, the spans the map holds at the scale (with their slack).
+    held: Vec<(usize, usize)>,
+    /// Live, the frames in a row with no subject.
+    unseen: usize,
+    /// Live, whether the map is still easing away from spans it held for
+    /// subjects that have all gone (it is then not held, until it gets
+    /// there).
+    settling: bool,
 }
 
 /// Offline, the narrowing's map is the mean of the maps of this many
@@ -682,22 +733,69 @@ impl Narrower {
             let map = anchor_spans(&mean, n, m, scale, &all)
                 .or_else(|| anchor_spans(&mean, n, m, scale, &own))
                 .unwrap_or_else(|| narrow_map(n, m, scale, &own));
-            NarrowState { key, map }
+            NarrowState {
+                key,
+                map,
+                held: Vec::new(),
+                unseen: 0,
+                settling: false,
+            }
         } else {
-            let mut map = narrow_map(n, m, scale, &own);
-            if let Some(last) = self.last.take()
-                && last.key == key
-            {
-                let eased: Vec<f64> = map
-                    .iter()
-                    .zip(&last.map)
-                    .map(|(v, l)| l + (v - l) * NARROW_TAKE)
-                    .collect();
-                if let Some(anchored) = anchor_spans(&eased, n, m, scale, &own) {
-                    map = anchored;
+            let last = self.last.take().filter(|l| l.key == key);
+            match last {
+                // The last map still shows every subject whole: it stays as
+                // it is, and nothing between the subjects moves. Spans it
+                // holds for subjects that have gone stay held while others
+                // are in the window, but once none has been for
+                // [`LIVE_GONE`] frames the map eases back to the window
+                // narrowed alike, all the way, before it holds again: held
+                // for no subject, it would narrow one found by nothing (a
+                // cockatoo's head) for nothing.
+                Some(last)
+                    if !last.settling
+                        && shows_whole(&last.map, scale, &own)
+                        && (!own.is_empty() || last.held.is_empty() || last.unseen < LIVE_GONE) =>
+                {
+                    let unseen = if own.is_empty() { last.unseen + 1 } else { 0 };
+                    NarrowState { unseen, ..last }
+                }
+                last => {
+                    // A new map, holding each subject with room to move
+                    // about before the next one.
+                    let stale = last.as_ref().is_some_and(|l| l.settling || own.is_empty());
+                    let slack = with_slack(&own, n, m, scale);
+                    let target = narrow_map(n, m, scale, &slack);
+                    let (map, held, close) = match last {
+                        None => (target, slack, true),
+                        Some(last) => {
+                            let eased: Vec<f64> = target
+                                .iter()
+                                .zip(&last.map)
+                                .map(|(v, l)| l + (v - l) * NARROW_TAKE)
+                                .collect();
+                            let close = eased.iter().zip(&target).all(|(e, t)| (e - t).abs() < 0.5);
+                            if close {
+                                // Within half a sample of where it goes:
+                                // there at once, so that it then holds.
+                                (target, slack, true)
+                            } else if let Some(a) = anchor_spans(&eased, n, m, scale, &slack) {
+                                (a, slack, false)
+                            } else if let Some(a) = anchor_spans(&eased, n, m, scale, &own) {
+                                (a, own.clone(), false)
+                            } else {
+                                (target, slack, true)
+                            }
+                        }
+                    };
+                    NarrowState {
+                        key,
+                        map,
+                        held,
+                        unseen: 0,
+                        settling: stale && !close,
+                    }
                 }
             }
-            NarrowState { key, map }
         };
         let taps = map_taps(n, &state.map);
         self.last = Some(state);
@@ -989,6 +1087,80 @@ mod tests {
         let ahead = moved(Some(8));
         assert!(alone > 0, "the boxes differ");
         assert!(4 * ahead <= alone, "alone {alone}, made ahead {ahead}");
+    }
+
+    #[test]
+    fn live_the_map_holds_while_the_subject_moves_within_its_slack() {
+        // Columns numbered; a subject 20 columns wide found a few columns
+        // apart from frame to frame, then gone 20 columns on.
+        let lay = Layout::new(Rect::new(0, 0, 120, 20), Fit::Carve, (72, 20));
+        let marked = Plane::from_fn(120, 20, |x, y| [x as u8, y as u8, 0, 255]);
+        let at = |x: usize| plan(&lay, &[Rect::new(x, 0, 20, 20)]);
+        let whole = |out: &Plane<[u8; 4]>, x: usize| {
+            let xs: Vec<u8> = out.row(0).iter().map(|p| p[0]).collect();
+            let inside: Vec<u8> = xs
+                .iter()
+                .copied()
+                .filter(|&v| (x as u8 + 1..x as u8 + 19).contains(&v))
+                .collect();
+            inside.len() == 18 && inside.windows(2).all(|w| w[1] == w[0] + 1)
+        };
+        let mut narrower = Narrower::default();
+        let first = narrower.tables(&lay, &at(48), &[]).0;
+        // Within its slack (a column either side): the same table, so
+        // nothing between the subject and the window's edges moves.
+        for x in [49, 47, 48, 49] {
+            let taps = narrower.tables(&lay, &at(x), &[]).0;
+            assert_eq!(taps, first, "subject at {x}");
+            let out = render(
+                &marked,
+                &lay,
+                (72, 20),
+                Pad::Blur,
+                (&at(x), &[]),
+                &mut narrower,
+            );
+            assert!(whole(&out, x), "subject at {x}");
+        }
+        // Past it: a new map, which shows the subject whole.
+        let out = render(
+            &marked,
+            &lay,
+            (72, 20),
+            Pad::Blur,
+            (&at(70), &[]),
+            &mut narrower,
+        );
+        assert!(whole(&out, 70));
+        assert_ne!(narrower.tables(&lay, &at(70), &[]).0, first);
+    }
+
+    #[test]
+    fn live_a_map_held_for_a_subject_that_has_gone_eases_back_to_narrowing_alike() {
+        let lay = Layout::new(Rect::new(0, 0, 120, 20), Fit::Carve, (72, 20));
+        let subject = plan(&lay, &[Rect::new(48, 0, 20, 20)]);
+        let none = plan(&lay, &[]);
+        let alike = Narrower::default().tables(&lay, &none, &[]).0;
+        let mut narrower = Narrower::default();
+        let held = narrower.tables(&lay, &subject, &[]).0;
+        assert_ne!(held, alike);
+        // Missed for a few frames: held as it was.
+        for k in 0..LIVE_GONE {
+            assert_eq!(narrower.tables(&lay, &none, &[]).0, held, "frame {k}");
+        }
+        // Gone: eased back, every frame changing, until the window is
+        // narrowed alike, which then holds.
+        let mut last = held;
+        let mut frames = 0;
+        while last != alike {
+            let taps = narrower.tables(&lay, &none, &[]).0;
+            assert_ne!(taps, last, "eased in every frame until it gets there");
+            last = taps;
+            frames += 1;
+            assert!(frames < 60, "never got there");
+        }
+        assert!(frames > 1, "eased, not at once");
+        assert_eq!(narrower.tables(&lay, &none, &[]).0, alike);
     }
 
     #[test]
