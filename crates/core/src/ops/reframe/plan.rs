@@ -97,13 +97,13 @@ pub const LIVE_FAR: f64 = 0.25;
 /// further do not zoom it again (every frame of a zoom changes every pixel).
 pub const LIVE_ROOM: f64 = 0.1;
 
-/// The most a live window's length changes in a frame, and the most
-/// either of its edges moves (camera and zoom together), a share of the
-/// input's: under the 2% a frame that no part of the window may jump,
-/// with room for rounding to even pixels. A window that grows from one
-/// side (to keep the subjects it showed) moves one edge this much; a zoom
-/// that takes fewer frames flickers less (film-dialogue 9:16 live, 1.35×
-/// the centre crop with the length's step at 1.5% → 1.26×).
+/// The most either of a live window's edges moves in a frame (camera and
+/// zoom together), a share of the input's: under the 2% a frame that no
+/// part of the window may jump, with room for rounding to even pixels. Its
+/// length grows by at most this a frame, and shrinks by up to twice this
+/// (both edges); a zoom that takes fewer frames flickers less
+/// (film-dialogue 9:16 live, 1.35× the centre crop with the length's step
+/// at 1.5% → 1.26×; 1.19× shrinking twice as fast).
 pub const MAX_ZOOM: f64 = 0.018;
 
 /// Which fits a reframe may use.
@@ -1057,8 +1057,9 @@ impl ShotLog {
 ///   recent subjects need ([`choose_fit`]); as a pair (window length, carved
 ///   length) crop, carve and pad are one family ([`Layout::carved_to`]), so
 ///   the window widens from a crop to a carve or a pad (and narrows back)
-///   by a zoom about its centre, its length changing by at most
-///   [`MAX_ZOOM`] of the input a frame. It widens as soon as a frame needs
+///   by a zoom about its centre, neither edge moving more than
+///   [`MAX_ZOOM`] of the input a frame (its length growing by at most
+///   that, and shrinking by twice that). It widens as soon as a frame needs
 ///   it, towards what it did not hold (the subjects it showed stay in),
 ///   and narrows only after [`LIVE_SHRINK`] seconds in which no frame
 ///   needed the width.
@@ -1233,8 +1234,9 @@ impl LivePlanner {
     }
 
     /// The window's length this frame: eased towards the size the recent
-    /// frames asked for, with room, at most [`MAX_ZOOM`] of the input a
-    /// frame (the carved length alike); at a cut, that size at once.
+    /// frames asked for, with room, growing by at most [`MAX_ZOOM`] of the
+    /// input a frame and shrinking by at most twice that (each edge that
+    /// much), the carved length alike; at a cut, that size at once.
     fn size(&mut self, need: &Need, cut: bool) -> usize {
         let s = self.settings;
         let (along, _) = s.lengths();
@@ -1269,8 +1271,18 @@ impl LivePlanner {
         if cut {
             (self.len, self.carved) = (gl, gk);
         } else {
+            // Each edge may move a zoom's step, so a window that narrows
+            // may lose that from both; one that widens grows by a step only
+            // (twice, it widened a handheld close-up, whose camera's motion
+            // was taken for subjects', to the whole frame before the
+            // camera's motion was known, and cockatoo's head was narrowed
+            // and lost on two more frames). The carved length, no edge,
+            // changes as fast as the length may.
+            let edge = MAX_ZOOM * along as f64;
             let (dl, dk) = (gl - self.len, gk - self.carved);
-            let frames = (dl.abs().max(dk.abs()) / (MAX_ZOOM * along as f64))
+            let room = if dl > 0.0 { edge } else { 2.0 * edge };
+            let frames = (dl.abs() / room.max(1.0))
+                .max(dk.abs() / (2.0 * edge))
                 .ceil()
                 .max(1.0);
             self.len += dl / frames;
@@ -1724,10 +1736,11 @@ mod tests {
         assert_eq!(plans[29].window.w, 406);
         for (i, w) in plans.windows(2).enumerate() {
             let (a, b) = (w[0].window, w[1].window);
-            // The length changes by at most a zoom's step, no edge moves
-            // more than the 2% target, and the centre at most a jump.
+            // The length changes by at most two zoom's steps (one for
+            // each edge), no edge moves more than the 2% target, and the
+            // centre at most a jump.
             assert!(
-                a.w.abs_diff(b.w) as f64 <= MAX_ZOOM * 1280.0 + 2.0,
+                a.w.abs_diff(b.w) as f64 <= 2.0 * MAX_ZOOM * 1280.0 + 2.0,
                 "frame {}: {a:?} -> {b:?}",
                 i + 1
             );
@@ -1746,6 +1759,13 @@ mod tests {
                 i + 1
             );
         }
+        // Narrowing, it zooms by both edges at once.
+        assert!(
+            plans
+                .windows(2)
+                .any(|w| w[0].window.w.abs_diff(w[1].window.w) as f64 > MAX_ZOOM * 1280.0 + 2.0),
+            "no zoom faster than one edge's step"
+        );
         // Within half a second of the second subject, the window holds both,
         // carved or padded, until it goes.
         for (i, f) in plans.iter().enumerate().take(120).skip(45) {
