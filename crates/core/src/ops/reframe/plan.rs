@@ -1276,12 +1276,12 @@ impl LivePlanner {
             // (twice, it widened a handheld close-up, whose camera's motion
             // was taken for subjects', to the whole frame before the
             // camera's motion was known, and cockatoo's head was narrowed
-            // and lost on two more frames). The carved length, no edge,
-            // changes as fast as the length may.
+            // and lost on one more frame at each shape). The carved
+            // length, no edge, changes as fast as the length may.
             let edge = MAX_ZOOM * along as f64;
             let (dl, dk) = (gl - self.len, gk - self.carved);
             let room = if dl > 0.0 { edge } else { 2.0 * edge };
-            let frames = (dl.abs() / room.max(1.0))
+            let frames = (dl.abs() / room)
                 .max(dk.abs() / (2.0 * edge))
                 .ceil()
                 .max(1.0);

@@ -16,9 +16,10 @@
 //!   mean of those about it, so the picture between the subjects does not
 //!   swim with every box found a few pixels apart; live, it stays as it
 //!   was while the subjects move within some slack, and eases from the
-//!   last frame's when one leaves it. Either way the subjects' spans are then put back at the
-//!   scale where the smoothed map has them ([`anchor_spans`]). (Fast mode's seams inside the window, tried first, tore
-//!   walls and ground into blocks around the subjects' boxes.)
+//!   last frame's when one leaves it. Either way the subjects' spans are
+//!   then put back at the scale where the smoothed map has them
+//!   ([`anchor_spans`]). (Fast mode's seams inside the window, tried
+//!   first, tore walls and ground into blocks around the subjects' boxes.)
 //! - **Padding** is a solid colour, or the window's centre at the output's
 //!   shape, shrunk to an eighth, box-blurred twice, enlarged again and
 //!   darkened to three quarters, as a blurred backdrop.
@@ -654,8 +655,9 @@ pub struct Narrower {
 struct NarrowState {
     key: (usize, usize, usize, bool),
     map: Vec<f64>,
-    /// Live, the spans the map holds at the scale (with their slack).
-    held: Vec<(usize, usize)>,
+    /// Whether the map was made for no subject (it narrows the window
+    /// alike).
+    alike: bool,
     /// Live, the frames in a row with no subject.
     unseen: usize,
     /// Live, whether the map is still easing away from spans it held for
@@ -736,7 +738,7 @@ impl Narrower {
             NarrowState {
                 key,
                 map,
-                held: Vec::new(),
+                alike: own.is_empty(),
                 unseen: 0,
                 settling: false,
             }
@@ -754,7 +756,7 @@ impl Narrower {
                 Some(last)
                     if !last.settling
                         && shows_whole(&last.map, scale, &own)
-                        && (!own.is_empty() || last.held.is_empty() || last.unseen < LIVE_GONE) =>
+                        && (!own.is_empty() || last.alike || last.unseen < LIVE_GONE) =>
                 {
                     let unseen = if own.is_empty() { last.unseen + 1 } else { 0 };
                     NarrowState { unseen, ..last }
@@ -765,8 +767,8 @@ impl Narrower {
                     let stale = last.as_ref().is_some_and(|l| l.settling || own.is_empty());
                     let slack = with_slack(&own, n, m, scale);
                     let target = narrow_map(n, m, scale, &slack);
-                    let (map, held, close) = match last {
-                        None => (target, slack, true),
+                    let (map, close) = match last {
+                        None => (target, true),
                         Some(last) => {
                             let eased: Vec<f64> = target
                                 .iter()
@@ -777,20 +779,20 @@ impl Narrower {
                             if close {
                                 // Within half a sample of where it goes:
                                 // there at once, so that it then holds.
-                                (target, slack, true)
-                            } else if let Some(a) = anchor_spans(&eased, n, m, scale, &slack) {
-                                (a, slack, false)
-                            } else if let Some(a) = anchor_spans(&eased, n, m, scale, &own) {
-                                (a, own.clone(), false)
+                                (target, true)
+                            } else if let Some(a) = anchor_spans(&eased, n, m, scale, &slack)
+                                .or_else(|| anchor_spans(&eased, n, m, scale, &own))
+                            {
+                                (a, false)
                             } else {
-                                (target, slack, true)
+                                (target, true)
                             }
                         }
                     };
                     NarrowState {
                         key,
                         map,
-                        held,
+                        alike: own.is_empty(),
                         unseen: 0,
                         settling: stale && !close,
                     }
