@@ -562,7 +562,12 @@ pub(crate) fn reframe_lines(r: &seamstream::gst::reframe::Planned) -> Vec<String
             r.frames
         ),
         Source::Replayed(p) => format!("reframe: replayed {}", p.display()),
-        Source::Live => "reframe: planned live, frame by frame".into(),
+        Source::Live { ahead } if *ahead > 0.0 => {
+            format!(
+                "reframe: planned live, each frame seeing {ahead} s ahead (held back that long)"
+            )
+        }
+        Source::Live { .. } => "reframe: planned live, frame by frame".into(),
     };
     let mut lines = vec![format!("{how}; {} shots:", shot_count(&r.shots))];
     lines.extend(

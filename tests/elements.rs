@@ -30,7 +30,11 @@ fn one_frame(element: &str, format: &str, w: i32, h: i32) -> (gst::Caps, usize) 
     h_.set_src_caps(caps.clone());
     let info = gstreamer_video::VideoInfo::from_caps(&caps).unwrap();
     let buffer = gst::Buffer::with_size(info.size()).unwrap();
-    let out = h_.push_and_pull(buffer).unwrap();
+    // Then the end: an element that looks ahead (a live reframe) gives
+    // the frame out only when it drains.
+    assert_eq!(h_.push(buffer), Ok(gst::FlowSuccess::Ok));
+    assert!(h_.push_event(gst::event::Eos::new()));
+    let out = h_.pull().unwrap();
     let caps = h_.sinkpad().unwrap().current_caps().unwrap();
     (caps, out.size())
 }
@@ -274,6 +278,45 @@ fn frame(w: usize, h: usize, step: usize) -> gst::Buffer {
 
 fn bytes(b: &gst::Buffer) -> Vec<u8> {
     b.map_readable().unwrap().as_slice().to_vec()
+}
+
+/// A reframe looks ahead 0.4 s by default (12 frames at 30 fps): the
+/// latency query says so, every frame still comes out by EOS, each with its
+/// own timestamp and in order, and `lookahead=0` holds none back.
+#[test]
+fn a_reframe_reports_its_look_ahead_as_latency_and_drains_every_frame() {
+    for (element, held) in [
+        ("seamcarve aspect=1:1 device=cpu", 12),
+        ("seamcarve aspect=1:1 lookahead=0.1 device=cpu", 3),
+        ("seamcarve aspect=1:1 lookahead=0 device=cpu", 0),
+    ] {
+        let mut h = harness(element, 64, 36);
+        let mut sent = Vec::new();
+        for i in 0..20u64 {
+            let mut b = frame(64, 36, (i % 8) as usize);
+            let pts = gst::ClockTime::from_mseconds(1000 + i * 33);
+            b.make_mut().set_pts(pts);
+            b.make_mut().set_duration(gst::ClockTime::from_mseconds(33));
+            sent.push(pts);
+            assert_eq!(h.push(b), Ok(gst::FlowSuccess::Ok), "{element}");
+            // What came out so far: all but the held frames.
+            assert_eq!(
+                h.buffers_received() as usize,
+                (i as usize + 1).saturating_sub(held),
+                "{element}: after frame {i}"
+            );
+        }
+        let frame_time = gst::ClockTime::SECOND.mul_div_floor(1, 30).unwrap();
+        assert_eq!(
+            h.query_latency(),
+            Some(frame_time * held as u64),
+            "{element}"
+        );
+        assert!(h.push_event(gst::event::Eos::new()));
+        let got: Vec<_> = (0..20).map(|_| h.pull().unwrap().pts().unwrap()).collect();
+        assert_eq!(got, sent, "{element}");
+        assert_eq!(h.buffers_received(), 20, "{element}");
+    }
 }
 
 #[test]

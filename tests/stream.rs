@@ -388,12 +388,47 @@ fn a_live_reframe_says_its_shots() {
     let err = stderr(&o);
     assert!(o.status.success(), "{err}");
     assert!(
-        err.contains("reframe: planned live, frame by frame; 1 shots:"),
+        err.contains(
+            "reframe: planned live, each frame seeing 0.4 s ahead (held back that long); 1 shots:"
+        ),
         "{err}"
     );
     let out = frames_out(&err);
     assert!(out > 0, "{err}");
     assert!(err.contains(&format!("  frames 0-{}", out - 1)), "{err}");
+}
+
+/// A live reframe that looks ahead holds frames back and gives every one
+/// out at the end, each its own picture: with nothing to find (detectors
+/// off), the window is the same with and without the look-ahead, so the
+/// two files are the same, frame for frame.
+#[test]
+fn a_live_reframe_looking_ahead_gives_every_frame_as_it_came() {
+    let dir = tempdir("lookahead");
+    let mut files = Vec::new();
+    for lookahead in ["0", "0.4"] {
+        let out = dir.join(format!("la{lookahead}.y4m"));
+        let op =
+            format!("reframe:aspect=1:1,faces=false,text=false,motion=false,lookahead={lookahead}");
+        let o = run(&[
+            "run",
+            "test:ball",
+            out.to_str().unwrap(),
+            "--frames",
+            "30",
+            "--size",
+            "512x288",
+            "--op",
+            &op,
+        ]);
+        let err = stderr(&o);
+        assert!(o.status.success(), "{err}");
+        assert!(err.contains("30 frames in, 30 out"), "{err}");
+        files.push(std::fs::read(&out).unwrap());
+    }
+    let frames = |f: &[u8]| f.windows(5).filter(|w| w == b"FRAME").count();
+    assert_eq!(frames(&files[0]), 30);
+    assert!(files[0] == files[1], "the held frames came out otherwise");
 }
 
 /// The frames the summary says went out (`… N out, …`).

@@ -28,8 +28,9 @@ pub enum Source {
     Planned { seconds: f64 },
     /// A path file was replayed.
     Replayed(PathBuf),
-    /// Planned frame by frame as they came (live, cameras, test sources).
-    Live,
+    /// Planned frame by frame as they came (live, cameras, test sources),
+    /// each seeing `ahead` seconds of the frames after it.
+    Live { ahead: f64 },
 }
 
 /// What the plan holds, for the summary.
@@ -139,7 +140,10 @@ pub fn prepare(
                 p.display()
             )));
         }
-        let source = op.path_file.clone().map_or(Source::Live, Source::Replayed);
+        let source = op
+            .path_file
+            .clone()
+            .map_or(Source::Live { ahead: 0.0 }, Source::Replayed);
         return Ok(Some(Planned::new(source, op.pad.name())));
     }
     // An existing path file is replayed, never overwritten.
@@ -192,7 +196,8 @@ pub fn prepare(
     let Some(uri) = file_uri else {
         // Planned as the frames come: the shots kept for the summary, and
         // every plan for a path file when one is asked for.
-        let mut planned = Planned::new(Source::Live, op.pad.name());
+        let ahead = op.director.lookahead;
+        let mut planned = Planned::new(Source::Live { ahead }, op.pad.name());
         let rec = Arc::new(Mutex::new(Record::new(path_file.is_some())));
         op.record = Some(rec.clone());
         planned.recording = Some(rec);

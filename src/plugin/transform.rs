@@ -112,13 +112,10 @@ impl State {
     fn fresh_work(&self) -> Result<Work, String> {
         let chain =
             registry::parse_chain_line_for(&self.text, Media::Video).map_err(|e| e.to_string())?;
-        Ok(Work::new(
-            chain,
-            self.backend.clone(),
-            SLOTS,
-            self.yuv_out,
-            false,
-        ))
+        let mut work = Work::new(chain, self.backend.clone(), SLOTS, self.yuv_out, false);
+        work.set_rate(self.in_info.fps())
+            .map_err(|e| e.to_string())?;
+        Ok(work)
     }
 
     /// Frames the GPU ring holds at most between calls.
@@ -127,6 +124,11 @@ impl State {
             Backend::Cuda(_) => SLOTS - 1,
             Backend::Cpu => 0,
         }
+    }
+
+    /// Frames held back at most: the ring's, and the chain's look-ahead.
+    fn latency_frames(&self) -> usize {
+        self.held() + self.work.delay()
     }
 }
 
@@ -389,7 +391,12 @@ impl Engine {
         let same_size = (output.0, output.1) == (input.0, input.1);
         let passthrough =
             chain.names().iter().all(|n| *n == "retarget") && same_size && incaps == outcaps;
-        let work = Work::new(chain, backend.clone(), SLOTS, yuv_out, false);
+        let mut work = Work::new(chain, backend.clone(), SLOTS, yuv_out, false);
+        // The rate sets a live reframe's look-ahead, which the latency
+        // query reports.
+        work.set_rate(in_info.fps())
+            .map_err(|e| fail(e.to_string()))?;
+        let holds = work.delay() > 0;
         let out = if out_cuda {
             None
         } else {
@@ -409,8 +416,9 @@ impl Engine {
         if let Some(t) = element.downcast_ref::<gst_base::BaseTransform>() {
             t.set_passthrough(passthrough);
         }
-        if on_gpu {
-            // The ring holds a frame from now on: a live pipeline, which
+        if on_gpu || holds {
+            // The ring holds a frame from now on, or the chain its
+            // look-ahead: a live pipeline, which
             // asked for the latency before the caps came, asks again.
             let _ = element.post_message(gst::message::Latency::builder().src(element).build());
         }
@@ -530,6 +538,21 @@ impl Engine {
         Ok(buffer)
     }
 
+    /// Every frame still in the chain: those it holds to look ahead (each
+    /// repeat of the last frame given an output buffer in CUDA memory
+    /// where the frames go out in it), then those in the ring.
+    fn finish(&self, state: &mut State) -> crate::Result<Vec<Timed>> {
+        let (in_cuda, out_cuda, info) = (state.in_cuda, state.out_cuda, state.out_info.clone());
+        let mut out = || {
+            (in_cuda && out_cuda)
+                .then(|| self.device_out(&info).ok())
+                .flatten()
+        };
+        let mut done = state.work.drain(&mut out)?;
+        done.extend(state.work.finish()?);
+        Ok(done)
+    }
+
     /// The next finished frame, if any.
     pub fn next(&self) -> Option<gst::Buffer> {
         lock(&self.pending).pop_front()
@@ -541,7 +564,7 @@ impl Engine {
         let finished = {
             let mut guard = lock(&self.state);
             match guard.as_mut() {
-                Some(state) => match state.work.finish() {
+                Some(state) => match self.finish(state) {
                     Ok(done) => done
                         .into_iter()
                         .filter_map(|t| self.out_buffer(state, t).ok())
@@ -591,7 +614,7 @@ impl Engine {
             return None;
         }
         let frame = gst::ClockTime::SECOND.mul_div_floor(fps.denom() as u64, fps.numer() as u64)?;
-        Some(frame * state.held() as u64)
+        Some(frame * state.latency_frames() as u64)
     }
 
     pub fn stop(&self) {

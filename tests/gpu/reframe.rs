@@ -1,5 +1,6 @@
 //! GPU `reframe` against the CPU's, frame for frame (tolerance 0): live
-//! planning (the thumbnails made on the device and read back), plans made
+//! planning (the thumbnails made on the device and read back, the frames
+//! held on the device to look ahead), plans made
 //! ahead and replayed (crop, carve, carve then pad, pad with a backdrop or a
 //! colour), gray and RGBA, odd sizes, and the first frames of a shared
 //! real clip ([`crate::common::data::CLIPS`]) planned as `run` plans a file. These
@@ -70,12 +71,14 @@ fn live_planning_equals_the_cpu() {
     let Some(gpu) = gpu() else { return };
     for (w, h) in [(640, 360), (333, 187)] {
         for gray in [false, true] {
-            let frames = clip(w, h, 14, 9, gray);
+            let frames = clip(w, h, 22, 15, gray);
+            // Looking ahead (0.4 s by default: 12 frames held, whose
+            // placeholders both give black; 0.2 s: 6), and not.
             for text in [
                 "reframe:aspect=9:16",
-                "reframe:aspect=9:16,fit=carve,pad=black",
-                "reframe:aspect=1:1,fit=pad",
-                "reframe:aspect=21:9",
+                "reframe:aspect=9:16,fit=carve,pad=black,lookahead=0",
+                "reframe:aspect=1:1,fit=pad,lookahead=0.2",
+                "reframe:aspect=21:9,lookahead=0",
             ] {
                 let what = format!("{text} live {w}x{h} gray={gray}");
                 compare_frames(&gpu, &mut reframe(text), &frames, &what);

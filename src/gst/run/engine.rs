@@ -4,7 +4,11 @@
 //! ([`super::ring`]), which may hold a few, from system memory or from
 //! GStreamer's CUDA memory, and back to either.
 
+use std::collections::VecDeque;
 use std::time::Duration;
+
+use gstreamer as gst;
+use gstreamer_video as gst_video;
 
 use super::Backend;
 use super::frames::yuv_colorimetry;
@@ -55,6 +59,46 @@ pub(crate) struct Work {
     /// The GPU stage, set up on the first frame, and where its finished
     /// frames go.
     ring: Option<Ring>,
+    /// What the chain holds back to look ahead ([`crate::ops::Op::delay`]).
+    ahead: Ahead,
+}
+
+/// The frames a chain that looks ahead holds: their timing (each result
+/// goes out with its own frame's), the placeholders still to drop, and the
+/// last frame in, fed again at the end to get the held ones out.
+#[derive(Default)]
+struct Ahead {
+    /// Frames held, known from the first frame on.
+    delay: Option<usize>,
+    /// The timing of the frames in and not yet out, oldest first.
+    stamps: VecDeque<Stamp>,
+    /// Results still to drop (placeholders, or the repeats of a drain).
+    dropping: usize,
+    last: Option<Pixels>,
+}
+
+/// A frame's timing and caps.
+struct Stamp {
+    pts: Option<gst::ClockTime>,
+    duration: Option<gst::ClockTime>,
+    info: gst_video::VideoInfo,
+    warmup: bool,
+}
+
+/// The same pixels again, to feed a chain once more (a picture copied, a
+/// buffer shared; a frame in CUDA memory without the output buffer it may
+/// have had, which the drain asks the caller for).
+fn again(p: &Pixels) -> Pixels {
+    match p {
+        Pixels::Picture(pic) => Pixels::Picture(pic.clone()),
+        Pixels::Buffer(b, info) => Pixels::Buffer(b.clone(), info.clone()),
+        Pixels::Device(d) => Pixels::Device(Box::new(DeviceIn {
+            buffer: d.buffer.clone(),
+            planes: d.planes,
+            info: d.info.clone(),
+            out: None,
+        })),
+    }
 }
 
 impl Work {
@@ -73,7 +117,25 @@ impl Work {
             yuv_out,
             even_only,
             ring: None,
+            ahead: Ahead::default(),
         }
+    }
+
+    /// Frames the chain holds back to look ahead: known from the first
+    /// frame (whose rate it is told), or from the rate given to
+    /// [`Work::set_rate`].
+    pub fn delay(&self) -> usize {
+        self.ahead.delay.unwrap_or_else(|| self.chain.delay())
+    }
+
+    /// Tells the chain the source's rate before the first frame (the
+    /// elements, from their caps), so that [`Work::delay`] is known.
+    pub fn set_rate(&mut self, fps: gst::Fraction) -> Result<()> {
+        if fps.numer() > 0 && fps.denom() > 0 {
+            self.chain
+                .set_rate(fps.numer() as f64 / fps.denom() as f64)?;
+        }
+        Ok(())
     }
 
     /// Finished frames go into `memory` when the caller gives no buffer.
@@ -86,6 +148,90 @@ impl Work {
     }
 
     pub fn push(&mut self, t: Timed) -> Result<Vec<Timed>> {
+        if self.ahead.delay.is_none() {
+            self.set_rate(t.info.fps())?;
+            let delay = self.chain.delay();
+            self.ahead.delay = Some(delay);
+            self.ahead.dropping = delay;
+        }
+        if self.delay() > 0 {
+            self.ahead.stamps.push_back(Stamp {
+                pts: t.pts,
+                duration: t.duration,
+                info: t.info.clone(),
+                warmup: t.warmup,
+            });
+            self.ahead.last = Some(again(&t.frame));
+        }
+        let done = self.feed(t)?;
+        Ok(self.stamped(done))
+    }
+
+    /// The results as they go out: with a look-ahead, the placeholders
+    /// dropped and each frame stamped with its own timing and caps.
+    fn stamped(&mut self, done: Vec<Timed>) -> Vec<Timed> {
+        if self.delay() == 0 {
+            return done;
+        }
+        let ahead = &mut self.ahead;
+        done.into_iter()
+            .filter_map(|mut t| {
+                if ahead.dropping > 0 {
+                    ahead.dropping -= 1;
+                    return None;
+                }
+                let s = ahead.stamps.pop_front()?;
+                if let Pixels::Buffer(b, _) = &mut t.frame {
+                    let b = b.make_mut();
+                    b.set_pts(s.pts);
+                    b.set_duration(s.duration);
+                }
+                (t.pts, t.duration, t.info, t.warmup) = (s.pts, s.duration, s.info, s.warmup);
+                Some(t)
+            })
+            .collect()
+    }
+
+    /// Gets out the frames the chain holds to look ahead, by feeding it the
+    /// last frame again as many times (each repeat's output buffer from
+    /// `out`, where the frames had their own in CUDA memory), and waits
+    /// for them all.
+    pub fn drain(&mut self, out: &mut dyn FnMut() -> Option<DeviceOut>) -> Result<Vec<Timed>> {
+        let delay = self.delay();
+        let mut done = Vec::new();
+        if delay == 0 || self.ahead.stamps.is_empty() {
+            return Ok(done);
+        }
+        let Some(last) = self.ahead.last.take() else {
+            return Ok(done);
+        };
+        let info = self.ahead.stamps.back().map(|s| s.info.clone());
+        for _ in 0..delay {
+            let mut frame = again(&last);
+            if let Pixels::Device(d) = &mut frame {
+                d.out = out();
+            }
+            let Some(info) = info.clone() else { break };
+            let t = Timed {
+                frame,
+                pts: None,
+                duration: None,
+                info,
+                warmup: false,
+            };
+            let outs = self.feed(t)?;
+            done.extend(self.stamped(outs));
+        }
+        done.extend(self.collect(true)?);
+        // The chain now holds the repeats: whatever follows them out is
+        // dropped.
+        self.ahead.dropping = delay;
+        self.ahead.stamps.clear();
+        Ok(done)
+    }
+
+    /// `t` into the chain on its backend.
+    fn feed(&mut self, t: Timed) -> Result<Vec<Timed>> {
         let Backend::Cuda(gpu) = &self.backend else {
             let Pixels::Picture(picture) = t.frame else {
                 return Err(Error::Pipeline(
@@ -122,10 +268,11 @@ impl Work {
     /// Waits for the oldest frames until the GPU stage holds at most
     /// `held`, and gives them back.
     pub fn settle(&mut self, held: usize) -> Result<Vec<Timed>> {
-        match &mut self.ring {
-            Some(ring) => ring.settle(held),
-            None => Ok(Vec::new()),
-        }
+        let done = match &mut self.ring {
+            Some(ring) => ring.settle(held)?,
+            None => Vec::new(),
+        };
+        Ok(self.stamped(done))
     }
 
     pub fn poll(&mut self) -> Result<Vec<Timed>> {
@@ -141,10 +288,11 @@ impl Work {
     /// The frames the GPU stage has finished (all of them, waiting, when
     /// `wait`), copied out of their slots.
     fn collect(&mut self, wait: bool) -> Result<Vec<Timed>> {
-        match &mut self.ring {
-            Some(ring) => ring.collect(wait),
-            None => Ok(Vec::new()),
-        }
+        let done = match &mut self.ring {
+            Some(ring) => ring.collect(wait)?,
+            None => Vec::new(),
+        };
+        Ok(self.stamped(done))
     }
 
     /// Where the GPU stage's finished frames go (`system`, `pinned` or

@@ -69,9 +69,14 @@ pub fn summary_json(s: &Summary, kernels: Option<&Kernels>, reframe: Option<&Pla
         let (source, file) = match &r.source {
             Source::Planned { .. } => ("planned", r.written.as_ref()),
             Source::Replayed(p) => ("replayed", Some(p)),
-            Source::Live => ("live", r.written.as_ref()),
+            Source::Live { .. } => ("live", r.written.as_ref()),
         };
-        json!({"plan": source, "path": file.map(|p| p.to_string_lossy()), "shots": shots})
+        let ahead = match r.source {
+            Source::Live { ahead } => ahead,
+            _ => 0.0,
+        };
+        json!({"plan": source, "path": file.map(|p| p.to_string_lossy()), "shots": shots,
+            "lookahead_s": ahead})
     });
     json!({
         "frames_in": s.frames_in,

@@ -71,7 +71,9 @@ fn serve(mut work: Work, rx: &Receiver<Msg>, tx: &Sender<Msg>, shared: &Shared) 
                 }
                 (work.push(*t), None)
             }
-            Some(other) => (work.finish(), Some(other)),
+            // The end (or the intake's failure): the frames held to look
+            // ahead are framed and go out too.
+            Some(other) => (end_of(&mut work), Some(other)),
             None => (work.poll(), None),
         };
         if shared.memory_out.get().is_none()
@@ -103,6 +105,14 @@ fn serve(mut work: Work, rx: &Receiver<Msg>, tx: &Sender<Msg>, shared: &Shared) 
             break;
         }
     }
+}
+
+/// Every frame still in the chain: those it holds to look ahead, then
+/// those in the GPU stage.
+fn end_of(work: &mut Work) -> Result<Vec<Timed>> {
+    let mut done = work.drain(&mut || None)?;
+    done.extend(work.finish()?);
+    Ok(done)
 }
 
 /// Waits for the chain's thread; its panic is the run's failure.

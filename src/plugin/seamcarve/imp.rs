@@ -27,6 +27,8 @@ struct CarveSettings {
     /// A shape (`9:16`): the element reframes (the `reframe` op) instead of
     /// carving the whole frame.
     aspect: Option<String>,
+    /// Seconds a reframe looks ahead (`None`: the op's default).
+    lookahead: Option<f64>,
     device: Option<String>,
     keys: Vec<(&'static str, String)>,
 }
@@ -93,8 +95,12 @@ impl ChainTransformImpl for SeamCarve {
         }
         if let Some(aspect) = &s.aspect {
             // Reframing: a window that follows the subjects, carving or
-            // padding as each shot needs, planned live (no look-ahead).
+            // padding as each shot needs, planned live with its look-ahead
+            // (which the latency query reports).
             keys.insert(0, format!("aspect={aspect}"));
+            if let Some(l) = s.lookahead {
+                keys.push(format!("lookahead={l}"));
+            }
             let chain = format!("reframe:{}", keys.join(","));
             return Settings::new(chain, s.device.as_deref().unwrap_or(""));
         }
@@ -145,6 +151,14 @@ impl ObjectImpl for SeamCarve {
                     .blurb("Reframe to this shape (9:16, 1:1, 4:5, 21:9) keeping faces, people, animals and text whole, with a window that follows them (carving or padding where they do not fit); unset: carve the whole frame to width x height")
                     .mutable_ready()
                     .build(),
+                glib::ParamSpecDouble::builder("lookahead")
+                    .nick("Look-ahead")
+                    .blurb("With aspect: seconds of frames the reframe sees before it frames one (the shot starts framed for what follows; the window widens and moves before its subjects need it); the frames are held that long, reported as latency; 0 holds none")
+                    .minimum(0.0)
+                    .maximum(0.5)
+                    .default_value(crate::ops::reframe::LOOKAHEAD)
+                    .mutable_ready()
+                    .build(),
                 device_property(),
             ];
             props.extend(carve_keys().map(key_property));
@@ -169,6 +183,7 @@ impl ObjectImpl for SeamCarve {
                 self.obj().reconfigure_src();
             }
             "device" => s.device = value.get::<Option<String>>().ok().flatten(),
+            "lookahead" => s.lookahead = value.get::<f64>().ok(),
             "aspect" => {
                 s.aspect = value
                     .get::<Option<String>>()
@@ -201,6 +216,10 @@ impl ObjectImpl for SeamCarve {
             "height" => s.height.to_value(),
             "device" => s.device.as_deref().unwrap_or("auto").to_value(),
             "aspect" => s.aspect.to_value(),
+            "lookahead" => s
+                .lookahead
+                .unwrap_or(crate::ops::reframe::LOOKAHEAD)
+                .to_value(),
             name => {
                 let text = s
                     .keys

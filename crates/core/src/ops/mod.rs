@@ -59,6 +59,23 @@ pub trait Op: std::any::Any + Send + std::fmt::Debug {
     fn remembers(&self) -> bool {
         false
     }
+
+    /// Frames the operation holds back to look ahead (live reframing):
+    /// what comes out for the k-th frame in is the (k − delay)-th frame's
+    /// result, and the first `delay` results are placeholders. Whoever
+    /// drives the chain drops those, stamps each result with its own
+    /// frame's timing, and at the end feeds the last frame in `delay` more
+    /// times to get the held frames out. Known once [`Op::set_rate`] has
+    /// been told the source's rate.
+    fn delay(&self) -> usize {
+        0
+    }
+
+    /// The source's frame rate, told before the first frame (ops whose
+    /// timing is in seconds).
+    fn set_rate(&mut self, _fps: f64) -> Result<()> {
+        Ok(())
+    }
 }
 
 pub type OpBox = Box<dyn Op>;
@@ -119,6 +136,16 @@ impl Chain {
     /// Whether any operation keeps memory from frame to frame ([`Op::remembers`]).
     pub fn remembers(&self) -> bool {
         self.ops.iter().any(|o| o.remembers())
+    }
+
+    /// Frames the chain holds back ([`Op::delay`]), all its ops together.
+    pub fn delay(&self) -> usize {
+        self.ops.iter().map(|o| o.delay()).sum()
+    }
+
+    /// Tells every operation the source's frame rate ([`Op::set_rate`]).
+    pub fn set_rate(&mut self, fps: f64) -> Result<()> {
+        self.ops.iter_mut().try_for_each(|o| o.set_rate(fps))
     }
 
     /// Runs every operation in order.

@@ -16,7 +16,7 @@
 //!   twice each way, enlarged and darkened, before the picture is copied
 //!   onto it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 
@@ -122,6 +122,8 @@ impl GpuOp for GpuReframe {
             mid: None,
             small: None,
             narrower: Narrower::default(),
+            held: VecDeque::new(),
+            spare: Vec::new(),
         }))
     }
 }
@@ -162,6 +164,11 @@ struct Ready {
     /// The backdrop at its small size, and its blur's scratch.
     small: Option<[DevFrame; 2]>,
     narrower: Narrower,
+    /// Live look-ahead: copies of the frames seen and not yet framed,
+    /// oldest first, and spare ones to copy the next into (made on the
+    /// first frames, [`Director::delay`] + 1 in all).
+    held: VecDeque<DevFrame>,
+    spare: Vec<DevFrame>,
 }
 
 /// 32×8 threads a block, a thread a pixel of a w×h area.
@@ -524,6 +531,46 @@ impl Prepared for Ready {
             None
         };
         let plan = self.director.next(self.input, self.out, thumbs.as_ref())?;
+        if self.director.delay() == 0 {
+            return match plan {
+                Some(plan) => self.frame(gpu, input, plan, output),
+                None => self.placeholder(gpu, output),
+            };
+        }
+        // Looking ahead: this frame is copied to wait its turn, and the
+        // oldest held one is framed (the copies are on the stream, in
+        // order, so a copy is reused only after the work that reads it).
+        let mut copy = match self.spare.pop() {
+            Some(f) => f,
+            None => DevFrame::alloc(gpu, input.width, input.height, input.format)?,
+        };
+        gpu.stream()
+            .memcpy_dtod(&input.data, &mut copy.data)
+            .map_err(|e| cuda_err("reframe: holding a frame to look ahead", e))?;
+        self.held.push_back(copy);
+        let Some(plan) = plan else {
+            return self.placeholder(gpu, output);
+        };
+        let Some(oldest) = self.held.pop_front() else {
+            return Err(Error::Unsupported(
+                "reframe: a planned frame is not held".into(),
+            ));
+        };
+        let done = self.frame(gpu, &oldest, plan, output);
+        self.spare.push(oldest);
+        done
+    }
+}
+
+impl Ready {
+    /// `input` framed by `plan` into `output`, and the plan recorded.
+    fn frame(
+        &mut self,
+        gpu: &Gpu,
+        input: &DevFrame,
+        plan: FramePlan,
+        output: &mut DevFrame,
+    ) -> Result<()> {
         let lay = plan.layout(self.out);
         if lay.content != Rect::new(0, 0, self.out.0, self.out.1) {
             self.padding(gpu, input, lay.window, output)?;
@@ -539,5 +586,16 @@ impl Prepared for Ready {
             r.push(plan);
         }
         Ok(())
+    }
+
+    /// Black: what goes out while the look-ahead fills (dropped by the
+    /// engine, as the CPU's placeholders are).
+    fn placeholder(&self, gpu: &Gpu, output: &mut DevFrame) -> Result<()> {
+        let (ow, oh) = self.out;
+        let (w32, h32) = (ow as u32, oh as u32);
+        let px = u32::from_le_bytes([0, 0, 0, 255]);
+        let mut b = gpu.stream().launch_builder(&self.k.fill);
+        b.arg(&mut output.data).arg(&w32).arg(&h32).arg(&px);
+        launch(&mut b, per_pixel(ow, oh), "the placeholder")
     }
 }

@@ -27,6 +27,7 @@ pub mod plan;
 pub mod render;
 pub mod text;
 
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -43,6 +44,11 @@ use render::{Narrower, Pad, render};
 /// Frames a second assumed until the source tells (live planning's speeds
 /// and holds are in seconds).
 pub const DEFAULT_FPS: f64 = 30.0;
+
+/// Seconds live planning looks ahead by default (`lookahead=`): with the
+/// GPU ring's frame, under the half second of latency a live reframe may
+/// add at 30 fps and above.
+pub const LOOKAHEAD: f64 = 0.4;
 
 /// A target side as the user may write it.
 const TARGET_SIDE: Kind = Kind::Size {
@@ -106,6 +112,12 @@ pub static SPEC: OpSpec = OpSpec {
             Kind::Bool,
             "true",
             "find what moves against the background (people, animals, vehicles)",
+        ),
+        ParamSpec::new(
+            "lookahead",
+            Kind::Float { min: 0.0, max: 0.5 },
+            "0.4",
+            "live planning only: seconds of frames seen before one is framed (so a shot starts framed for what follows, and the window widens and moves before its subjects need it); the frames are held back that long, 0 holds none",
         ),
         ParamSpec::new(
             "cut",
@@ -205,9 +217,14 @@ pub struct Director {
     pub hints: Vec<Hint>,
     /// The protect mask's bounding box.
     pub protect: Option<Rect>,
+    /// Seconds live planning looks ahead (see [`Director::delay`]).
+    pub lookahead: f64,
     /// A plan made ahead.
     replay: Option<Replay>,
     live: Option<(Analyzer, LivePlanner)>,
+    /// Live: the observations of the frames seen and not yet planned,
+    /// oldest first.
+    pending: VecDeque<Observation>,
     frame: usize,
 }
 
@@ -237,6 +254,15 @@ impl Director {
     /// Whether the next frame's plan needs its thumbnails (live planning).
     pub fn needs_thumbs(&self) -> bool {
         self.replay.is_none()
+    }
+
+    /// Frames live planning sees before it plans one: [`Director::lookahead`]
+    /// seconds at the source's rate; none for a plan made ahead.
+    pub fn delay(&self) -> usize {
+        if self.replay.is_some() {
+            return 0;
+        }
+        (self.lookahead * self.fps).round() as usize
     }
 
     /// The frame index the next plan is for.
@@ -296,14 +322,16 @@ impl Director {
         a
     }
 
-    /// The next frame's plan, for a `w`×`h` input and an `out` output;
-    /// `thumbs` when [`Director::needs_thumbs`].
+    /// The plan of the frame [`Director::delay`] frames before this one,
+    /// for a `w`×`h` input and an `out` output (`None` for the first
+    /// `delay` frames); `thumbs` of this frame when
+    /// [`Director::needs_thumbs`].
     pub fn next(
         &mut self,
         (w, h): (usize, usize),
         out: (usize, usize),
         thumbs: Option<&Thumbs>,
-    ) -> Result<FramePlan> {
+    ) -> Result<Option<FramePlan>> {
         let i = self.frame;
         self.frame += 1;
         if let Some(Replay {
@@ -335,7 +363,7 @@ impl Director {
                     ),
                 ));
             }
-            return Ok(plan);
+            return Ok(Some(plan));
         }
         let thumbs = thumbs.ok_or_else(|| {
             Error::op_failed("reframe", "live planning needs the frame's thumbnails")
@@ -347,11 +375,13 @@ impl Director {
             .is_none_or(|(_, p)| p.settings.input != (w, h) || p.settings.output != out)
         {
             self.live = Some((self.analyzer(w, h, true), LivePlanner::new(settings)));
+            self.pending.clear();
         }
         if i == 0 {
             self.check_hints(w, h)?;
         }
         let user = self.user_subjects(i);
+        let delay = self.delay();
         let Some((analyzer, planner)) = &mut self.live else {
             return Err(Error::op_failed(
                 "reframe",
@@ -360,17 +390,32 @@ impl Director {
         };
         let mut obs = analyzer.push(thumbs).unwrap_or_default();
         obs.subjects.extend(user);
-        let plan = planner.next(obs);
+        self.pending.push_back(obs);
+        if self.pending.len() <= delay {
+            return Ok(None);
+        }
+        let Some(obs) = self.pending.pop_front() else {
+            return Ok(None);
+        };
+        // What follows in the same shot.
+        let ahead: Vec<Observation> = self
+            .pending
+            .iter()
+            .take_while(|o| !o.cut)
+            .cloned()
+            .collect();
+        let plan = planner.next(obs, &ahead);
         if !plan.window.fits(w, h) {
             return Err(Error::op_failed(
                 "reframe",
                 format!(
-                    "frame {i}: the planned window {:?} does not lie inside the {w}x{h} frame",
+                    "frame {}: the planned window {:?} does not lie inside the {w}x{h} frame",
+                    i - delay,
                     <[usize; 4]>::from(plan.window)
                 ),
             ));
         }
-        Ok(plan)
+        Ok(Some(plan))
     }
 
     /// The shots of live planning so far.
@@ -394,6 +439,9 @@ pub struct Reframe {
     /// A path file to replay, as given by `path=`.
     pub path_file: Option<PathBuf>,
     narrower: Narrower,
+    /// Live: the frames seen and not yet framed, oldest first
+    /// ([`Director::delay`] of them).
+    held: VecDeque<Frame>,
     /// The shots so far, and every frame's plan when asked to keep them
     /// (shared with whoever reports them or writes them out after a run).
     pub record: Option<Arc<std::sync::Mutex<Record>>>,
@@ -497,8 +545,10 @@ pub fn build(p: &Params) -> Result<OpBox> {
         fps: DEFAULT_FPS,
         hints,
         protect: protect.as_ref().and_then(mask_box),
+        lookahead: p.f64("lookahead")?,
         replay: None,
         live: None,
+        pending: VecDeque::new(),
         frame: 0,
     };
     let mut op = Reframe {
@@ -509,6 +559,7 @@ pub fn build(p: &Params) -> Result<OpBox> {
         hints_file,
         path_file: p.path("path").map(PathBuf::from),
         narrower: Narrower::default(),
+        held: VecDeque::new(),
         record: None,
     };
     if let Some(f) = op.path_file.clone() {
@@ -588,9 +639,24 @@ impl Op for Reframe {
             .needs_thumbs()
             .then(|| Thumbs::of(frame, self.director.frame()));
         let plan = self.director.next((w, h), out, thumbs.as_ref())?;
+        // Looking ahead, this frame waits its turn and the oldest held one
+        // is framed; until one is, a black placeholder goes out (dropped
+        // by whoever drives the chain, see [`Op::delay`]).
+        let frame = if self.director.delay() > 0 {
+            self.held.push_back(frame.clone());
+            match plan.is_some().then(|| self.held.pop_front()).flatten() {
+                Some(oldest) => std::borrow::Cow::Owned(oldest),
+                None => return Ok(placeholder(frame, out)),
+            }
+        } else {
+            std::borrow::Cow::Borrowed(frame)
+        };
+        let Some(plan) = plan else {
+            return Ok(placeholder(&frame, out));
+        };
         let lay = plan.layout(out);
         let around = self.director.around(render::NARROW_RADIUS);
-        let result = match frame {
+        let result = match frame.as_ref() {
             Frame::Rgba(p) => Frame::Rgba(render(
                 p,
                 &lay,
@@ -618,6 +684,23 @@ impl Op for Reframe {
 
     fn remembers(&self) -> bool {
         true
+    }
+
+    fn delay(&self) -> usize {
+        self.director.delay()
+    }
+
+    fn set_rate(&mut self, fps: f64) -> Result<()> {
+        Reframe::set_rate(self, fps)
+    }
+}
+
+/// A black `out`-sized frame of `like`'s layout: what goes out while a
+/// live reframe fills its look-ahead.
+fn placeholder(like: &Frame, (w, h): (usize, usize)) -> Frame {
+    match like {
+        Frame::Rgba(_) => Frame::Rgba(Plane::new(w, h, [0, 0, 0, 255])),
+        Frame::Gray(_) => Frame::Gray(Plane::new(w, h, 0)),
     }
 }
 
@@ -667,6 +750,37 @@ mod tests {
         }
     }
 
+    /// Looking ahead by 3 frames (0.1 s at 30 fps), frame k's picture comes
+    /// out for the (k+3)-th frame in, after 3 black placeholders; without,
+    /// at once. Each frame is one flat level, so that whatever the window,
+    /// what comes out tells which frame it was.
+    #[test]
+    fn a_look_ahead_holds_each_frame_back_by_its_delay() {
+        let flat = |i: usize| Frame::Rgba(Plane::new(64, 36, [8 * i as u8, 0, 0, 255]));
+        let level = |f: &Frame| match f {
+            Frame::Rgba(p) => p.get(p.width() / 2, p.height() / 2)[0],
+            Frame::Gray(_) => panic!("an RGBA frame gives an RGBA frame"),
+        };
+        for (lookahead, delay) in [("0.1", 3), ("0", 0)] {
+            let text = format!(
+                "reframe:aspect=1:1,lookahead={lookahead},faces=false,text=false,motion=false"
+            );
+            let mut r = op(&text).unwrap();
+            assert_eq!(r.delay(), delay, "{text}");
+            for k in 0..10 {
+                let out = r.apply(&flat(k)).unwrap();
+                assert_eq!((out.width(), out.height()), (36, 36), "{text}: frame {k}");
+                let want = k.checked_sub(delay).map_or(0, |j| 8 * j as u8);
+                assert_eq!(level(&out), want, "{text}: output {k}");
+            }
+        }
+        // At 60 frames a second, the same time is twice the frames; a plan
+        // made ahead needs none.
+        let mut r = op("reframe:aspect=1:1,lookahead=0.1").unwrap();
+        r.set_rate(60.0).unwrap();
+        assert_eq!(r.delay(), 6);
+    }
+
     #[test]
     fn a_hint_box_outside_the_frame_is_refused_naming_it() {
         let dir = std::env::temp_dir().join(format!("seamstream-hints-{}", std::process::id()));
@@ -699,7 +813,7 @@ mod tests {
         let file = dir.join("all.json");
         std::fs::write(&file, r#"{"boxes": [{"box": [0, 0, 64, 48]}]}"#).unwrap();
         let text = format!(
-            "reframe:aspect=9:16,fit=pad,pad=#FF8000,hints={}",
+            "reframe:aspect=9:16,fit=pad,pad=#FF8000,lookahead=0,hints={}",
             file.display()
         );
         let mut r = op(&text).unwrap();

@@ -314,9 +314,13 @@ fn holds(s: &Subject, input: (usize, usize), axis: Axis, handheld: bool) -> bool
 
 /// Whether the camera moves in a shot: a shift in more than
 /// [`HANDHELD_SHARE`] of its frames.
-fn handheld(shot: &[Observation]) -> bool {
-    let moved = shot.iter().filter(|o| o.shift != (0, 0)).count();
-    moved as f64 > HANDHELD_SHARE * shot.len() as f64
+fn handheld<'a>(shot: impl IntoIterator<Item = &'a Observation>) -> bool {
+    let (mut moved, mut n) = (0, 0);
+    for o in shot {
+        moved += usize::from(o.shift != (0, 0));
+        n += 1;
+    }
+    moved as f64 > HANDHELD_SHARE * n as f64
 }
 
 fn need_of(obs: &[&Observation], axis: Axis, input: (usize, usize), handheld: bool) -> Need {
@@ -1118,8 +1122,14 @@ impl LivePlanner {
         &self.log.shots
     }
 
-    /// The next frame's plan from its observation.
-    pub fn next(&mut self, obs: Observation) -> FramePlan {
+    /// The next frame's plan from its observation and those of the frames
+    /// after it in its shot that are already known (the look-ahead: none,
+    /// or up to half a second's). What lies ahead counts as the frames
+    /// before do: the window holds where the subjects will be as well as
+    /// where they were, so that a shot starts at the size and place its
+    /// first frames need, and the window widens and moves before its
+    /// subjects reach its edges.
+    pub fn next(&mut self, obs: Observation, ahead: &[Observation]) -> FramePlan {
         let s = self.settings;
         let axis = s.axis();
         let (along, _) = s.lengths();
@@ -1133,19 +1143,21 @@ impl LivePlanner {
         if self.recent.len() > hold {
             self.recent.remove(0);
         }
-        let view: Vec<&Observation> = self.recent.iter().collect();
-        let moves = handheld(&self.recent);
+        let view: Vec<&Observation> = self.recent.iter().chain(ahead).collect();
+        let moves = handheld(view.iter().copied());
         let mut need = need_of(&view, axis, s.input, moves);
-        // This frame's subjects, and the text the frames before it in the
+        // This frame's subjects, and the text the frames around it in the
         // shot found ([`HOLD`]): a title's words are found in one frame
         // and missed in the next, and what is missed would be narrowed.
         let older = &self.recent[..self.recent.len() - 1];
+        let soon = &ahead[..ahead.len().min(hold - 1)];
         need.keep = obs
             .subjects
             .iter()
             .chain(
                 older
                     .iter()
+                    .chain(soon)
                     .flat_map(|o| &o.subjects)
                     .filter(|x| x.kind == Kind::Text),
             )
@@ -1686,6 +1698,46 @@ mod tests {
         assert_eq!(frames[30].shot, 1);
     }
 
+    /// Looking ahead, a shot's first frame is framed for the subject its
+    /// next frames show (without, the window starts at the centre and must
+    /// move to it within the shot), and a subject that walks towards the
+    /// window's edge is met before it reaches it.
+    #[test]
+    fn live_a_shot_starts_framed_for_what_its_next_frames_show() {
+        let s = settings();
+        let walker = |i: usize| Rect::new(900 + 6 * i, 200, 100, 400);
+        let ahead: Vec<Observation> = (1..13).map(|i| obs(false, &[walker(i)])).collect();
+        let first = LivePlanner::new(s).next(obs(true, &[]), &ahead);
+        assert!(
+            first.window.x <= walker(12).x && first.window.right() >= walker(12).right(),
+            "{:?} misses where the subject will be",
+            first.window
+        );
+        let blind = LivePlanner::new(s).next(obs(true, &[]), &[]);
+        assert!(
+            blind.window.right() < walker(1).right(),
+            "without the look-ahead the window {:?} held the subject anyway: the test shows nothing",
+            blind.window
+        );
+        // Then the window holds the walker on every frame until it nears
+        // the picture's edge, looking ahead by 12, moving no more than a jump a frame.
+        let mut live = LivePlanner::new(s);
+        let all: Vec<Observation> = (0..47).map(|i| obs(i == 0, &[walker(i)])).collect();
+        let mut last = None::<usize>;
+        for i in 0..34 {
+            let f = live.next(all[i].clone(), &all[i + 1..i + 13]);
+            assert!(
+                f.window.x <= walker(i).x && f.window.right() >= walker(i).right(),
+                "frame {i}: {:?}",
+                f.window
+            );
+            if let Some(l) = last {
+                assert!(f.window.x.abs_diff(l) as f64 <= MAX_JUMP * 1280.0 + 1.0);
+            }
+            last = Some(f.window.x);
+        }
+    }
+
     #[test]
     fn the_live_camera_follows_within_its_limits() {
         let s = settings();
@@ -1693,7 +1745,7 @@ mod tests {
         let mut last = None::<usize>;
         for i in 0..200 {
             let x = 100 + 4 * i;
-            let f = live.next(obs(i == 0, &[Rect::new(x, 200, 100, 400)]));
+            let f = live.next(obs(i == 0, &[Rect::new(x, 200, 100, 400)]), &[]);
             if let Some(l) = last {
                 assert!(
                     f.window.x.abs_diff(l) as f64 <= MAX_JUMP * 1280.0 + 1.0,
@@ -1729,7 +1781,7 @@ mod tests {
             } else {
                 &[one]
             };
-            plans.push(live.next(obs(i == 0, rects)));
+            plans.push(live.next(obs(i == 0, rects), &[]));
         }
         let inside = |f: &FramePlan, r: &Rect| f.window.x <= r.x && f.window.right() >= r.right();
         assert_eq!(plans[29].fit, Fit::Crop);
@@ -1800,7 +1852,7 @@ mod tests {
         let mut plans = Vec::new();
         for i in 0..120 {
             let rects: &[Rect] = if i >= 30 { &[one, two] } else { &[one] };
-            plans.push(live.next(obs(i == 0, rects)));
+            plans.push(live.next(obs(i == 0, rects), &[]));
         }
         let inside = |f: &FramePlan, r: &Rect| f.window.x <= r.x && f.window.right() >= r.right();
         for (i, f) in plans.iter().enumerate() {
@@ -1832,7 +1884,7 @@ mod tests {
                         required: true,
                     });
                 }
-                live.next(o)
+                live.next(o, &[])
             })
             .collect();
         for (i, f) in plans.iter().enumerate().skip(1) {
@@ -1842,7 +1894,7 @@ mod tests {
             assert_eq!(same, 1, "frame {i}: {:?}", f.keep);
         }
         // A cut forgets it.
-        let after = live.next(obs(true, &people));
+        let after = live.next(obs(true, &people), &[]);
         assert!(!keeps(&after, &title), "{:?}", after.keep);
     }
 
@@ -1861,7 +1913,7 @@ mod tests {
                 35..60 => 600,
                 _ => 1100,
             };
-            windows.push(live.next(obs(i == 0, &[at(x)])).window);
+            windows.push(live.next(obs(i == 0, &[at(x)]), &[]).window);
         }
         assert!(
             windows[..60].iter().all(|w| *w == windows[0]),
