@@ -308,6 +308,8 @@ fn run_image(
         eprintln!("note: no --op given; using {}", op_texts[0]);
     }
     let mut chain = seamstream::registry::parse_chain(&op_texts)?;
+    // One picture: nothing comes after it to look ahead to.
+    chain.hold_none()?;
     // Fail before the work, not after it.
     io::check_writable(output)?;
     let frame: Frame = match input {

@@ -100,6 +100,45 @@ fn assert_fails_cleanly(args: &[&str], name: &str, expect: &[&str]) {
     assert!(entries(&dir).is_empty(), "{name}: left {:?}", entries(&dir));
 }
 
+/// A picture reframed is the picture's own window, not the black a live
+/// reframe gives while it fills its look-ahead: one image looks at nothing
+/// ahead, and a look-ahead asked for in so many words is refused, named.
+#[test]
+fn an_image_reframes_at_once_and_refuses_a_look_ahead() {
+    let dir = tempdir("reframe-image");
+    let input = sample();
+    let o = run(
+        &[
+            "image",
+            input.to_str().unwrap(),
+            "out.png",
+            "--op",
+            "reframe:aspect=1:1",
+            "--device",
+            "cpu",
+        ],
+        &dir,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = image::open(dir.join("out.png")).unwrap().to_luma8();
+    assert_eq!(out.dimensions(), (300, 300));
+    let mean = out.pixels().map(|p| p.0[0] as f64).sum::<f64>() / (300.0 * 300.0);
+    assert!(mean > 40.0, "the picture is black (mean {mean:.1})");
+    assert_fails_cleanly(
+        &[
+            "image",
+            input.to_str().unwrap(),
+            "out.png",
+            "--op",
+            "reframe:aspect=1:1,lookahead=0.3",
+            "--device",
+            "cpu",
+        ],
+        "reframe-lookahead",
+        &["lookahead", "0.3", "lookahead=0"],
+    );
+}
+
 #[test]
 fn a_missing_input_names_the_file() {
     assert_fails_cleanly(

@@ -265,7 +265,13 @@ impl PyChain {
         let asked = device_of(device)?;
         // Placing the chain may open a GPU.
         entering(!matches!(asked, Device::Cpu))?;
-        let chain = guarded(|| registry::parse_chain_for(&texts, Media::Video))?;
+        // Each call gives its own frame's result: a reframe here looks no
+        // frame ahead (`seamstream.run` does).
+        let chain = guarded(|| {
+            let mut chain = registry::parse_chain_for(&texts, Media::Video)?;
+            chain.hold_none()?;
+            Ok(chain)
+        })?;
         let (engine, device) = match guarded(|| seamstream::cuda::place(asked, None))? {
             Placed::Gpu(gpu) => {
                 let name = format!("{gpu:?}");

@@ -76,6 +76,14 @@ pub trait Op: std::any::Any + Send + std::fmt::Debug {
     fn set_rate(&mut self, _fps: f64) -> Result<()> {
         Ok(())
     }
+
+    /// Holds no frame back from now on ([`Op::delay`] 0), for a caller that
+    /// takes each frame's result at once and has no end to drain (a still
+    /// image, Python's frame-by-frame calls); an error where the user asked
+    /// for a look-ahead in so many words.
+    fn hold_none(&mut self) -> Result<()> {
+        Ok(())
+    }
 }
 
 pub type OpBox = Box<dyn Op>;
@@ -146,6 +154,11 @@ impl Chain {
     /// Tells every operation the source's frame rate ([`Op::set_rate`]).
     pub fn set_rate(&mut self, fps: f64) -> Result<()> {
         self.ops.iter_mut().try_for_each(|o| o.set_rate(fps))
+    }
+
+    /// Makes every operation hold no frame back ([`Op::hold_none`]).
+    pub fn hold_none(&mut self) -> Result<()> {
+        self.ops.iter_mut().try_for_each(|o| o.hold_none())
     }
 
     /// Runs every operation in order.

@@ -442,6 +442,9 @@ pub struct Reframe {
     /// Live: the frames seen and not yet framed, oldest first
     /// ([`Director::delay`] of them).
     held: VecDeque<Frame>,
+    /// Whether `lookahead=` was written (a caller that cannot look ahead
+    /// refuses it then, instead of dropping it).
+    lookahead_given: bool,
     /// The shots so far, and every frame's plan when asked to keep them
     /// (shared with whoever reports them or writes them out after a run).
     pub record: Option<Arc<std::sync::Mutex<Record>>>,
@@ -560,6 +563,7 @@ pub fn build(p: &Params) -> Result<OpBox> {
         path_file: p.path("path").map(PathBuf::from),
         narrower: Narrower::default(),
         held: VecDeque::new(),
+        lookahead_given: p.given("lookahead"),
         record: None,
     };
     if let Some(f) = op.path_file.clone() {
@@ -692,6 +696,19 @@ impl Op for Reframe {
 
     fn set_rate(&mut self, fps: f64) -> Result<()> {
         Reframe::set_rate(self, fps)
+    }
+
+    fn hold_none(&mut self) -> Result<()> {
+        if self.lookahead_given && self.director.lookahead > 0.0 {
+            return Err(Error::bad_value(
+                "reframe",
+                "lookahead",
+                self.director.lookahead,
+                "frames held back to look ahead come out only when the stream ends, and this takes each frame's result at once: give lookahead=0, or run the video with `seamstream run` or the elements",
+            ));
+        }
+        self.director.lookahead = 0.0;
+        Ok(())
     }
 }
 
