@@ -256,13 +256,15 @@ impl Director {
         self.replay.is_none()
     }
 
-    /// Frames live planning sees before it plans one: [`Director::lookahead`]
-    /// seconds at the source's rate; none for a plan made ahead.
+    /// Frames live planning sees before it plans one: as many as fit in
+    /// [`Director::lookahead`] seconds at the source's rate (never more
+    /// time than asked: 0.5 s at 25 fps is 12 frames); none for a plan made
+    /// ahead.
     pub fn delay(&self) -> usize {
         if self.replay.is_some() {
             return 0;
         }
-        (self.lookahead * self.fps).round() as usize
+        (self.lookahead * self.fps + 1e-6).floor() as usize
     }
 
     /// The frame index the next plan is for.
@@ -796,6 +798,11 @@ mod tests {
         let mut r = op("reframe:aspect=1:1,lookahead=0.1").unwrap();
         r.set_rate(60.0).unwrap();
         assert_eq!(r.delay(), 6);
+        // Never more time than asked: half a second at 25 fps is 12 frames
+        // (12.5 rounded would be 0.52 s).
+        let mut r = op("reframe:aspect=1:1,lookahead=0.5").unwrap();
+        r.set_rate(25.0).unwrap();
+        assert_eq!(r.delay(), 12);
     }
 
     #[test]
