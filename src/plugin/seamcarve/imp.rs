@@ -155,7 +155,7 @@ impl ObjectImpl for SeamCarve {
                     .nick("Look-ahead")
                     .blurb("With aspect: seconds of frames the reframe sees before it frames one (the shot starts framed for what follows; the window widens and moves before its subjects need it); the frames are held that long, reported as latency; 0 holds none")
                     .minimum(0.0)
-                    .maximum(0.5)
+                    .maximum(crate::ops::reframe::MAX_LOOKAHEAD)
                     .default_value(crate::ops::reframe::LOOKAHEAD)
                     .mutable_ready()
                     .build(),

@@ -50,6 +50,10 @@ pub const DEFAULT_FPS: f64 = 30.0;
 /// add at 30 fps and above.
 pub const LOOKAHEAD: f64 = 0.4;
 
+/// The longest look-ahead, in seconds (`lookahead=`'s bound; the latency a
+/// live reframe may add).
+pub const MAX_LOOKAHEAD: f64 = 0.5;
+
 /// A target side as the user may write it.
 const TARGET_SIDE: Kind = Kind::Size {
     max_pixels: 2 * crate::io::MAX_SIDE as usize,
@@ -115,7 +119,10 @@ pub static SPEC: OpSpec = OpSpec {
         ),
         ParamSpec::new(
             "lookahead",
-            Kind::Float { min: 0.0, max: 0.5 },
+            Kind::Float {
+                min: 0.0,
+                max: MAX_LOOKAHEAD,
+            },
             "0.4",
             "live planning only: seconds of frames seen before one is framed (so a shot starts framed for what follows, and the window widens and moves before its subjects need it); the frames are held back that long, 0 holds none",
         ),
@@ -256,15 +263,18 @@ impl Director {
         self.replay.is_none()
     }
 
-    /// Frames live planning sees before it plans one: as many as fit in
-    /// [`Director::lookahead`] seconds at the source's rate (never more
-    /// time than asked: 0.5 s at 25 fps is 12 frames); none for a plan made
-    /// ahead.
+    /// Frames live planning sees before it plans one: [`Director::lookahead`]
+    /// seconds at the source's rate, rounded, but never more than fit in
+    /// [`MAX_LOOKAHEAD`] (0.5 s at 25 fps is 12 frames, not 13); none for a
+    /// plan made ahead. (Rounded down, 0.4 s at 29.97 fps would be 11
+    /// frames, and dog-walk 9:16 live lost a box of 19 and flickered 1.46×
+    /// the centre crop instead of 1.33×.)
     pub fn delay(&self) -> usize {
         if self.replay.is_some() {
             return 0;
         }
-        (self.lookahead * self.fps + 1e-6).floor() as usize
+        let most = (MAX_LOOKAHEAD * self.fps + 1e-6).floor();
+        (self.lookahead * self.fps).round().min(most) as usize
     }
 
     /// The frame index the next plan is for.
@@ -798,10 +808,13 @@ mod tests {
         let mut r = op("reframe:aspect=1:1,lookahead=0.1").unwrap();
         r.set_rate(60.0).unwrap();
         assert_eq!(r.delay(), 6);
-        // Never more time than asked: half a second at 25 fps is 12 frames
-        // (12.5 rounded would be 0.52 s).
+        // Never more than half a second: at 25 fps that is 12 frames (12.5
+        // rounded would be 0.52 s); 0.4 s at 29.97 fps is 12 (11.99).
         let mut r = op("reframe:aspect=1:1,lookahead=0.5").unwrap();
         r.set_rate(25.0).unwrap();
+        assert_eq!(r.delay(), 12);
+        let mut r = op("reframe:aspect=1:1").unwrap();
+        r.set_rate(30000.0 / 1001.0).unwrap();
         assert_eq!(r.delay(), 12);
     }
 

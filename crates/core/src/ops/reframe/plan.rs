@@ -100,10 +100,11 @@ pub const LIVE_ROOM: f64 = 0.1;
 /// The most either of a live window's edges moves in a frame (camera and
 /// zoom together), a share of the input's: under the 2% a frame that no
 /// part of the window may jump, with room for rounding to even pixels. Its
-/// length grows by at most this a frame, and shrinks by up to twice this
-/// (both edges); a zoom that takes fewer frames flickers less
-/// (film-dialogue 9:16 live, 1.35× the centre crop with the length's step
-/// at 1.5% → 1.26×; 1.19× shrinking twice as fast).
+/// length grows or shrinks by up to twice this a frame (both edges); a
+/// zoom that takes fewer frames flickers less (film-dialogue 9:16 live,
+/// 1.35× the centre crop with the length's step at 1.5% → 1.26×; 1.19×
+/// shrinking twice as fast; juggler 9:16, looking ahead, 1.38 → 1.30×
+/// growing twice as fast too).
 pub const MAX_ZOOM: f64 = 0.018;
 
 /// Which fits a reframe may use.
@@ -1062,9 +1063,9 @@ impl ShotLog {
 ///   length) crop, carve and pad are one family ([`Layout::carved_to`]), so
 ///   the window widens from a crop to a carve or a pad (and narrows back)
 ///   by a zoom about its centre, neither edge moving more than
-///   [`MAX_ZOOM`] of the input a frame (its length growing by at most
-///   that, and shrinking by twice that). It widens as soon as a frame needs
-///   it, towards what it did not hold (the subjects it showed stay in),
+///   [`MAX_ZOOM`] of the input a frame (its length changing by up to twice
+///   that). It widens as soon as a frame needs it (looking ahead: before
+///   it does), towards what it did not hold (the subjects it showed stay in),
 ///   and narrows only after [`LIVE_SHRINK`] seconds in which no frame
 ///   needed the width.
 /// - **The camera holds, then moves.** It stays while the subjects are
@@ -1246,9 +1247,9 @@ impl LivePlanner {
     }
 
     /// The window's length this frame: eased towards the size the recent
-    /// frames asked for, with room, growing by at most [`MAX_ZOOM`] of the
-    /// input a frame and shrinking by at most twice that (each edge that
-    /// much), the carved length alike; at a cut, that size at once.
+    /// frames asked for, with room, growing or shrinking by at most twice
+    /// [`MAX_ZOOM`] of the input a frame (each edge that much), the carved
+    /// length alike; at a cut, that size at once.
     fn size(&mut self, need: &Need, cut: bool) -> usize {
         let s = self.settings;
         let (along, _) = s.lengths();
@@ -1283,17 +1284,16 @@ impl LivePlanner {
         if cut {
             (self.len, self.carved) = (gl, gk);
         } else {
-            // Each edge may move a zoom's step, so a window that narrows
-            // may lose that from both; one that widens grows by a step only
-            // (twice, it widened a handheld close-up, whose camera's motion
-            // was taken for subjects', to the whole frame before the
-            // camera's motion was known, and cockatoo's head was narrowed
-            // and lost on one more frame at each shape). The carved
-            // length, no edge, changes as fast as the length may.
+            // Each edge may move a zoom's step, so the window may gain or
+            // lose that at both. (Growing so fast without the look-ahead
+            // widened a handheld close-up, whose camera's motion was taken
+            // for subjects', to the whole frame before the camera's motion
+            // was known, and cockatoo's head was narrowed and lost on one
+            // more frame at each shape; looking ahead, the motion is known
+            // first.) The carved length, no edge, changes as fast.
             let edge = MAX_ZOOM * along as f64;
             let (dl, dk) = (gl - self.len, gk - self.carved);
-            let room = if dl > 0.0 { edge } else { 2.0 * edge };
-            let frames = (dl.abs() / room)
+            let frames = (dl.abs() / (2.0 * edge))
                 .max(dk.abs() / (2.0 * edge))
                 .ceil()
                 .max(1.0);
@@ -1774,18 +1774,25 @@ mod tests {
         let one = Rect::new(600, 200, 100, 400);
         let two = Rect::new(100, 200, 100, 400);
         let step = MAX_JUMP * 1280.0;
-        let mut plans = Vec::new();
-        for i in 0..300 {
-            let rects: &[Rect] = if (30..120).contains(&i) {
-                &[one, two]
-            } else {
-                &[one]
-            };
-            plans.push(live.next(obs(i == 0, rects), &[]));
-        }
+        // Seen 12 frames ahead, as `run` and the elements see them (0.4 s).
+        let all: Vec<Observation> = (0..312)
+            .map(|i| {
+                let rects: &[Rect] = if (30..120).contains(&i) {
+                    &[one, two]
+                } else {
+                    &[one]
+                };
+                obs(i == 0, rects)
+            })
+            .collect();
+        let plans: Vec<FramePlan> = (0..300)
+            .map(|i| live.next(all[i].clone(), &all[i + 1..i + 13]))
+            .collect();
         let inside = |f: &FramePlan, r: &Rect| f.window.x <= r.x && f.window.right() >= r.right();
-        assert_eq!(plans[29].fit, Fit::Crop);
-        assert_eq!(plans[29].window.w, 406);
+        // A crop until the second subject is in sight, 12 frames before it
+        // comes; by then the window has widened towards it.
+        assert_eq!((plans[17].fit, plans[17].window.w), (Fit::Crop, 406));
+        assert!(plans[29].window.w > 406 && plans[29].window.x < 448);
         for (i, w) in plans.windows(2).enumerate() {
             let (a, b) = (w[0].window, w[1].window);
             // The length changes by at most two zoom's steps (one for
@@ -1818,9 +1825,10 @@ mod tests {
                 .any(|w| w[0].window.w.abs_diff(w[1].window.w) as f64 > MAX_ZOOM * 1280.0 + 2.0),
             "no zoom faster than one edge's step"
         );
-        // Within half a second of the second subject, the window holds both,
-        // carved or padded, until it goes.
-        for (i, f) in plans.iter().enumerate().take(120).skip(45) {
+        // Within 4 frames of the second subject (the window's edge had 348
+        // px to go, 16 frames at the edge's 1.8% a frame, and saw it 12
+        // ahead), the window holds both, carved or padded, until it goes.
+        for (i, f) in plans.iter().enumerate().take(120).skip(34) {
             assert!(
                 inside(f, &one) && inside(f, &two),
                 "frame {i}: {:?}",
