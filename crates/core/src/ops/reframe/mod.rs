@@ -7,7 +7,8 @@
 //! - [`analyze`]: shots, and the subjects of each frame: faces
 //!   ([`faces`]), text ([`text`]) and what moves against the background;
 //! - [`plan`]: per shot, the fit (crop, carve, pad) and the camera's path,
-//!   offline over the whole shot or live frame by frame;
+//!   offline over the whole shot or live frame by frame, each frame seeing
+//!   the next [`LOOKAHEAD`] seconds (the op holds the frames that long);
 //! - [`path`]: the plan as JSON, written for editors and replayed;
 //! - [`render`]: a frame of the output from its window, in integers that
 //!   the GPU repeats (src/cuda/ops/reframe.rs);
@@ -16,7 +17,10 @@
 //! On a file, `run` plans the whole video first (src/gst/reframe.rs): it
 //! decodes it once for the analysis, plans every shot with the shot in
 //! view, and then renders with the plan ([`Reframe::replay`]). A live
-//! source, an element or a still image plan as frames come ([`Director`]).
+//! source or an element plans as frames come ([`Director`]), holding back
+//! [`Director::delay`] frames to look ahead ([`crate::ops::Op::delay`]); a
+//! still image, or Python's frame-by-frame calls, hold none
+//! ([`crate::ops::Op::hold_none`]).
 
 pub mod analyze;
 pub mod faces;

@@ -1056,7 +1056,9 @@ impl ShotLog {
     }
 }
 
-/// The live camera: frame by frame, no look-ahead.
+/// The live camera: frame by frame, each frame seeing the frames after it
+/// in its shot that the look-ahead holds ([`LivePlanner::next`]), none to
+/// half a second's.
 ///
 /// - **The fit grows with the subjects.** Each frame asks for the fit its
 ///   recent subjects need ([`choose_fit`]); as a pair (window length, carved
