@@ -14,7 +14,10 @@ class Chain:
     """A chain of operations, built once from the text of ``--op``
     (``"gaussian:sigma=2"``, ``"retarget:width=75%"``), applied to frames one
     after another. It keeps what video needs between calls: fast
-    retargeting's seams, the reframe window's path.
+    retargeting's seams, the reframe window's path. Each call gives that
+    frame's own result, so a reframe here looks at no frame ahead
+    (``seamstream.run`` and the elements look 0.4 s ahead), and an explicit
+    ``lookahead=`` above 0 is refused.
 
     ``device`` is ``"auto"`` (a GPU when one works, else the CPU), ``"cpu"``,
     ``"cuda"`` or ``"cuda:N"``.
