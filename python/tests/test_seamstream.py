@@ -57,6 +57,17 @@ def test_gray_makes_a_gray_frame_and_a_view_is_read_in_order():
     assert np.array_equal(out, seamstream.Chain("gray", device="cpu").apply(view.copy()))
 
 
+def test_a_reframe_gives_each_frame_its_own_window_at_once():
+    # Each call answers for its own frame: the first already shows the
+    # picture, not the black a live reframe sends while it looks ahead.
+    frame = noise(36, 64)
+    out = seamstream.Chain("reframe:aspect=1:1", device="cpu").apply(frame)
+    assert out.shape == (36, 36, 4)
+    assert out[..., :3].mean() > 60
+    with pytest.raises(ValueError, match="lookahead=0"):
+        seamstream.Chain("reframe:aspect=1:1,lookahead=0.3", device="cpu")
+
+
 def test_ops_may_be_given_as_one_list():
     a = seamstream.Chain(["sobel", "threshold:t=40"], device="cpu")
     b = seamstream.Chain("sobel", "threshold:t=40", device="cpu")
