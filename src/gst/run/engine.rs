@@ -161,7 +161,10 @@ impl Work {
                 info: t.info.clone(),
                 warmup: t.warmup,
             });
-            self.ahead.last = Some(again(&t.frame));
+            // (A picture is kept by `feed`, without a copy where it can.)
+            if !matches!(t.frame, Pixels::Picture(_)) {
+                self.ahead.last = Some(again(&t.frame));
+            }
         }
         let done = self.feed(t)?;
         Ok(self.stamped(done))
@@ -202,21 +205,22 @@ impl Work {
         if delay == 0 || self.ahead.stamps.is_empty() {
             return Ok(done);
         }
-        let Some(last) = self.ahead.last.take() else {
+        let (Some(last), Some(info)) = (
+            self.ahead.last.take(),
+            self.ahead.stamps.back().map(|s| s.info.clone()),
+        ) else {
             return Ok(done);
         };
-        let info = self.ahead.stamps.back().map(|s| s.info.clone());
         for _ in 0..delay {
             let mut frame = again(&last);
             if let Pixels::Device(d) = &mut frame {
                 d.out = out();
             }
-            let Some(info) = info.clone() else { break };
             let t = Timed {
                 frame,
                 pts: None,
                 duration: None,
-                info,
+                info: info.clone(),
                 warmup: false,
             };
             let outs = self.feed(t)?;
@@ -238,8 +242,20 @@ impl Work {
                     "the CPU backend takes frames copied out of GStreamer's buffers".into(),
                 ));
             };
-            let picture = self.cpu(picture, yuv_colorimetry(&t.info).0)?;
-            let frame = Pixels::Picture(picture);
+            let c = yuv_colorimetry(&t.info).0;
+            let input = if self.ahead.delay.is_some_and(|d| d > 0) {
+                // Kept to feed again at the end ([`Work::drain`]): a 4:2:0
+                // picture is converted from, not copied.
+                let input = match &picture {
+                    Picture::Yuv(y) => Frame::Rgba(yuv420_to_rgba(y, c)),
+                    Picture::Frame(f) => f.clone(),
+                };
+                self.ahead.last = Some(Pixels::Picture(picture));
+                input
+            } else {
+                chain_frame(picture, c)
+            };
+            let frame = Pixels::Picture(self.cpu(input, c)?);
             return Ok(vec![Timed { frame, ..t }]);
         };
         if self.ring.is_none() {
@@ -258,8 +274,8 @@ impl Work {
     /// conversion, and the result goes out as I420 by the same conversion
     /// where the GPU's would (`yuv_out`, even sizes), so that both devices
     /// give the encoder the same bytes.
-    fn cpu(&mut self, picture: Picture, c: Colorimetry) -> Result<Picture> {
-        let out = self.chain.apply(chain_frame(picture, c))?;
+    fn cpu(&mut self, input: Frame, c: Colorimetry) -> Result<Picture> {
+        let out = self.chain.apply(input)?;
         let even = out.width() % 2 == 0 && out.height() % 2 == 0;
         let yuv = self.yuv_out.filter(|_| even || !self.even_only);
         out_picture(out, c, yuv)

@@ -414,13 +414,9 @@ impl Director {
             return Ok(None);
         };
         // What follows in the same shot.
-        let ahead: Vec<Observation> = self
-            .pending
-            .iter()
-            .take_while(|o| !o.cut)
-            .cloned()
-            .collect();
-        let plan = planner.next(obs, &ahead);
+        let pending = self.pending.make_contiguous();
+        let same_shot = pending.iter().take_while(|o| !o.cut).count();
+        let plan = planner.next(obs, &pending[..same_shot]);
         if !plan.window.fits(w, h) {
             return Err(Error::op_failed(
                 "reframe",
@@ -662,21 +658,18 @@ impl Op for Reframe {
         // Looking ahead, this frame waits its turn and the oldest held one
         // is framed; until one is, a black placeholder goes out (dropped
         // by whoever drives the chain, see [`Op::delay`]).
-        let frame = if self.director.delay() > 0 {
+        let holds = self.director.delay() > 0;
+        if holds {
             self.held.push_back(frame.clone());
-            match plan.is_some().then(|| self.held.pop_front()).flatten() {
-                Some(oldest) => std::borrow::Cow::Owned(oldest),
-                None => return Ok(placeholder(frame, out)),
-            }
-        } else {
-            std::borrow::Cow::Borrowed(frame)
-        };
+        }
         let Some(plan) = plan else {
-            return Ok(placeholder(&frame, out));
+            return Ok(placeholder(frame, out));
         };
+        let oldest = if holds { self.held.pop_front() } else { None };
+        let frame = oldest.as_ref().unwrap_or(frame);
         let lay = plan.layout(out);
         let around = self.director.around(render::NARROW_RADIUS);
-        let result = match frame.as_ref() {
+        let result = match frame {
             Frame::Rgba(p) => Frame::Rgba(render(
                 p,
                 &lay,
