@@ -80,6 +80,15 @@ pub const STEADY_SHARE: f64 = 0.6;
 /// take at most this share of the carved length: the rest of the window
 /// keeps at least 5% of it.
 pub const HELD_ROOM: f64 = 0.95;
+/// Offline, a carved shot of a second or more whose narrowing changes more
+/// often than this many times a second (its subjects too many and too
+/// restless for the narrowing to hold still in stretches:
+/// flower-timelapse's opening buds, 7.6 a second over 5 s; the shared
+/// clips' other carved shots of a second or more, 0–0.7) is padded
+/// instead: every change of a narrowing moves every column between its
+/// subjects. A shorter shot is carved as planned (promo's 0.8-s shot of
+/// small print changes 5 times; padded, its text is too small to read).
+pub const MAX_NARROWINGS: f64 = 1.0;
 /// Acceleration of the live camera: this share of its top speed a frame.
 const LIVE_ACCEL: f64 = 0.15;
 /// Seconds in which no frame needed the live window's width before it
@@ -918,8 +927,24 @@ pub fn plan_offline(obs: &[Observation], s: &Settings) -> (Vec<ShotPlan>, Vec<Fr
                 keep: n.keep,
             });
         }
+        let mut fit = fit;
         if fit == Fit::Carve {
+            let own: Vec<Vec<Rect>> = frames[first..].iter().map(|f| f.keep.clone()).collect();
             hold_narrowing(&mut frames[first..], s.output);
+            // A narrowing that cannot hold still wobbles: the same window
+            // scaled and padded instead.
+            let shot = &mut frames[first..];
+            let changes = shot.windows(2).filter(|w| w[0].keep != w[1].keep).count();
+            let seconds = shot.len() as f64 / s.fps;
+            if s.fit == FitChoice::Auto
+                && seconds >= 1.0
+                && changes as f64 > MAX_NARROWINGS * seconds
+            {
+                fit = Fit::Pad;
+                for (f, keep) in shot.iter_mut().zip(own) {
+                    (f.fit, f.carve_to, f.keep) = (Fit::Pad, None, keep);
+                }
+            }
         }
         shots.push(ShotPlan {
             shot: shots.len(),
@@ -1552,6 +1577,41 @@ mod tests {
         let o: Vec<_> = (0..30).map(|i| title(i == 0)).collect();
         let (shots, _) = plan_offline(&o, &s);
         assert_eq!(shots[0].fit, Fit::Pad);
+    }
+
+    #[test]
+    fn a_narrowing_that_cannot_hold_still_is_padded_instead() {
+        let s = settings();
+        // A person and a dog 460 px apart (carved, as above), and between
+        // them a bud that opens at 440, 540 or 640 in turn, every 3
+        // frames (each overlapping the next, so seen long enough to hold):
+        // the buds (310 px together) and both subjects leave the narrowing
+        // (584 → 406) no room to hold still.
+        let (person, dog) = (Rect::new(300, 100, 120, 500), Rect::new(760, 400, 100, 200));
+        let bud = |x: usize| Rect::new(x, 300, 110, 60);
+        let restless: Vec<_> = (0..90)
+            .map(|i| obs(i == 0, &[person, dog, bud(440 + 100 * ((i / 3) % 3))]))
+            .collect();
+        let (shots, frames) = plan_offline(&restless, &s);
+        assert_eq!(shots[0].fit, Fit::Pad);
+        for (i, f) in frames.iter().enumerate() {
+            assert_eq!((f.fit, f.carve_to), (Fit::Pad, None), "frame {i}");
+            assert!(f.window.x <= 300 && f.window.right() >= 860, "frame {i}");
+        }
+        // One bud that stays: carved, its narrowing held.
+        let steady: Vec<_> = (0..90)
+            .map(|i| obs(i == 0, &[person, dog, bud(540)]))
+            .collect();
+        let (shots, frames) = plan_offline(&steady, &s);
+        assert_eq!(shots[0].fit, Fit::Carve);
+        assert!(frames.windows(2).all(|w| w[0].keep == w[1].keep));
+        // Asked for, the restless shot is carved all the same.
+        let carve = Settings {
+            fit: FitChoice::Only(Fit::Carve),
+            ..s
+        };
+        let (shots, _) = plan_offline(&restless, &carve);
+        assert_eq!(shots[0].fit, Fit::Carve);
     }
 
     #[test]

@@ -39,6 +39,12 @@ const PAINT_LEVELS: f64 = 6.0;
 const MIN_WIDTH_SPREAD: f64 = 0.15;
 /// The most the ground under a line of small text may vary (levels).
 const MAX_GROUND_STD: f64 = 12.0;
+/// Titles keep inside the title-safe area (broadcast practice keeps them at
+/// least 5% in from each edge): a group of painted letters within this
+/// share of the picture's edge is something else, leaves or petals of one
+/// shade over the whole frame (flower-timelapse: a "title" of 954×468 of
+/// its 960×540 pixels; promo's titles keep 6% and more clear).
+const TITLE_SAFE: f64 = 0.02;
 /// Largest median share of its box a line's characters fill: letters are
 /// strokes; panes and bricks fill their boxes.
 const MAX_LINE_FILL: f64 = 0.8;
@@ -412,7 +418,7 @@ fn blocks_at(luma: &Plane<u8>, titles: bool) -> Vec<Rect> {
         }
     }
     if titles {
-        found.extend(painted_groups(&chars));
+        found.extend(painted_groups(&chars, w, h));
     }
     found
 }
@@ -420,8 +426,14 @@ fn blocks_at(luma: &Plane<u8>, titles: bool) -> Vec<Rect> {
 /// Groups of at least [`MIN_PAINTED`] large letters of one polarity and
 /// within [`PAINT_LEVELS`] of one level, each within a letter's height of
 /// another: a title painted in one colour, its letters broken up or its
-/// lines uneven.
-fn painted_groups(chars: &[Piece]) -> Vec<Rect> {
+/// lines uneven. A group that reaches the `w`×`h` picture's edge is no
+/// title ([`TITLE_SAFE`]).
+fn painted_groups(chars: &[Piece], w: usize, h: usize) -> Vec<Rect> {
+    let (mx, my) = (
+        ((w as f64 * TITLE_SAFE) as usize).max(1),
+        ((h as f64 * TITLE_SAFE) as usize).max(1),
+    );
+    let inside = |r: &Rect| r.x >= mx && r.y >= my && r.right() + mx <= w && r.bottom() + my <= h;
     let mut found: Vec<Rect> = Vec::new();
     for seed in chars.iter().filter(|c| c.rect.h >= MIN_TITLE_LETTER) {
         // The letters of the seed's colour, joined by reach.
@@ -460,7 +472,7 @@ fn painted_groups(chars: &[Piece]) -> Vec<Rect> {
             .iter()
             .skip(1)
             .fold(members[0].rect, |r, c| r.union(&c.rect));
-        if !found.iter().any(|f| f.intersect(&r).is_some()) {
+        if inside(&r) && !found.iter().any(|f| f.intersect(&r).is_some()) {
             found.push(r);
         }
     }
@@ -757,5 +769,43 @@ mod tests {
         // Most of the title (its letters' box means differ at the edges).
         assert!(found[0].w >= 200, "{found:?}");
         assert!(found[0].y <= 32 && found[0].bottom() >= 130, "{found:?}");
+    }
+
+    #[test]
+    fn painted_letters_that_reach_the_edge_are_no_title() {
+        // Large letters painted in one colour (as in the test above), in
+        // rows, from `x0` to `x1`: a title when it keeps clear of the
+        // picture's edges, leaves or petals of one shade when it runs off
+        // them.
+        let painted = |x0: usize, x1: usize, rows: &[std::ops::Range<usize>]| {
+            let mut columns = vec![false; 480];
+            let (mut at, mut i) = (x0, 0);
+            while at < x1 {
+                let lw = 15 + 3 * ((i * 5) % 4);
+                for c in &mut columns[at..(at + lw).min(x1)] {
+                    *c = true;
+                }
+                at += lw + 15;
+                i += 1;
+            }
+            Plane::from_fn(480, 270, |x, y| {
+                let inside = columns[x] && rows.iter().any(|r| r.contains(&y));
+                if inside { 240 } else { 20 }
+            })
+        };
+        let two = [30..75, 90..135];
+        // Clear of the edges: a title.
+        let clear = painted(21, 300, &two);
+        assert_eq!(text_blocks(&clear).len(), 1, "{:?}", text_blocks(&clear));
+        // The same rows from the left edge to the right.
+        let across = painted(0, 480, &two);
+        assert!(
+            text_blocks(&across).is_empty(),
+            "{:?}",
+            text_blocks(&across)
+        );
+        // Rows down to the bottom edge, clear of the sides.
+        let down = painted(21, 300, &[30..75, 90..135, 150..195, 210..255, 256..270]);
+        assert!(text_blocks(&down).is_empty(), "{:?}", text_blocks(&down));
     }
 }
