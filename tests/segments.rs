@@ -12,7 +12,7 @@ use gstreamer::prelude::*;
 use seamstream::gst::probe::{video_frames, video_stream};
 
 use common::video::{
-    clip_with_audio, decode_rgba, pipeline_with_sink, play_to_eos, run, stderr, tempdir,
+    clip_with_audio, decode, decode_rgba, pipeline_with_sink, play_to_eos, run, stderr, tempdir,
 };
 
 /// Where the chains run: the CPU, or `SEAMSTREAM_TEST_DEVICE` (`cuda` on
@@ -637,6 +637,45 @@ fn a_split_reframe_is_planned_once_and_replayed_by_every_worker() {
         s(&path),
     ]);
     assert!(decode_rgba(&replayed) == decode_rgba(&single));
+    // Asked for another shape, the file is refused, naming both sizes and
+    // the shape to ask for, and nothing is written; at its shape but
+    // another size, it is replayed.
+    let square = dir.join("square.mp4");
+    let o = run(&[
+        "run",
+        s(&input),
+        s(&square),
+        "--op",
+        "reframe:aspect=1:1",
+        "--reframe-path",
+        s(&path),
+    ]);
+    let text = stderr(&o);
+    assert!(!o.status.success(), "{text}");
+    assert!(
+        text.contains("frames a 54x96 output, and this reframe makes 96x96")
+            && text.contains("aspect=9:16"),
+        "{text}"
+    );
+    assert!(!square.exists(), "{text}");
+    let larger = dir.join("larger.mp4");
+    let said = ok(&[
+        "run",
+        s(&input),
+        s(&larger),
+        "--op",
+        "reframe:width=108,height=192",
+        "--reframe-path",
+        s(&path),
+    ]);
+    assert!(said.contains("reframe: replayed"), "{said}");
+    let frames = decode(&larger);
+    assert_eq!(frames.len(), decode(&single).len());
+    assert!(
+        frames.iter().all(|&(_, w, h)| (w, h) == (108, 192)),
+        "{:?}",
+        frames[0]
+    );
     // That file replayed on frames of another size (96x64, not 160x96) is
     // refused, naming both sizes, and writes nothing.
     let other = dir.join("other.mp4");

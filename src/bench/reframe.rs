@@ -21,8 +21,8 @@ use seamstream::gst::reframe::reframe_of;
 use seamstream::ops::Op;
 use seamstream::ops::reframe::analyze::{FACE_EVERY, Thumbs};
 use seamstream::ops::reframe::geometry::{Fit, Rect};
-use seamstream::ops::reframe::plan_video;
 use seamstream::ops::reframe::render::resample;
+use seamstream::ops::reframe::{MadeFor, plan_video};
 
 /// One case's figures, in milliseconds a frame.
 #[derive(Clone, Debug)]
@@ -95,7 +95,14 @@ pub fn time_reframe(gpu: Option<&Gpu>, op: &str, frames: &[Frame]) -> Result<Ref
     for p in &plans {
         fits[Fit::ALL.iter().position(|&f| f == p.fit).unwrap_or(0)] += 1;
     }
-    r.replay(plans, "the bench's plan".into(), Some((w, h)));
+    r.replay(
+        plans,
+        "the bench's plan".into(),
+        Some(MadeFor {
+            input: (w, h),
+            output: Some(out),
+        }),
+    );
     let times = frame_times(gpu, &mut chain, frames)?;
     let rest = if times.len() > 1 {
         &times[1..]

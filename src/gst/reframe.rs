@@ -18,7 +18,7 @@ use crate::frame::Frame;
 use crate::ops::reframe::analyze::{Analyzer, FACE_EVERY, Thumbs};
 use crate::ops::reframe::path::PathFile;
 use crate::ops::reframe::plan::{Camera, ShotPlan, shots_of};
-use crate::ops::reframe::{Record, Reframe, plan_video};
+use crate::ops::reframe::{MadeFor, Record, Reframe, plan_video};
 use crate::ops::{Chain, Op};
 
 /// How a run's reframe got its plan.
@@ -174,7 +174,10 @@ pub fn prepare(
         op.replay(
             plans,
             p.display().to_string(),
-            Some((file.input[0], file.input[1])),
+            Some(MadeFor {
+                input: (file.input[0], file.input[1]),
+                output: Some((file.output[0], file.output[1])),
+            }),
         );
         let mut planned = Planned::new(Source::Replayed(p.to_path_buf()), op.pad.name());
         planned.shots = shots;
@@ -267,7 +270,14 @@ pub fn prepare(
         None => None,
     };
     let count = frames.len();
-    op.replay(frames, format!("the plan of {uri}"), Some(size));
+    op.replay(
+        frames,
+        format!("the plan of {uri}"),
+        Some(MadeFor {
+            input: size,
+            output: Some(out),
+        }),
+    );
     let seconds = start.elapsed().as_secs_f64();
     let mut planned = Planned::new(Source::Planned { seconds }, op.pad.name());
     planned.shots = shots;

@@ -141,7 +141,7 @@ fn value_of(digits: &str) -> u128 {
     digits.bytes().fold(0, |n, b| n * 10 + u128::from(b - b'0'))
 }
 
-fn gcd(mut a: u128, mut b: u128) -> u128 {
+pub(crate) fn gcd(mut a: u128, mut b: u128) -> u128 {
     while b != 0 {
         (a, b) = (b, a % b);
     }

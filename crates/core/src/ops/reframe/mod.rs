@@ -240,12 +240,31 @@ pub struct Director {
 }
 
 /// A plan made ahead: its frames, where it came from (for messages), and
-/// the frame size it was made for, where known.
+/// what it was made for, where known.
 #[derive(Clone, Debug)]
 struct Replay {
     plans: Arc<Vec<FramePlan>>,
     source: String,
-    made_for: Option<(usize, usize)>,
+    made_for: Option<MadeFor>,
+}
+
+/// The frames a plan was made for, and (for a path file) the output's
+/// size: a plan replayed at another shape would frame every window for the
+/// wrong one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MadeFor {
+    pub input: (usize, usize),
+    pub output: Option<(usize, usize)>,
+}
+
+/// Whether two output sizes have the same shape, to within the rounding of
+/// a size to whole (even) pixels: 2%.
+fn same_shape(a: (usize, usize), b: (usize, usize)) -> bool {
+    let (ra, rb) = (
+        a.0 as f64 / a.1.max(1) as f64,
+        b.0 as f64 / b.1.max(1) as f64,
+    );
+    (ra - rb).abs() <= 0.02 * rb
 }
 
 impl Director {
@@ -356,13 +375,33 @@ impl Director {
             made_for,
         }) = &self.replay
         {
-            if let Some((mw, mh)) = *made_for
+            if let Some(MadeFor {
+                input: (mw, mh), ..
+            }) = *made_for
                 && (mw, mh) != (w, h)
             {
                 return Err(Error::op_failed(
                     "reframe",
                     format!(
                         "{source} was made for {mw}x{mh} frames, and these are {w}x{h}: give this video's path file, or remove it to plan again"
+                    ),
+                ));
+            }
+            if let Some(MadeFor {
+                output: Some((fw, fh)),
+                ..
+            }) = *made_for
+                && !same_shape((fw, fh), out)
+            {
+                let g = crate::args::gcd(fw as u128, fh as u128).max(1) as usize;
+                return Err(Error::op_failed(
+                    "reframe",
+                    format!(
+                        "{source} frames a {fw}x{fh} output, and this reframe makes {}x{}: ask for its shape (aspect={}:{}, or width={fw},height={fh}), or name a new path file to plan again",
+                        out.0,
+                        out.1,
+                        fw / g,
+                        fh / g
                     ),
                 ));
             }
@@ -581,7 +620,10 @@ pub fn build(p: &Params) -> Result<OpBox> {
     if let Some(f) = op.path_file.clone() {
         let file = path::PathFile::load(&f)
             .map_err(|e| Error::bad_value("reframe", "path", f.display(), e.to_string()))?;
-        let made_for = (file.input[0], file.input[1]);
+        let made_for = MadeFor {
+            input: (file.input[0], file.input[1]),
+            output: Some((file.output[0], file.output[1])),
+        };
         op.replay(file.plans(), f.display().to_string(), Some(made_for));
     }
     Ok(Box::new(op))
@@ -590,13 +632,9 @@ pub fn build(p: &Params) -> Result<OpBox> {
 impl Reframe {
     /// Renders frames by a plan made ahead (frame by frame, from the
     /// first); `source` names it in messages. Frames of another size than
-    /// `made_for` (where given) are refused.
-    pub fn replay(
-        &mut self,
-        plans: Vec<FramePlan>,
-        source: String,
-        made_for: Option<(usize, usize)>,
-    ) {
+    /// `made_for`'s input, and an output of another shape than its output
+    /// (where given), are refused.
+    pub fn replay(&mut self, plans: Vec<FramePlan>, source: String, made_for: Option<MadeFor>) {
         self.director.replay = Some(Replay {
             plans: Arc::new(plans),
             source,
