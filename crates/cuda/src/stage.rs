@@ -240,11 +240,17 @@ impl GpuChain {
         for (i, (name, op)) in self.ops.iter_mut().enumerate() {
             let (done, rest) = outs.split_at_mut(i);
             let src = done.last().unwrap_or(input);
-            op.run(gpu, src, &mut rest[0])
-                .map_err(|e| Error::OpFailed {
+            op.run(gpu, src, &mut rest[0]).map_err(|e| match e {
+                // The op's own failure says its name once.
+                Error::OpFailed { op, reason } if op == *name => Error::OpFailed {
+                    op,
+                    reason: format!("on the GPU: {reason}"),
+                },
+                e => Error::OpFailed {
                     op: (*name).into(),
                     reason: format!("on the GPU: {e}"),
-                })?;
+                },
+            })?;
         }
         Ok(())
     }
