@@ -133,8 +133,13 @@ pub fn run_quality(a: &QualityArgs) -> anyhow::Result<ExitCode> {
         let mut c = seamstream::registry::parse_chain_for(&a.ops, Media::Video)?;
         if seamstream::gst::reframe::reframe_of(&mut c).is_some() {
             let input = seamstream::gst::Input::parse(&a.original)?;
-            let planned =
-                super::run_cli::plan_reframe(&mut c, &input, a.reframe_path.as_deref(), false)?;
+            let planned = super::run_cli::plan_reframe(
+                &mut c,
+                &input,
+                a.reframe_path.as_deref(),
+                false,
+                a.frames.map(|n| n as u64),
+            )?;
             path = planned.and_then(|p| p.path);
             read_path = None;
         }

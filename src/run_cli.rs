@@ -128,7 +128,7 @@ pub(crate) fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
         seamstream::gst::preload_slow_plugins();
     }
     trace::mark("arguments read, decoder registered");
-    let mut reframe = plan_reframe(&mut chain, &input, a.reframe_path, live)?;
+    let mut reframe = plan_reframe(&mut chain, &input, a.reframe_path, live, a.frames)?;
     let placing = std::thread::spawn(move || {
         let placed = place_backend(device);
         trace::mark("device opened");
@@ -407,7 +407,7 @@ pub(crate) fn run_split(
             };
             if !path.exists() {
                 let source = seamstream::gst::Input::parse(input)?;
-                if let Some(r) = plan_reframe(chain, &source, Some(&path), false)? {
+                if let Some(r) = plan_reframe(chain, &source, Some(&path), false, None)? {
                     // The job's own path file goes with the job: not named.
                     for line in reframe_lines(&r) {
                         if a.reframe_path.is_some() || !line.starts_with("  path written") {
@@ -510,6 +510,7 @@ pub(crate) fn plan_reframe(
     input: &seamstream::gst::Input,
     path_file: Option<&Path>,
     live: bool,
+    frames: Option<u64>,
 ) -> anyhow::Result<Option<seamstream::gst::reframe::Planned>> {
     let bar = indicatif::ProgressBar::hidden();
     bar.set_style(
@@ -519,7 +520,7 @@ pub(crate) fn plan_reframe(
         .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
     );
     let mut shown = false;
-    let planned = seamstream::gst::reframe::prepare(chain, input, path_file, live, |n| {
+    let planned = seamstream::gst::reframe::prepare(chain, input, path_file, live, frames, |n| {
         if !shown {
             bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
             bar.enable_steady_tick(Duration::from_millis(120));

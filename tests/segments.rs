@@ -746,6 +746,34 @@ fn an_edited_path_file_is_summarised_as_it_is_replayed() {
     );
 }
 
+/// `--frames N` (a preview of a long file) plans the reframe on the N
+/// frames it writes, not on the whole file: the summary, the shots and the
+/// path file stop where the output does.
+#[test]
+fn a_reframe_with_frames_plans_only_the_frames_it_writes() {
+    let dir = tempdir("seg-reframe-frames");
+    let input = dir.join("in.mp4");
+    clip(&input, 40, 10, None);
+    let path = dir.join("plan.json");
+    let said = ok(&[
+        "run",
+        s(&input),
+        s(&dir.join("out.mp4")),
+        "--op",
+        "reframe:aspect=9:16",
+        "--frames",
+        "12",
+        "--reframe-path",
+        s(&path),
+    ]);
+    assert!(said.contains("reframe: 12 frames analysed"), "{said}");
+    assert!(said.contains("frames 0-11 "), "{said}");
+    let file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(file["frames"].as_array().unwrap().len(), 12);
+    assert_eq!(decode_rgba(&dir.join("out.mp4")).len(), 12);
+}
+
 /// A join into a container that cannot hold the parts' codec, or with an
 /// `--audio-from` that is not a file, is refused before anything is
 /// written, naming the output's way out or the missing file.

@@ -109,12 +109,15 @@ pub fn no_reframe_for(path_file: &Path) -> Error {
 /// Plans the chain's reframe before a run: replays `path_file` when it
 /// exists, else analyses a file input (writing `path_file` when given);
 /// a live input plans as it goes. `None` when the chain has no reframe.
-/// `progress` is told each frame analysed.
+/// `frames` is the most frames the run takes (`--frames`; 0 or `None`:
+/// all): a file is analysed that far and no further, so the plan is of
+/// the frames written. `progress` is told each frame analysed.
 pub fn prepare(
     chain: &mut Chain,
     input: &Input,
     path_file: Option<&Path>,
     live: bool,
+    frames: Option<u64>,
     mut progress: impl FnMut(usize),
 ) -> Result<Option<Planned>> {
     let sizes: Vec<Option<(usize, usize)>> = chain
@@ -216,7 +219,8 @@ pub fn prepare(
         // Thumbnails are made as the frames are decoded, while the batch
         // before is analysed; at most a batch of them waits.
         let (tx, rx) = std::sync::mpsc::sync_channel(batch);
-        let decoding = scope.spawn(move || decode_thumbs(reader, uri, tx));
+        let limit = frames.filter(|&n| n > 0);
+        let decoding = scope.spawn(move || decode_thumbs(reader, uri, limit, tx));
         let mut analyzer: Option<Analyzer> = None;
         let mut size = (0, 0);
         let mut n = 0;
@@ -297,15 +301,19 @@ struct Decoded {
 }
 
 /// Decodes `reader`'s frames and sends each one's thumbnails, until the
-/// last or until no one takes them; gives the reader back for its rate.
+/// last, the `limit`-th, or until no one takes them; gives the reader back
+/// for its rate.
 fn decode_thumbs(
     mut reader: FrameReader,
     uri: &str,
+    limit: Option<u64>,
     tx: std::sync::mpsc::SyncSender<Decoded>,
 ) -> Result<FrameReader> {
     let mut size = None;
     let mut n = 0;
-    while let Some(frame) = reader.next_frame()? {
+    while limit.is_none_or(|l| (n as u64) < l)
+        && let Some(frame) = reader.next_frame()?
+    {
         let this = (frame.width(), frame.height());
         let size = *size.get_or_insert(this);
         if this != size {

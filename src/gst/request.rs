@@ -180,7 +180,8 @@ impl RunRequest {
             crate::cuda::Placed::Cpu { .. } => Backend::Cpu,
         };
         let kernels = Kernels::prepare(&backend, &chain);
-        let reframe = crate::gst::reframe::prepare(&mut chain, &input, None, live, |_| {})?;
+        let reframe =
+            crate::gst::reframe::prepare(&mut chain, &input, None, live, self.frames, |_| {})?;
         let opts = RunOptions {
             input,
             output,
