@@ -750,7 +750,7 @@ fn an_edited_path_file_is_summarised_as_it_is_replayed() {
 /// frames it writes, not on the whole file: the summary, the shots and the
 /// path file stop where the output does.
 #[test]
-fn a_reframe_with_frames_plans_only_the_frames_it_writes() {
+fn a_reframe_with_frames_plans_only_the_frames_it_writes_and_a_chain_takes_one() {
     let dir = tempdir("seg-reframe-frames");
     let input = dir.join("in.mp4");
     clip(&input, 40, 10, None);
@@ -772,6 +772,25 @@ fn a_reframe_with_frames_plans_only_the_frames_it_writes() {
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     assert_eq!(file["frames"].as_array().unwrap().len(), 12);
     assert_eq!(decode_rgba(&dir.join("out.mp4")).len(), 12);
+    // A second reframe (whose frames would be the first one's output,
+    // planned by nothing) is refused, and nothing is written.
+    let twice = dir.join("twice.mp4");
+    let out = run(&[
+        "run",
+        s(&input),
+        s(&twice),
+        "--op",
+        "reframe:aspect=9:16",
+        "--op",
+        "reframe:aspect=1:1",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("the chain has 2 reframes"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!twice.exists());
 }
 
 /// A join into a container that cannot hold the parts' codec, or with an

@@ -125,6 +125,16 @@ pub fn prepare(
         .iter()
         .map(|op| op.output_size(1000, 1000).ok())
         .collect();
+    let reframes = chain
+        .ops()
+        .iter()
+        .filter(|op| (op.as_ref() as &dyn std::any::Any).is::<Reframe>())
+        .count();
+    if reframes > 1 {
+        return Err(Error::Unsupported(format!(
+            "the chain has {reframes} reframes: a reframe plans its shots on the decoded frames, so a chain takes one; give a single --op reframe:aspect=W:H with the shape you want"
+        )));
+    }
     let Some((index, op)) = reframe_of(chain) else {
         if let Some(p) = path_file {
             return Err(no_reframe_for(p));
