@@ -8,7 +8,10 @@
 //! are exact integer means, so the GPU makes the same ones.
 //!
 //! - **Shots**: the thumbnail's mean luma change after the camera's global
-//!   shift is taken out, above `cut` levels (as fast retargeting's cuts).
+//!   shift is taken out, above `cut` levels (as fast retargeting's cuts);
+//!   and a fade or dissolve through one colour, at its first blank frame
+//!   ([`BLANK`]): title cards that fade one into the next show one card
+//!   each, and the window may change unseen where the picture is blank.
 //! - **Moving subjects**: each frame against a model of the shot's
 //!   background, made on a picture half the thumbnail's size in the
 //!   coordinates of the scene (frames placed by their accumulated shift, so
@@ -21,7 +24,10 @@
 //!   A frame where more than [`MAX_MOVING`] of the picture stands out (a
 //!   handheld camera that turns or zooms) has no moving subjects.
 //! - **Faces** ([`super::faces`]), grown to head and shoulders.
-//! - **Text** ([`super::text`]) on every thumbnail; offline, small print
+//! - **Text** ([`super::text`]) on every thumbnail, and on a title card (a
+//!   plain ground) everything it shows ([`card_blocks`]); what moves on a
+//!   card or a blank frame is no subject, and neither is what a blank frame
+//!   still shows faintly. Offline, small print
 //!   (letters under 6 thumbnail pixels: a 20-px legal line at 720p) also
 //!   on the face picture, kept where the next face frame or the last sees
 //!   it too, and given to the frames nearest its face frame.
@@ -29,7 +35,7 @@
 use super::faces::Faces;
 use super::foreground::{Placed, confirm_in_time, foreground_boxes, median_background};
 use super::geometry::Rect;
-use super::text::{shrink, small_text_blocks, text_blocks};
+use super::text::{card_blocks, shrink, small_text_blocks, text_blocks};
 use crate::frame::{Frame, Plane, Rgba};
 use crate::ops::retarget::fast::is_cut;
 use crate::ops::retarget::motion::{Shift, global_shift};
@@ -49,6 +55,33 @@ pub use super::foreground::{MAX_MOVING, MIN_MOVING, SAMPLES};
 pub const MIN_TEXT: f64 = 0.015;
 /// Text must be seen in half the frames within this many either side.
 const TEXT_RADIUS: usize = 6;
+/// A frame whose thumbnail's luma spreads by less than this (its standard
+/// deviation, in levels) is blank: the middle of a fade or a dissolve
+/// through one colour. The first blank frame after one that is not starts
+/// a shot. Promo's title cards, which fade one into the next through
+/// white, go down to 0.4–2.3 between cards; every frame of the other shared
+/// clips spreads by 10 levels or more (parking-lot at dusk the least).
+pub const BLANK: f64 = 3.0;
+/// A blank frame within this many frames of a cut starts no shot of its
+/// own (a cut into a fade).
+pub const FADE_AFTER_CUT: usize = 5;
+
+/// Whether `luma` is a blank frame ([`BLANK`]).
+fn blank(luma: &Plane<u8>) -> bool {
+    let n = (luma.width() * luma.height()) as f64;
+    if n == 0.0 {
+        return false;
+    }
+    let (mut sum, mut sq) = (0u64, 0u64);
+    for y in 0..luma.height() {
+        for &v in luma.row(y) {
+            sum += v as u64;
+            sq += (v as u64) * (v as u64);
+        }
+    }
+    let mean = sum as f64 / n;
+    (sq as f64 / n - mean * mean).max(0.0) < BLANK * BLANK
+}
 
 /// What a subject is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -199,6 +232,10 @@ pub struct Analyzer {
     live: bool,
     frame: usize,
     last: Plane<u8>,
+    /// Whether the last frame was blank ([`BLANK`]), and the frames since
+    /// the last shot started.
+    last_blank: bool,
+    since_cut: usize,
     /// The scene's position in the current frame (accumulated shifts), in
     /// thumbnail pixels.
     offset: (i64, i64),
@@ -218,6 +255,12 @@ pub struct Analyzer {
 /// for the background model, and its faces and text.
 struct Look {
     luma: Plane<u8>,
+    /// The frame is blank ([`BLANK`]).
+    blank: bool,
+    /// The frame is a title card ([`card_blocks`]) or blank: what it
+    /// shows is held as text, and what moves on it (words fading in) is no
+    /// subject.
+    card: bool,
     coarse: Plane<u8>,
     subjects: Vec<Subject>,
     /// Offline, on a face frame: the text blocks of the face picture that
@@ -240,6 +283,7 @@ fn step(prev: &Plane<u8>, luma: &Plane<u8>, cut: u32) -> (Shift, bool) {
 #[derive(Clone, Debug)]
 struct Pending {
     coarse: Plane<u8>,
+    card: bool,
     offset: (i64, i64),
     obs: Observation,
     fine: Option<Vec<Rect>>,
@@ -261,6 +305,8 @@ impl Analyzer {
             live,
             frame: 0,
             last: Plane::default(),
+            last_blank: false,
+            since_cut: 0,
             offset: (0, 0),
             pending: Vec::new(),
             done: Vec::new(),
@@ -308,10 +354,23 @@ impl Analyzer {
     /// What frame `t` shows by itself, whatever the frames around it.
     fn look(&self, t: &Thumbs) -> Look {
         let luma = luma_of(&t.thumb);
-        let mut subjects = Vec::new();
-        if self.text {
-            self.find_text(&luma, &mut subjects);
+        let coarse = shrink(&luma, 2);
+        let blank = blank(&luma);
+        if blank {
+            // What a blank frame still shows (the last words of a title
+            // that fades out) is too faint to hold the window to: live,
+            // they held a fade's new shot as wide as the old title.
+            return Look {
+                blank,
+                card: true,
+                luma,
+                coarse,
+                subjects: Vec::new(),
+                fine: t.face.as_ref().map(|_| Vec::new()),
+            };
         }
+        let mut subjects = Vec::new();
+        let card = self.text && self.find_text(&luma, &mut subjects);
         let fine = match &t.face {
             Some(face) if self.text && !self.live => Some(self.find_small_text(face, &subjects)),
             _ => None,
@@ -321,8 +380,9 @@ impl Analyzer {
         {
             self.find_faces(face, &mut subjects);
         }
-        let coarse = shrink(&luma, 2);
         Look {
+            blank,
+            card,
             luma,
             coarse,
             subjects,
@@ -334,6 +394,11 @@ impl Analyzer {
     /// whether it starts a shot.
     fn take(&mut self, look: Look, (shift, cut): (Shift, bool)) -> Option<Observation> {
         self.frame += 1;
+        // A fade through one colour starts a shot at its first blank frame.
+        let fade = look.blank && !self.last_blank && self.since_cut >= FADE_AFTER_CUT;
+        let cut = cut || fade;
+        self.last_blank = look.blank;
+        self.since_cut = if cut { 1 } else { self.since_cut + 1 };
         if cut {
             self.offset = (0, 0);
             if !self.live {
@@ -351,6 +416,7 @@ impl Analyzer {
             subjects: look.subjects,
         };
         let fine = look.fine;
+        let card = look.card;
         self.last = look.luma;
         let coarse = look.coarse;
         let offset = (self.offset.0 / 2, self.offset.1 / 2);
@@ -358,12 +424,15 @@ impl Analyzer {
             let mut obs = obs;
             if self.moving {
                 let boxes = self.live_moving(&coarse, offset, shift, cut);
-                self.add_moving(&mut obs, &boxes);
+                if !card {
+                    self.add_moving(&mut obs, &boxes);
+                }
             }
             return Some(obs);
         }
         self.pending.push(Pending {
             coarse,
+            card,
             offset,
             obs,
             fine,
@@ -393,10 +462,25 @@ impl Analyzer {
         )
     }
 
-    fn find_text(&self, luma: &Plane<u8>, out: &mut Vec<Subject>) {
-        for r in text_blocks(luma) {
+    /// The text of `luma`; on a title card ([`card_blocks`]), whatever
+    /// else it shows (a logo) as well. Whether it is a card.
+    fn find_text(&self, luma: &Plane<u8>, out: &mut Vec<Subject>) -> bool {
+        let blocks = text_blocks(luma);
+        let card = card_blocks(luma);
+        let is_card = card.is_some();
+        let shown: Vec<Rect> = card
+            .into_iter()
+            .flatten()
+            .filter(|c| {
+                !blocks
+                    .iter()
+                    .any(|b| b.intersect(c).is_some_and(|i| i.area() == c.area()))
+            })
+            .collect();
+        for r in blocks.into_iter().chain(shown) {
             out.push(self.text_subject(self.to_input(r, 1)));
         }
+        is_card
     }
 
     /// A block of text in the input's pixels as a subject: with a little
@@ -536,7 +620,9 @@ impl Analyzer {
             for &r in fine {
                 obs.subjects.push(self.text_subject(r));
             }
-            self.add_moving(&mut obs, &b);
+            if !p.card {
+                self.add_moving(&mut obs, &b);
+            }
             self.done.push(obs);
         }
     }
@@ -719,6 +805,58 @@ mod tests {
             );
             assert!(r.h <= 40, "frame {i}: {r:?} is too tall");
         }
+    }
+
+    /// Two title cards, dark letters on white, the first fading out to
+    /// white and the second fading in (as promo's do): the first blank
+    /// frame starts a shot, and no other frame does; the faintest frames
+    /// either side (letters a fifth of their contrast) are not blank, and
+    /// the words left faintly on the blank frame are no subject.
+    #[test]
+    fn a_fade_through_white_between_title_cards_starts_a_shot() {
+        let card = |x0: usize, alpha: f64| {
+            Frame::Rgba(Plane::from_fn(1280, 720, |x, y| {
+                let ink =
+                    (x0..x0 + 400).contains(&x) && (300..380).contains(&y) && (x / 12) % 2 == 0;
+                let v = if ink {
+                    (250.0 - 220.0 * alpha).round() as u8
+                } else {
+                    250
+                };
+                [v, v, v, 255]
+            }))
+        };
+        // At the fade's middle the words are still there, faintly (as
+        // promo's are): too faint to hold the window to.
+        let alphas = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.8, 0.6, 0.4, 0.2, 0.08];
+        let mut frames: Vec<Frame> = alphas.iter().map(|&a| card(100, a)).collect();
+        frames.extend(alphas.iter().rev().skip(1).map(|&a| card(700, a)));
+        frames.extend((0..5).map(|_| card(700, 1.0)));
+        let mut a = Analyzer::new(1280, 720, 30, false);
+        a.faces = false;
+        a.moving = false;
+        for (i, f) in frames.iter().enumerate() {
+            a.push(&Thumbs::of(f, i));
+        }
+        // Live, where no frame's text is checked against its neighbours'.
+        let mut live = Analyzer::new(1280, 720, 30, true);
+        live.faces = false;
+        live.moving = false;
+        let seen: Vec<Observation> = frames
+            .iter()
+            .enumerate()
+            .filter_map(|(i, f)| live.push(&Thumbs::of(f, i)))
+            .collect();
+        assert!(seen[10].subjects.is_empty(), "{:?}", seen[10].subjects);
+        assert!(!seen[9].subjects.is_empty() && !seen[11].subjects.is_empty());
+        let obs = a.finish();
+        let cuts: Vec<usize> = obs
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| o.cut)
+            .map(|(i, _)| i)
+            .collect();
+        assert_eq!(cuts, vec![0, 10]);
     }
 
     #[test]

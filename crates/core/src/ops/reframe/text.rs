@@ -622,6 +622,100 @@ pub fn text_blocks(luma: &Plane<u8>) -> Vec<Rect> {
     found
 }
 
+/// A title card: at least this share of the picture lies within
+/// [`CARD_LEVELS`] of its most common level (a plain ground). Promo's
+/// title cards hold 98–100% there; no frame of the other shared clips
+/// holds more than 57%.
+pub const CARD_SHARE: f64 = 0.9;
+/// Levels either side of a card's ground that are still ground.
+pub const CARD_LEVELS: i32 = 6;
+/// Levels from a card's ground at which a pixel is what the card shows.
+const CARD_INK: i32 = 16;
+
+/// What a title card shows (`luma` is one, [`CARD_SHARE`]): its words,
+/// logos and pictures, each group of what stands out of the plain ground
+/// (pieces nearer than a 60th of the width across or a 90th down are one
+/// group: a line's words, a logo beside its name), as rectangles of its
+/// pixels; `None` where `luma` is no card. On a card everything shown was
+/// put there to be seen, so a logo that no letter test takes for text (a
+/// red box with white letters beside black ones) is kept too.
+pub fn card_blocks(luma: &Plane<u8>) -> Option<Vec<Rect>> {
+    let (w, h) = (luma.width(), luma.height());
+    if w == 0 || h == 0 {
+        return None;
+    }
+    let mut hist = [0usize; 256];
+    for y in 0..h {
+        for &v in luma.row(y) {
+            hist[v as usize] += 1;
+        }
+    }
+    // The ground: the most common level (the level whose neighbourhood
+    // holds the most would be pulled towards faint letters' edges).
+    let ground = (0..256).max_by_key(|&v| hist[v as usize]).unwrap_or(0);
+    let near: usize = ((ground - CARD_LEVELS).max(0)..=(ground + CARD_LEVELS).min(255))
+        .map(|v| hist[v as usize])
+        .sum();
+    if (near as f64) < CARD_SHARE * (w * h) as f64 {
+        return None;
+    }
+    let ink = Plane::from_fn(w, h, |x, y| {
+        (luma.get(x, y) as i32 - ground).abs() > CARD_INK
+    });
+    // Pieces within (gx, gy) of each other are one group: labelled on the
+    // ink grown by that much, each group's box taken from its ink.
+    let (gx, gy) = ((w / 60).max(1), (h / 90).max(1));
+    let mut grown = Plane::new(w, h, false);
+    for y in 0..h {
+        for x in 0..w {
+            if ink.get(x, y) {
+                for yy in y.saturating_sub(gy)..(y + gy + 1).min(h) {
+                    for xx in x.saturating_sub(gx)..(x + gx + 1).min(w) {
+                        grown.set(xx, yy, true);
+                    }
+                }
+            }
+        }
+    }
+    let mut seen = Plane::new(w, h, false);
+    let mut out = Vec::new();
+    let mut stack = Vec::new();
+    for y0 in 0..h {
+        for x0 in 0..w {
+            if !grown.get(x0, y0) || seen.get(x0, y0) {
+                continue;
+            }
+            seen.set(x0, y0, true);
+            stack.push((x0, y0));
+            let (mut lo, mut hi) = ((usize::MAX, usize::MAX), (0usize, 0usize));
+            let mut count = 0;
+            while let Some((x, y)) = stack.pop() {
+                if ink.get(x, y) {
+                    count += 1;
+                    lo = (lo.0.min(x), lo.1.min(y));
+                    hi = (hi.0.max(x), hi.1.max(y));
+                }
+                for (dx, dy) in [(-1i64, 0i64), (1, 0), (0, -1), (0, 1)] {
+                    let (nx, ny) = (x as i64 + dx, y as i64 + dy);
+                    if nx < 0 || ny < 0 || nx >= w as i64 || ny >= h as i64 {
+                        continue;
+                    }
+                    let (nx, ny) = (nx as usize, ny as usize);
+                    if grown.get(nx, ny) && !seen.get(nx, ny) {
+                        seen.set(nx, ny, true);
+                        stack.push((nx, ny));
+                    }
+                }
+            }
+            // A speck of noise is nothing shown.
+            if count >= 4 {
+                out.push(Rect::new(lo.0, lo.1, hi.0 - lo.0 + 1, hi.1 - lo.1 + 1));
+            }
+        }
+    }
+    Some(out)
+}
+
 /// Text blocks of `luma` at its own scale only, without the pass for large
 /// titles: small print, looked for on a picture finer than the thumbnail.
 pub fn small_text_blocks(luma: &Plane<u8>) -> Vec<Rect> {
@@ -652,6 +746,57 @@ mod tests {
                 });
             if ink { 30 } else { 220 }
         })
+    }
+
+    /// A title card (a white ground) with a logo, a solid dark box holding
+    /// white letters that no letter test takes for text, beside a line of
+    /// letters, and a line of small print below: the logo and its line are
+    /// one group, the small print another. A picture without a plain
+    /// ground (a scene) is no card, and neither is a darker copy of the
+    /// card whose ground is shaded from side to side.
+    #[test]
+    fn a_title_cards_logo_and_words_are_what_it_shows() {
+        let (w, h) = (427, 240);
+        let words = word(w, h, 150, 100, 12);
+        let card = Plane::from_fn(w, h, |x, y| {
+            let in_logo = (90..140).contains(&x) && (96..114).contains(&y);
+            if in_logo {
+                let letter = (95..135).contains(&x) && (100..110).contains(&y) && x % 6 < 2;
+                if letter { 250 } else { 70 }
+            } else if (200..230).contains(&x) && (200..204).contains(&y) {
+                40
+            } else if words.get(x, y) == 30 {
+                30
+            } else {
+                250
+            }
+        });
+        assert!(
+            !text_blocks(&card)
+                .iter()
+                .any(|b| b.x <= 90 && b.right() >= 140),
+            "the letter tests take the logo for text: the test shows nothing"
+        );
+        let mut found = card_blocks(&card).expect("a white ground is a card");
+        found.sort_by_key(|r| r.y);
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert!(
+            found[0].x <= 90 && found[0].right() >= 200,
+            "{:?}",
+            found[0]
+        );
+        assert!(
+            found[0].y <= 96 && found[0].bottom() >= 114,
+            "{:?}",
+            found[0]
+        );
+        assert_eq!(found[1], Rect::new(200, 200, 30, 4));
+        let scene = Plane::from_fn(w, h, |x, y| ((x * 37 + y * 91) % 97 + (x / 20) * 5) as u8);
+        assert!(card_blocks(&scene).is_none());
+        let shaded = Plane::from_fn(w, h, |x, y| {
+            (card.get(x, y) as usize * (200 + x / 8) / 260).min(255) as u8
+        });
+        assert!(card_blocks(&shaded).is_none());
     }
 
     #[test]
