@@ -35,7 +35,7 @@
 use super::faces::Faces;
 use super::foreground::{Placed, confirm_in_time, foreground_boxes, median_background};
 use super::geometry::Rect;
-use super::text::{card_blocks, shrink, small_text_blocks, text_blocks};
+use super::text::{card_blocks, luma_histogram, shrink, small_text_blocks, text_blocks};
 use crate::frame::{Frame, Plane, Rgba};
 use crate::ops::retarget::fast::is_cut;
 use crate::ops::retarget::motion::{Shift, global_shift};
@@ -66,21 +66,22 @@ pub const BLANK: f64 = 3.0;
 /// own (a cut into a fade).
 pub const FADE_AFTER_CUT: usize = 5;
 
-/// Whether `luma` is a blank frame ([`BLANK`]).
-fn blank(luma: &Plane<u8>) -> bool {
-    let n = (luma.width() * luma.height()) as f64;
-    if n == 0.0 {
+/// Whether a picture of luma histogram `hist` is a blank frame
+/// ([`BLANK`]).
+fn blank(hist: &[usize; 256]) -> bool {
+    let n: usize = hist.iter().sum();
+    if n == 0 {
         return false;
     }
-    let (mut sum, mut sq) = (0u64, 0u64);
-    for y in 0..luma.height() {
-        for &v in luma.row(y) {
-            sum += v as u64;
-            sq += (v as u64) * (v as u64);
-        }
-    }
-    let mean = sum as f64 / n;
-    (sq as f64 / n - mean * mean).max(0.0) < BLANK * BLANK
+    let (sum, sq) = hist
+        .iter()
+        .enumerate()
+        .fold((0f64, 0f64), |(s, q), (v, &c)| {
+            let v = v as f64;
+            (s + v * c as f64, q + v * v * c as f64)
+        });
+    let mean = sum / n as f64;
+    (sq / n as f64 - mean * mean).max(0.0) < BLANK * BLANK
 }
 
 /// What a subject is.
@@ -355,7 +356,8 @@ impl Analyzer {
     fn look(&self, t: &Thumbs) -> Look {
         let luma = luma_of(&t.thumb);
         let coarse = shrink(&luma, 2);
-        let blank = blank(&luma);
+        let hist = luma_histogram(&luma);
+        let blank = blank(&hist);
         if blank {
             // What a blank frame still shows (the last words of a title
             // that fades out) is too faint to hold the window to: live,
@@ -370,7 +372,7 @@ impl Analyzer {
             };
         }
         let mut subjects = Vec::new();
-        let card = self.text && self.find_text(&luma, &mut subjects);
+        let card = self.text && self.find_text(&luma, &hist, &mut subjects);
         let fine = match &t.face {
             Some(face) if self.text && !self.live => Some(self.find_small_text(face, &subjects)),
             _ => None,
@@ -462,11 +464,12 @@ impl Analyzer {
         )
     }
 
-    /// The text of `luma`; on a title card ([`card_blocks`]), whatever
-    /// else it shows (a logo) as well. Whether it is a card.
-    fn find_text(&self, luma: &Plane<u8>, out: &mut Vec<Subject>) -> bool {
+    /// The text of `luma` (of histogram `hist`); on a title card
+    /// ([`card_blocks`]), whatever else it shows (a logo) as well. Whether
+    /// it is a card.
+    fn find_text(&self, luma: &Plane<u8>, hist: &[usize; 256], out: &mut Vec<Subject>) -> bool {
         let blocks = text_blocks(luma);
-        let card = card_blocks(luma);
+        let card = card_blocks(luma, hist);
         let is_card = card.is_some();
         let shown: Vec<Rect> = card
             .into_iter()

@@ -14,6 +14,7 @@
 //!    needs [`MIN_CHARS`] of them.
 //! 4. **Blocks**: lines whose boxes touch, grown by half a letter, merge.
 
+use super::foreground::components;
 use super::geometry::Rect;
 use crate::frame::Plane;
 
@@ -639,16 +640,10 @@ const CARD_INK: i32 = 16;
 /// pixels; `None` where `luma` is no card. On a card everything shown was
 /// put there to be seen, so a logo that no letter test takes for text (a
 /// red box with white letters beside black ones) is kept too.
-pub fn card_blocks(luma: &Plane<u8>) -> Option<Vec<Rect>> {
+pub fn card_blocks(luma: &Plane<u8>, hist: &[usize; 256]) -> Option<Vec<Rect>> {
     let (w, h) = (luma.width(), luma.height());
     if w == 0 || h == 0 {
         return None;
-    }
-    let mut hist = [0usize; 256];
-    for y in 0..h {
-        for &v in luma.row(y) {
-            hist[v as usize] += 1;
-        }
     }
     // The ground: the most common level (the level whose neighbourhood
     // holds the most would be pulled towards faint letters' edges).
@@ -662,58 +657,46 @@ pub fn card_blocks(luma: &Plane<u8>) -> Option<Vec<Rect>> {
     let ink = Plane::from_fn(w, h, |x, y| {
         (luma.get(x, y) as i32 - ground).abs() > CARD_INK
     });
-    // Pieces within (gx, gy) of each other are one group: labelled on the
-    // ink grown by that much, each group's box taken from its ink.
+    // Pieces within (gx, gy) of each other are one group: the groups of
+    // the ink grown by that much, each one's box taken from its ink.
     let (gx, gy) = ((w / 60).max(1), (h / 90).max(1));
-    let mut grown = Plane::new(w, h, false);
-    for y in 0..h {
-        for x in 0..w {
-            if ink.get(x, y) {
-                for yy in y.saturating_sub(gy)..(y + gy + 1).min(h) {
-                    for xx in x.saturating_sub(gx)..(x + gx + 1).min(w) {
-                        grown.set(xx, yy, true);
-                    }
-                }
-            }
-        }
-    }
-    let mut seen = Plane::new(w, h, false);
-    let mut out = Vec::new();
-    let mut stack = Vec::new();
-    for y0 in 0..h {
-        for x0 in 0..w {
-            if !grown.get(x0, y0) || seen.get(x0, y0) {
-                continue;
-            }
-            seen.set(x0, y0, true);
-            stack.push((x0, y0));
-            let (mut lo, mut hi) = ((usize::MAX, usize::MAX), (0usize, 0usize));
-            let mut count = 0;
-            while let Some((x, y)) = stack.pop() {
-                if ink.get(x, y) {
-                    count += 1;
-                    lo = (lo.0.min(x), lo.1.min(y));
-                    hi = (hi.0.max(x), hi.1.max(y));
-                }
-                for (dx, dy) in [(-1i64, 0i64), (1, 0), (0, -1), (0, 1)] {
-                    let (nx, ny) = (x as i64 + dx, y as i64 + dy);
-                    if nx < 0 || ny < 0 || nx >= w as i64 || ny >= h as i64 {
-                        continue;
-                    }
-                    let (nx, ny) = (nx as usize, ny as usize);
-                    if grown.get(nx, ny) && !seen.get(nx, ny) {
-                        seen.set(nx, ny, true);
-                        stack.push((nx, ny));
-                    }
-                }
+    let across = Plane::from_fn(w, h, |x, y| {
+        (x.saturating_sub(gx)..(x + gx + 1).min(w)).any(|xx| ink.get(xx, y))
+    });
+    let grown = Plane::from_fn(w, h, |x, y| {
+        (y.saturating_sub(gy)..(y + gy + 1).min(h)).any(|yy| across.get(x, yy))
+    });
+    let boxes = components(&grown)
+        .into_iter()
+        .filter_map(|(r, _)| {
+            let mut inked = (0..r.h)
+                .flat_map(|dy| (0..r.w).map(move |dx| (r.x + dx, r.y + dy)))
+                .filter(|&(x, y)| ink.get(x, y));
+            let first = inked.next()?;
+            let (mut lo, mut hi, mut count) = (first, first, 1);
+            for (x, y) in inked {
+                (lo, hi, count) = (
+                    (lo.0.min(x), lo.1.min(y)),
+                    (hi.0.max(x), hi.1.max(y)),
+                    count + 1,
+                );
             }
             // A speck of noise is nothing shown.
-            if count >= 4 {
-                out.push(Rect::new(lo.0, lo.1, hi.0 - lo.0 + 1, hi.1 - lo.1 + 1));
-            }
+            (count >= 4).then(|| Rect::new(lo.0, lo.1, hi.0 - lo.0 + 1, hi.1 - lo.1 + 1))
+        })
+        .collect();
+    Some(boxes)
+}
+
+/// How many pixels of `luma` have each level.
+pub fn luma_histogram(luma: &Plane<u8>) -> [usize; 256] {
+    let mut hist = [0usize; 256];
+    for y in 0..luma.height() {
+        for &v in luma.row(y) {
+            hist[v as usize] += 1;
         }
     }
-    Some(out)
+    hist
 }
 
 /// Text blocks of `luma` at its own scale only, without the pass for large
@@ -777,7 +760,8 @@ mod tests {
                 .any(|b| b.x <= 90 && b.right() >= 140),
             "the letter tests take the logo for text: the test shows nothing"
         );
-        let mut found = card_blocks(&card).expect("a white ground is a card");
+        let mut found =
+            card_blocks(&card, &luma_histogram(&card)).expect("a white ground is a card");
         found.sort_by_key(|r| r.y);
         assert_eq!(found.len(), 2, "{found:?}");
         assert!(
@@ -792,11 +776,11 @@ mod tests {
         );
         assert_eq!(found[1], Rect::new(200, 200, 30, 4));
         let scene = Plane::from_fn(w, h, |x, y| ((x * 37 + y * 91) % 97 + (x / 20) * 5) as u8);
-        assert!(card_blocks(&scene).is_none());
+        assert!(card_blocks(&scene, &luma_histogram(&scene)).is_none());
         let shaded = Plane::from_fn(w, h, |x, y| {
             (card.get(x, y) as usize * (200 + x / 8) / 260).min(255) as u8
         });
-        assert!(card_blocks(&shaded).is_none());
+        assert!(card_blocks(&shaded, &luma_histogram(&shaded)).is_none());
     }
 
     #[test]
