@@ -1184,7 +1184,17 @@ impl LivePlanner {
         // and missed in the next, and what is missed would be narrowed.
         let older = &self.recent[..self.recent.len() - 1];
         let soon = &ahead[..ahead.len().min(hold - 1)];
-        need.keep = obs
+        // A frame that holds no subject of its own while the frames ahead
+        // do (a shot's first frames, before the background model has seen
+        // enough to tell what moves) keeps the nearest of theirs: the
+        // window is already sized for them, and narrowed alike it would
+        // squeeze them.
+        let held = |o: &&Observation| o.subjects.iter().any(|x| holds(x, s.input, axis, moves));
+        let own = std::iter::once(&obs)
+            .chain(ahead)
+            .find(held)
+            .unwrap_or(&obs);
+        need.keep = own
             .subjects
             .iter()
             .chain(
@@ -1803,6 +1813,36 @@ mod tests {
             }
             last = Some(f.window.x);
         }
+    }
+
+    /// A shot's first frames, where the live background model has not yet
+    /// found what moves, keep the subjects the frames ahead show: the
+    /// window is sized for two speakers too far apart for a crop, and
+    /// narrowed alike it squeezed both (film-dialogue 9:16 live lost both
+    /// on its first frame).
+    #[test]
+    fn live_a_shots_first_frames_keep_the_subjects_ahead_from_narrowing() {
+        let s = settings();
+        let (a, b) = (Rect::new(200, 150, 160, 400), Rect::new(760, 120, 170, 420));
+        let both = [a, b];
+        let ahead: Vec<Observation> = (1..13)
+            .map(|i| obs(false, if i < 2 { &[] } else { &both }))
+            .collect();
+        let mut live = LivePlanner::new(s);
+        let first = live.next(obs(true, &[]), &ahead);
+        assert_eq!(first.fit, Fit::Carve, "{first:?}");
+        assert!(
+            keeps(&first, &a) && keeps(&first, &b),
+            "the first frame narrows the speakers: {:?}",
+            first.keep
+        );
+        // The next frame, with nothing of its own either, keeps them too.
+        let second = live.next(ahead[0].clone(), &ahead[1..]);
+        assert!(
+            keeps(&second, &a) && keeps(&second, &b),
+            "{:?}",
+            second.keep
+        );
     }
 
     /// Subjects that draw together for a few seconds and then apart again
