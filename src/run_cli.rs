@@ -96,6 +96,7 @@ pub(crate) fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
     let input = chosen.input;
     input.check_available()?;
     let is_sample = input == Input::Sample;
+    check_made_input(&input, a.size, a.fps)?;
     let test = request.test_settings(&input, live);
     if let (Some(n), Some(segment)) = (a.frames, a.segment)
         && !matches!(input, Input::Sample | Input::Test { .. })
@@ -287,6 +288,54 @@ pub(crate) fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `--size` and `--fps` make the frames of what the run makes itself (the
+/// sample, `test:` sources; `--fps`, a still picture's too). A video file,
+/// a stream, a camera or a source fragment brings its own size and rate:
+/// given for one, they are refused rather than silently ignored.
+fn check_made_input(
+    input: &seamstream::gst::Input,
+    size: Option<&str>,
+    fps: Option<&str>,
+) -> anyhow::Result<()> {
+    use seamstream::gst::Input;
+    let (sized, timed) = match input {
+        Input::Sample | Input::Test { .. } => (true, true),
+        Input::Uri { still, .. } => (false, *still),
+        Input::Camera { .. } | Input::Fragment(_) => (false, false),
+    };
+    let how = match input {
+        Input::Camera { device } => format!(
+            "a camera runs at the mode it offers first; to ask for one, give the source as a fragment: \"v4l2src device={device} ! video/x-raw,width=640,height=480,framerate=30/1\""
+        ),
+        Input::Fragment(_) => "put the caps in the fragment: \"... ! video/x-raw,width=640,height=480,framerate=30/1\"".to_string(),
+        _ => String::new(),
+    };
+    if let Some(size) = size.filter(|_| !sized) {
+        let how = match input {
+            Input::Uri { .. } => {
+                let (w, h) = args::parse_size(size)?;
+                format!("to scale its frames, add --op reframe:width={w},height={h}")
+            }
+            _ => how.clone(),
+        };
+        bail!(
+            "--size {size}: {input} has its own frame size (--size sets the size of test: sources and the sample); {how}"
+        );
+    }
+    if let Some(fps) = fps.filter(|_| !timed) {
+        let how = match input {
+            Input::Uri { .. } => {
+                "leave out --fps: every frame it holds is written at its own times".to_string()
+            }
+            _ => how,
+        };
+        bail!(
+            "--fps {fps}: {input} has its own frame rate (--fps sets the rate of test: sources, the sample and still pictures); {how}"
+        );
+    }
+    Ok(())
 }
 
 pub(crate) fn run_join(

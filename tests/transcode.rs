@@ -264,6 +264,53 @@ fn an_output_that_is_the_input_is_refused_under_every_name() {
     }
 }
 
+/// `--size` and `--fps` shape what the run makes itself; on a file, which
+/// has its own, they were silently ignored. They are refused, saying what
+/// to do instead, and nothing is written.
+#[test]
+fn size_and_rate_asked_of_a_file_are_refused_with_what_to_do() {
+    let dir = tempdir("made");
+    let a = dir.join("a.mp4");
+    let o = run(&[
+        "run",
+        "test:ball",
+        s(&a),
+        "--frames",
+        "4",
+        "--size",
+        "64x48",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = dir.join("o.mp4");
+    for (flag, value, advice) in [
+        ("--size", "32x24", "--op reframe:width=32,height=24"),
+        ("--fps", "25", "leave out --fps"),
+    ] {
+        let o = run(&["run", s(&a), s(&out), flag, value]);
+        assert_eq!(o.status.code(), Some(1), "{flag}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert!(
+            e.contains(&format!("{flag} {value}")) && e.contains(advice),
+            "{flag}: {e}"
+        );
+        assert!(!out.exists(), "{flag}: an output was written");
+    }
+    // What the run makes itself still takes them.
+    let o = run(&[
+        "run",
+        "test:ball",
+        s(&out),
+        "--frames",
+        "2",
+        "--size",
+        "32x24",
+        "--fps",
+        "25",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(decode(&out).first().map(|f| (f.1, f.2)), Some((32, 24)));
+}
+
 #[test]
 fn a_failed_run_keeps_the_existing_output() {
     let dir = tempdir("keep");
