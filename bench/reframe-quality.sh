@@ -2,7 +2,8 @@
 # Reframing's quality on every shared clip, for each aspect given: subjects
 # kept (the hand-marked boxes in bench/reframe/), similarity (BDS) ÷ scaling's
 # and ÷ the best fixed crop's, flicker ÷ scaling's and ÷ the centre crop's,
-# and the window path's largest jump. One JSON a clip and aspect goes to
+# and the window path's largest jump (boxes for a clip not in bench/reframe/
+# may lie beside it, as CLIP.json). One JSON a clip and aspect goes to
 # $OUT (or ./reframe-out); bench/reframe_table.py makes the tables.
 #   bench/reframe-quality.sh [seamstream] [clips dir] [aspects] [extra op keys]
 #   e.g. bench/reframe-quality.sh target/release/seamstream ../shared/data/video "9:16 1:1"
@@ -26,6 +27,8 @@ for c in "$clips"/*.mp4 "$clips"/*.webm; do
     tag="$n-${a/:/x}"
     boxes=()
     [ -f "$here/reframe/$n.json" ] && boxes=(--boxes "$here/reframe/$n.json")
+    # Boxes beside a clip of one's own (CLIP.json next to CLIP.mp4).
+    [ -f "$clips/$n.json" ] && boxes=(--boxes "$clips/$n.json")
     rm -f "$out/$tag.path.json"
     t0=$(date +%s)
     judged=(--op "reframe:aspect=$a$extra")
