@@ -424,6 +424,21 @@ impl<T> Stage<T> {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
+        // The slots' device memory was allocated and zeroed in the compute
+        // stream's order (`cuMemAllocAsync`, which may hand out a block freed
+        // in that stream with work still queued on it, and a memset); the
+        // stream-ordered allocator lets another stream use it only after an
+        // event that follows both. The upload stream writes a slot's input
+        // first, so both streams wait here once. (Later uploads into a slot
+        // follow its download.)
+        for (s, what) in [(&up, "upload"), (&down, "download")] {
+            s.join(gpu.stream()).map_err(|e| {
+                cuda_err(
+                    &format!("ordering the {what} stream after the allocations"),
+                    e,
+                )
+            })?;
+        }
         Ok(Stage {
             gpu: gpu.clone(),
             chain,
