@@ -206,7 +206,10 @@ struct HintFile {
     boxes: Vec<HintEntry>,
 }
 
+/// One box of a hints file. A key it does not know is refused: a typo
+/// ("form" for "from") would otherwise hold the box over the whole clip.
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct HintEntry {
     #[serde(rename = "box")]
     rect: Rect,
@@ -214,6 +217,11 @@ struct HintEntry {
     to: Option<f64>,
     first: Option<usize>,
     last: Option<usize>,
+    /// One frame only (as the boxes marked for `quality --boxes` give it).
+    frame: Option<usize>,
+    /// The user's name for the box; not read.
+    #[serde(rename = "label")]
+    _label: Option<String>,
 }
 
 impl Hint {
@@ -224,12 +232,21 @@ impl Hint {
             reason,
         };
         let text = std::fs::read_to_string(path).map_err(|e| read(e.to_string()))?;
-        let file: HintFile = serde_json::from_str(&text).map_err(|e| {
+        let not_hints = |e: serde_json::Error| {
             read(format!(
                 "not a hints file ({e}); write {{\"boxes\": [{{\"box\": [x, y, w, h], \"from\": 0.0, \"to\": 5.0}}]}}"
             ))
-        })?;
-        file.boxes
+        };
+        // The boxes, or a file with them under "boxes".
+        let value: serde_json::Value = serde_json::from_str(&text).map_err(not_hints)?;
+        let boxes: Vec<HintEntry> = if value.is_array() {
+            serde_json::from_value(value).map_err(not_hints)?
+        } else {
+            serde_json::from_value::<HintFile>(value)
+                .map_err(not_hints)?
+                .boxes
+        };
+        boxes
             .into_iter()
             .enumerate()
             .map(|(i, b)| {
@@ -255,11 +272,19 @@ impl Hint {
                         i + 1
                     )));
                 }
+                if let Some(f) = b.frame
+                    && (b.first, b.last, b.from, b.to) != (None, None, None, None)
+                {
+                    return Err(read(format!(
+                        "box {}: \"frame\" ({f}) with \"first\", \"last\", \"from\" or \"to\"; give one frame, or a range",
+                        i + 1
+                    )));
+                }
                 let frame = |s: f64| (s * fps).round().max(0.0) as usize;
                 Ok(Hint {
                     rect: b.rect,
-                    first: b.first.or(b.from.map(frame)),
-                    last: b.last.or(b.to.map(frame)),
+                    first: b.frame.or(b.first).or(b.from.map(frame)),
+                    last: b.frame.or(b.last).or(b.to.map(frame)),
                 })
             })
             .collect()
@@ -347,6 +372,19 @@ mod tests {
         .unwrap();
         let h = Hint::load(&p, 25.0).unwrap();
         assert_eq!((h[0].first, h[0].last), (Some(25), Some(50)));
+        // The boxes alone, and one frame's box with its label (as the boxes
+        // marked for `quality --boxes` are written).
+        std::fs::write(
+            &p,
+            r#"[{"box": [1, 2, 3, 4], "to": 2.0}, {"frame": 7, "label": "dog", "box": [5, 6, 7, 8]}]"#,
+        )
+        .unwrap();
+        let l = Hint::load(&p, 25.0).unwrap();
+        assert_eq!((l[0].first, l[0].last), (None, Some(50)));
+        assert_eq!(
+            (l[1].rect, l[1].first, l[1].last),
+            (Rect::new(5, 6, 7, 8), Some(7), Some(7))
+        );
         assert!(h[1].covers(3) && !h[1].covers(2) && h[1].covers(1000));
         assert!(h[2].covers(0));
         std::fs::write(&p, r#"{"boxes": [{"box": [1, 2, 0, 4]}]}"#).unwrap();
@@ -365,6 +403,15 @@ mod tests {
             (
                 r#"{"boxes": [{"box": [1, 2, 3, 4], "first": 9, "last": 3}]}"#,
                 r#"box 1: "last" (frame 3) is before "first" (frame 9)"#,
+            ),
+            // A misspelt key would hold the box over the whole clip.
+            (
+                r#"{"boxes": [{"box": [1, 2, 3, 4], "form": 1.0, "to": 3.0}]}"#,
+                "unknown field `form`",
+            ),
+            (
+                r#"[{"box": [1, 2, 3, 4], "frame": 4, "first": 2}]"#,
+                r#"box 1: "frame" (4) with"#,
             ),
         ] {
             std::fs::write(&p, text).unwrap();
