@@ -93,6 +93,11 @@ impl Subjects {
         // that the field's name, put before them, would repeat.
         let root: serde_json::Value =
             serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+        // serde reads a struct from a list by position, and would name the
+        // list's first box a bad `clip`.
+        if root.is_array() {
+            return Err(r#"the boxes alone: a box file gives the frame size they are marked in as well, {"size": [width, height], "boxes": [...]}"#.to_owned());
+        }
         let file = BoxFile::deserialize(root).map_err(|e| {
             let message = e.to_string();
             match message.strip_prefix('.') {
@@ -894,5 +899,12 @@ mod tests {
             let e = Subjects::read(&file).unwrap_err().to_string();
             assert!(e.contains("marked.json") && e.contains(says), "{to}: {e}");
         }
+        // The boxes alone: read by position, they were a bad `clip`.
+        std::fs::write(&file, r#"[{"frame": 0, "box": [0, 0, 40, 40]}]"#).unwrap();
+        let e = Subjects::read(&file).unwrap_err().to_string();
+        assert!(
+            e.contains(r#"{"size": [width, height], "boxes": [...]}"#),
+            "{e}"
+        );
     }
 }
