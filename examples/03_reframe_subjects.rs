@@ -1,6 +1,7 @@
 //! What a reframe sees in a video: the subjects the analysis finds on each
-//! frame (faces, text, what moves), and the shots, as JSON lines on
-//! standard output: `{"frame": 12, "cut": false, "subjects": [{"kind":
+//! frame (faces, text, what moves), the camera's shift from the frame before
+//! (thumbnail pixels) and the shots, as JSON lines on standard output:
+//! `{"frame": 12, "cut": false, "shift": [0, 0], "subjects": [{"kind":
 //! "moving", "required": true, "box": [x, y, w, h]}, ...]}`. With `--live`,
 //! what the live analysis (a camera, `--live`, the elements) sees, frame by
 //! frame as it comes.
@@ -46,7 +47,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .collect();
         println!(
             "{}",
-            serde_json::json!({"frame": i, "cut": o.cut, "subjects": subjects})
+            serde_json::json!({"frame": i, "cut": o.cut, "shift": [o.shift.0, o.shift.1], "subjects": subjects})
         );
     }
     Ok(())
