@@ -80,7 +80,9 @@ impl Kind {
             Kind::Path => "a file path".into(),
             Kind::Bool => "true or false".into(),
             Kind::Ratio { max } => {
-                format!("an aspect ratio W:H (9:16, 1:1, 4:5) or a number, from 1:{max} to {max}:1")
+                format!(
+                    "an aspect ratio W:H (9:16, 1:1, 4:5; or W/H) or a number, from 1:{max} to {max}:1"
+                )
             }
         }
     }
@@ -573,7 +575,20 @@ fn parse_value(op: &str, p: &ParamSpec, raw: &str) -> Result<Value> {
         }
         Kind::Ratio { max } => {
             let bad = || Error::bad_value(op, key, raw, format!("expected {what}"));
-            let (a, b) = match raw.split_once(':') {
+            // W:H, or W/H as ffmpeg's setdar takes it; WxH is a size, which
+            // a user who meant a shape is told.
+            if let Some((w, h)) = raw.split_once(['x', 'X'])
+                && w.parse::<f64>().is_ok()
+                && h.parse::<f64>().is_ok()
+            {
+                return Err(Error::bad_value(
+                    op,
+                    key,
+                    raw,
+                    format!("WxH is a size, and a shape is W:H: write {key}={w}:{h}"),
+                ));
+            }
+            let (a, b) = match raw.split_once([':', '/']) {
                 Some((a, b)) => (
                     parse_number(op, key, raw, a, &what)?,
                     parse_number(op, key, raw, b, &what)?,

@@ -927,6 +927,12 @@ mod tests {
         assert!(e.contains("aspect ratio"), "{e}");
         let e = op("reframe:aspect=100:1").unwrap_err().to_string();
         assert!(e.contains("out of range"), "{e}");
+        // A size written for a shape says how to write the shape.
+        let e = op("reframe:aspect=9x16").unwrap_err().to_string();
+        assert!(e.contains("write aspect=9:16"), "{e}");
+        // W/H, as ffmpeg's setdar takes it, is W:H.
+        let size = |t: &str| op(t).unwrap().output_size(1280, 720).unwrap();
+        assert_eq!(size("reframe:aspect=9/16"), (406, 720));
     }
 
     #[test]
