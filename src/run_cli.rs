@@ -300,39 +300,38 @@ fn check_made_input(
     fps: Option<&str>,
 ) -> anyhow::Result<()> {
     use seamstream::gst::Input;
+    let caps = "video/x-raw,width=640,height=480,framerate=30/1";
+    // What to do instead, for a flag the input does not take.
+    let instead = |flag: &str| -> anyhow::Result<String> {
+        Ok(match (input, size) {
+            (Input::Uri { .. }, Some(size)) if flag == "--size" => {
+                let (w, h) = args::parse_size(size)?;
+                format!("to scale its frames, add --op reframe:width={w},height={h}")
+            }
+            (Input::Uri { .. }, _) => {
+                "leave out --fps: every frame it holds is written at its own times".into()
+            }
+            (Input::Camera { device }, _) => format!(
+                "a camera runs at the mode it offers first; to ask for one, give the source as a fragment: \"v4l2src device={device} ! {caps}\""
+            ),
+            _ => format!("put the caps in the fragment: \"... ! {caps}\""),
+        })
+    };
     let (sized, timed) = match input {
         Input::Sample | Input::Test { .. } => (true, true),
         Input::Uri { still, .. } => (false, *still),
         Input::Camera { .. } | Input::Fragment(_) => (false, false),
     };
-    let how = match input {
-        Input::Camera { device } => format!(
-            "a camera runs at the mode it offers first; to ask for one, give the source as a fragment: \"v4l2src device={device} ! video/x-raw,width=640,height=480,framerate=30/1\""
-        ),
-        Input::Fragment(_) => "put the caps in the fragment: \"... ! video/x-raw,width=640,height=480,framerate=30/1\"".to_string(),
-        _ => String::new(),
-    };
     if let Some(size) = size.filter(|_| !sized) {
-        let how = match input {
-            Input::Uri { .. } => {
-                let (w, h) = args::parse_size(size)?;
-                format!("to scale its frames, add --op reframe:width={w},height={h}")
-            }
-            _ => how.clone(),
-        };
         bail!(
-            "--size {size}: {input} has its own frame size (--size sets the size of test: sources and the sample); {how}"
+            "--size {size}: {input} has its own frame size (--size sets the size of test: sources and the sample); {}",
+            instead("--size")?
         );
     }
     if let Some(fps) = fps.filter(|_| !timed) {
-        let how = match input {
-            Input::Uri { .. } => {
-                "leave out --fps: every frame it holds is written at its own times".to_string()
-            }
-            _ => how,
-        };
         bail!(
-            "--fps {fps}: {input} has its own frame rate (--fps sets the rate of test: sources, the sample and still pictures); {how}"
+            "--fps {fps}: {input} has its own frame rate (--fps sets the rate of test: sources, the sample and still pictures); {}",
+            instead("--fps")?
         );
     }
     Ok(())
