@@ -977,32 +977,17 @@ pub fn plan_offline(obs: &[Observation], s: &Settings) -> (Vec<ShotPlan>, Vec<Fr
 fn hold_narrowing(frames: &mut [FramePlan], out: (usize, usize)) {
     let mut first = 0;
     while first < frames.len() {
-        let lay = frames[first].layout(out);
-        let along_x = lay.carved.0 < lay.scaled.0;
-        let axis = match along_x {
-            true => Axis::Horizontal,
-            false => Axis::Vertical,
-        };
-        let (n, scaled, carved) = match along_x {
-            true => (lay.window.w, lay.scaled.0, lay.carved.0),
-            false => (lay.window.h, lay.scaled.1, lay.carved.1),
-        };
-        let scale = scaled as f64 / n.max(1) as f64;
         let size = (frames[first].window.w, frames[first].window.h);
         let same = |f: &FramePlan| {
             (f.window.w, f.window.h) == size && f.carve_to == frames[first].carve_to
         };
-        let mut held = merged_boxes(clipped(&frames[first]), axis);
+        let mut held = own_narrowing(&frames[first], out);
         let mut last = first;
         while last + 1 < frames.len() && same(&frames[last + 1]) {
-            let mut more = held.clone();
-            more.extend(clipped(&frames[last + 1]));
-            let more = merged_boxes(more, axis);
-            let covered: usize = more.iter().map(|r| r.span(axis).1 - r.span(axis).0).sum();
-            if covered as f64 * scale > HELD_ROOM * carved as f64 {
-                break;
+            match held_with(&held, &frames[last + 1], out) {
+                Some(more) => held = more,
+                None => break,
             }
-            held = more;
             last += 1;
         }
         for f in &mut frames[first..=last] {
@@ -1010,6 +995,37 @@ fn hold_narrowing(frames: &mut [FramePlan], out: (usize, usize)) {
         }
         first = last + 1;
     }
+}
+
+/// The axis a carved frame is narrowed along, the scale of its window in
+/// the output, and its carved length.
+fn narrowing_of(f: &FramePlan, out: (usize, usize)) -> (Axis, f64, usize) {
+    let lay = f.layout(out);
+    let (axis, n, scaled, carved) = if lay.carved.0 < lay.scaled.0 {
+        (Axis::Horizontal, lay.window.w, lay.scaled.0, lay.carved.0)
+    } else {
+        (Axis::Vertical, lay.window.h, lay.scaled.1, lay.carved.1)
+    };
+    (axis, scaled as f64 / n.max(1) as f64, carved)
+}
+
+/// What a carved frame's narrowing keeps by itself: its boxes within its
+/// window, those that overlap along the axis merged.
+fn own_narrowing(f: &FramePlan, out: (usize, usize)) -> Vec<Rect> {
+    merged_boxes(clipped(f), narrowing_of(f, out).0)
+}
+
+/// What a held narrowing keeps once frame `f` joins the stretch that kept
+/// `held`: both, merged; `None` where that would take more than
+/// [`HELD_ROOM`] of the carved length at the window's scale (the stretch
+/// ends there).
+fn held_with(held: &[Rect], f: &FramePlan, out: (usize, usize)) -> Option<Vec<Rect>> {
+    let (axis, scale, carved) = narrowing_of(f, out);
+    let mut more = held.to_vec();
+    more.extend(clipped(f));
+    let more = merged_boxes(more, axis);
+    let covered: usize = more.iter().map(|r| r.span(axis).1 - r.span(axis).0).sum();
+    (covered as f64 * scale <= HELD_ROOM * carved as f64).then_some(more)
 }
 
 /// A frame's boxes clipped to its window.
@@ -1127,6 +1143,9 @@ pub struct LivePlanner {
     /// Frames the subjects' centre has been outside the dead zone.
     off_centre: usize,
     recent: Vec<Observation>,
+    /// The narrowing held since a carved window last changed its size or
+    /// its carved length: that size, the carved length, and what it keeps.
+    held: Option<((usize, usize), Option<usize>, Vec<Rect>)>,
     log: ShotLog,
 }
 
@@ -1145,6 +1164,7 @@ impl LivePlanner {
             moving: false,
             off_centre: 0,
             recent: Vec::new(),
+            held: None,
             log: ShotLog::default(),
         }
     }
@@ -1267,15 +1287,39 @@ impl LivePlanner {
         } else {
             (Fit::Carve, Some(k.max(crop)))
         };
-        let plan = FramePlan {
+        let mut plan = FramePlan {
             window: axis.window(even(self.pos, along - len), len, s.input),
             fit,
             carve_to,
             shot: self.shot,
             keep: need.keep,
         };
+        self.hold_narrowing(&mut plan, cut);
         self.log.push(&plan);
         plan
+    }
+
+    /// Holds a carved window's narrowing still in stretches, as the plan
+    /// made ahead does ([`hold_narrowing`]), from the frames seen so far: a
+    /// frame keeps from narrowing all that the frames since the window last
+    /// changed its size kept, while that leaves room ([`HELD_ROOM`]); a
+    /// frame that would not starts the next stretch with its own.
+    fn hold_narrowing(&mut self, plan: &mut FramePlan, cut: bool) {
+        if plan.fit != Fit::Carve {
+            self.held = None;
+            return;
+        }
+        let out = self.settings.output;
+        let size = (plan.window.w, plan.window.h);
+        let more = match &self.held {
+            Some((was, k, held)) if !cut && *was == size && *k == plan.carve_to => {
+                held_with(held, plan, out)
+            }
+            _ => None,
+        };
+        let keep = more.unwrap_or_else(|| own_narrowing(plan, out));
+        plan.keep = keep.clone();
+        self.held = Some((size, plan.carve_to, keep));
     }
 
     /// Moves the window's position into `lo..=hi` (where that is not
@@ -1886,6 +1930,39 @@ mod tests {
             last = Some(f.window.w);
         }
         assert!(zooms.is_empty(), "the window zoomed in frames {zooms:?}");
+    }
+
+    #[test]
+    fn live_a_carved_windows_narrowing_holds_still_while_its_subjects_stay() {
+        let s = settings();
+        let mut live = LivePlanner::new(s);
+        // Two people 600 px apart who sway by a few pixels each frame: a
+        // window too short for both is narrowed between them.
+        let pair = |i: usize| {
+            let sway = [0, 6, 3, 9, 2][i % 5];
+            [
+                Rect::new(300 + sway, 200, 100, 400),
+                Rect::new(900 - sway, 250, 100, 350),
+            ]
+        };
+        let all: Vec<Observation> = (0..212).map(|i| obs(i == 0, &pair(i))).collect();
+        let frames: Vec<FramePlan> = (0..200)
+            .map(|i| live.next(all[i].clone(), &all[i + 1..i + 13]))
+            .collect();
+        let (mut carved, mut changes) = (0, 0);
+        for (i, f) in frames.iter().enumerate().skip(60) {
+            for r in pair(i) {
+                assert!(keeps(f, &r), "frame {i}: {r:?} narrowed ({:?})", f.keep);
+            }
+            carved += usize::from(f.fit == Fit::Carve);
+            changes += usize::from(f.keep != frames[i - 1].keep);
+        }
+        assert_eq!(carved, 140, "the premise: a carved window");
+        // Without the hold, every frame's boxes differ from the last's.
+        assert!(
+            changes <= 3,
+            "the narrowing changed in {changes} of 140 frames"
+        );
     }
 
     #[test]
