@@ -1144,9 +1144,18 @@ pub struct LivePlanner {
     off_centre: usize,
     recent: Vec<Observation>,
     /// The narrowing held since a carved window last changed its size or
-    /// its carved length: that size, the carved length, and what it keeps.
-    held: Option<((usize, usize), Option<usize>, Vec<Rect>)>,
+    /// its carved length.
+    held: Option<Held>,
     log: ShotLog,
+}
+
+/// A live carved window's held narrowing: the window's size and carved
+/// length it was held at, and what it keeps.
+#[derive(Clone, Debug)]
+struct Held {
+    size: (usize, usize),
+    carve_to: Option<usize>,
+    keep: Vec<Rect>,
 }
 
 impl LivePlanner {
@@ -1312,14 +1321,18 @@ impl LivePlanner {
         let out = self.settings.output;
         let size = (plan.window.w, plan.window.h);
         let more = match &self.held {
-            Some((was, k, held)) if !cut && *was == size && *k == plan.carve_to => {
-                held_with(held, plan, out)
+            Some(h) if !cut && h.size == size && h.carve_to == plan.carve_to => {
+                held_with(&h.keep, plan, out)
             }
             _ => None,
         };
         let keep = more.unwrap_or_else(|| own_narrowing(plan, out));
         plan.keep = keep.clone();
-        self.held = Some((size, plan.carve_to, keep));
+        self.held = Some(Held {
+            size,
+            carve_to: plan.carve_to,
+            keep,
+        });
     }
 
     /// Moves the window's position into `lo..=hi` (where that is not
