@@ -269,6 +269,9 @@ pub(crate) fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
                 eprintln!("{line}");
             }
         }
+        if let Some(e) = &s.ended_early {
+            eprintln!("warning: {}", ended_early_line(e));
+        }
         match (&s.kept, s.interrupted) {
             (Some(Kept::Target(p)), true) => {
                 eprintln!("interrupted: {} holds every frame so far", p.display())
@@ -288,6 +291,19 @@ pub(crate) fn run_video(a: RunArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// What the summary says of an input whose video ended before its stated
+/// length.
+fn ended_early_line(e: &seamstream::gst::run::EndedEarly) -> String {
+    format!(
+        "the input ends at {:.2} s, {:.2} s before the {:.2} s its container states: \
+         it may be cut short (a download or a copy that stopped); every frame it holds was \
+         processed and written",
+        e.end,
+        e.stated - e.end,
+        e.stated
+    )
 }
 
 /// `--size` and `--fps` make the frames of what the run makes itself (the

@@ -312,6 +312,65 @@ fn size_and_rate_asked_of_a_file_are_refused_with_what_to_do() {
 }
 
 #[test]
+fn a_file_cut_short_is_said_to_end_before_its_stated_length() {
+    let dir = tempdir("short");
+    let whole = dir.join("whole.mkv");
+    let o = run(&[
+        "run",
+        "test:ball",
+        s(&whole),
+        "--frames",
+        "100",
+        "--size",
+        "160x120",
+        "--fps",
+        "25",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // A download that stopped: the first 60% of the file's bytes, whose
+    // header still states the whole 4 s.
+    let bytes = std::fs::read(&whole).unwrap();
+    let cut = dir.join("cut.mkv");
+    std::fs::write(&cut, &bytes[..bytes.len() * 6 / 10]).unwrap();
+    let out = dir.join("o.mkv");
+    let o = run(&["run", s(&cut), s(&out), "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let frames = v["frames_out"].as_u64().unwrap();
+    assert!((1..100).contains(&frames), "{frames} frames of 100");
+    let (end, stated) = (
+        v["ended_early"]["end"].as_f64(),
+        v["ended_early"]["stated"].as_f64(),
+    );
+    let (Some(end), Some(stated)) = (end, stated) else {
+        panic!("no early end said: {v}");
+    };
+    assert!((stated - 4.0).abs() < 0.05, "stated {stated} s");
+    assert!(
+        (end - frames as f64 * 0.04).abs() < 0.05,
+        "ends at {end} s with {frames} frames"
+    );
+    assert_eq!(
+        decode(&out).len() as u64,
+        frames,
+        "every frame it holds kept"
+    );
+    // Told as a warning, the run still a success.
+    let o = run(&["run", s(&cut), s(&out)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("warning: the input ends at") && stderr(&o).contains("cut short"),
+        "{}",
+        stderr(&o)
+    );
+    // The whole file says nothing of the kind.
+    let o = run(&["run", s(&whole), s(&out), "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["ended_early"].is_null(), "{v}");
+}
+
+#[test]
 fn a_failed_run_keeps_the_existing_output() {
     let dir = tempdir("keep");
     let keep = dir.join("keep.mp4");

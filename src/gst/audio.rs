@@ -55,6 +55,8 @@ struct State {
     /// Following the video: the running time it has reached (`None` before
     /// its first frame), and where it was cut, if it was.
     follow: Option<Follow>,
+    /// Where the latest audio sample taken ends, in its stream's time.
+    end: Option<gst::ClockTime>,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -174,6 +176,14 @@ impl Bridge {
         s.streams.len() - 1
     }
 
+    /// The input's audio streams found, and where the audio read from
+    /// them ends (in its streams' time; `None` where none was read, as
+    /// when audio is dropped).
+    pub fn extent(&self) -> (usize, Option<gst::ClockTime>) {
+        let s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        (s.streams.len(), s.end)
+    }
+
     fn set_action(&self, index: usize, action: String) {
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(st) = s.streams.get_mut(index) {
@@ -214,6 +224,11 @@ impl Bridge {
     /// [`super::running_time`]): on to the output, or kept until it
     /// exists.
     fn take(&self, index: usize, sample: gst::Sample) {
+        let end = super::stream_end(&sample);
+        {
+            let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            s.end = s.end.max(end);
+        }
         let sample = match sample.buffer() {
             Some(b) => {
                 let mut b = b.copy();

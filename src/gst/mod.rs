@@ -645,6 +645,23 @@ pub(crate) fn running_time(
     }
 }
 
+/// Where a sample's buffer ends in its stream's own time, as the input's
+/// stated length counts it: its presentation time in the segment's stream
+/// time (an MP4's edit list may start its frames after 0), plus its
+/// duration.
+pub(crate) fn stream_end(sample: &gst::Sample) -> Option<gst::ClockTime> {
+    let b = sample.buffer()?;
+    let pts = b.pts()?;
+    let at = match sample
+        .segment()
+        .and_then(|s| s.downcast_ref::<gst::ClockTime>())
+    {
+        Some(segment) => segment.to_stream_time(pts)?,
+        None => pts,
+    };
+    Some(at + b.duration().unwrap_or(gst::ClockTime::ZERO))
+}
+
 /// A new element of `factory`, or an error naming the missing one.
 pub(crate) fn element(factory: &str) -> crate::error::Result<gst::Element> {
     gst::ElementFactory::make(factory)

@@ -149,6 +149,12 @@ impl<'a> Intake<'a> {
         self.started
     }
 
+    /// The input's length as its container states it (its longest
+    /// stream's), where the pipeline knows one.
+    pub fn stated_length(&self) -> Option<gst::ClockTime> {
+        self.pipe.query_duration::<gst::ClockTime>()
+    }
+
     /// Takes no more frames (a stop request).
     pub fn close(&self) {
         self.shared.closing.store(true, Ordering::Relaxed);
@@ -287,6 +293,11 @@ fn connect(
             if let Some(t) = time {
                 bridge.video_reached(duration.map_or(t, |d| t + d));
             }
+        }
+        if let Some(end) = crate::gst::stream_end(&sample) {
+            shared
+                .video_end_ns
+                .fetch_max(end.nseconds(), Ordering::Relaxed);
         }
         let start = Instant::now();
         // The frame's caps are read once, by take_sample; an

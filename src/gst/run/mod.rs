@@ -152,6 +152,56 @@ pub struct Summary {
     pub streams: Vec<StreamReport>,
     /// Where a file output's frames are.
     pub kept: Option<Kept>,
+    /// The input ended well before the length its container states (a
+    /// file cut short): where its streams ended and that length, in
+    /// seconds.
+    pub ended_early: Option<EndedEarly>,
+}
+
+/// Where an input's streams ended (its video, and its audio where it has
+/// any), against the length its container states.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct EndedEarly {
+    pub end: f64,
+    pub stated: f64,
+}
+
+/// An input whose streams end this many of its video frames, and at least
+/// [`SHORT_SECONDS`], before its stated length ended early (a container's
+/// rounding stays under it). Its audio counts where it has any, so that
+/// audio that runs on after the last frame is no early end; where the
+/// audio was not read (dropped), nothing is said.
+pub const SHORT_FRAMES: f64 = 2.0;
+pub const SHORT_SECONDS: f64 = 0.25;
+
+/// Whether a run that read its input to the end found its video ending
+/// early ([`SHORT_FRAMES`]); `None` where it stopped on purpose (a stop,
+/// `--frames`, a part of a split job), the input is live, or either length
+/// is unknown.
+fn ended_early(
+    opts: &RunOptions,
+    summary: &Summary,
+    (video_end_ns, audio): (u64, (usize, Option<gst::ClockTime>)),
+    stated: Option<gst::ClockTime>,
+    cut: bool,
+) -> Option<EndedEarly> {
+    if summary.interrupted || summary.live || cut || opts.span.is_some() {
+        return None;
+    }
+    let frames = summary.frames_in;
+    if frames == 0 || video_end_ns == 0 {
+        return None;
+    }
+    let audio_end = match audio {
+        (0, _) => 0,
+        (_, Some(t)) => t.nseconds(),
+        (_, None) => return None,
+    };
+    let video_end = video_end_ns as f64 / 1e9;
+    let end = video_end_ns.max(audio_end) as f64 / 1e9;
+    let stated = stated?.nseconds() as f64 / 1e9;
+    let frame = video_end / frames as f64;
+    (stated - end > (SHORT_FRAMES * frame).max(SHORT_SECONDS)).then_some(EndedEarly { end, stated })
 }
 
 impl Summary {
@@ -204,6 +254,8 @@ struct Shared {
     closing: AtomicBool,
     /// Set when the input's video was cut at `--frames`.
     cut: AtomicBool,
+    /// Where the latest frame taken ends, in its stream's time (ns).
+    video_end_ns: AtomicU64,
 }
 
 impl Shared {
@@ -334,6 +386,7 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
     let location = file.as_ref().map(|f| f.location().to_path_buf());
     let mut out = Outlet::new(opts, location, encoder.as_ref(), &bridge, shared.clone());
     let result = deliver(&intake, &frames_tx, &done_rx, &stop, &mut out, &mut summary);
+    let stated = intake.stated_length();
     // Finish the output file whatever happened, so frames already written
     // stay playable; an output that failed itself cannot finish.
     // After a cut at `--frames` the audio before the cut has gone on (the
@@ -354,6 +407,15 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
     trace::mark("pipelines stopped");
     summary.seconds = intake.started().elapsed().as_secs_f64();
     shared.report(&mut summary, out.pushed);
+    if result.is_ok() {
+        summary.ended_early = ended_early(
+            opts,
+            &summary,
+            (shared.video_end_ns.load(Ordering::Relaxed), bridge.extent()),
+            stated,
+            shared.cut.load(Ordering::Relaxed),
+        );
+    }
     let result = result
         .and(finish)
         .and_then(|()| check_part(opts, &summary))

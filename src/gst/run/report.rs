@@ -99,6 +99,10 @@ pub fn summary_json(s: &Summary, kernels: Option<&Kernels>, reframe: Option<&Pla
         "kernels_compiled": kernels.map(|k| k.compiled),
         "streams": streams,
         "reframe": reframe,
+        "ended_early": s.ended_early.map(|e| json!({
+            "end": rounded(e.end, 3),
+            "stated": rounded(e.stated, 3),
+        })),
     })
     .to_string()
 }
