@@ -224,11 +224,9 @@ impl Bridge {
     /// [`super::running_time`]): on to the output, or kept until it
     /// exists.
     fn take(&self, index: usize, sample: gst::Sample) {
+        // Where it ends in its stream's time, before the times are made
+        // running time.
         let end = super::stream_end(&sample);
-        {
-            let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-            s.end = s.end.max(end);
-        }
         let sample = match sample.buffer() {
             Some(b) => {
                 let mut b = b.copy();
@@ -252,6 +250,7 @@ impl Bridge {
             None => return,
         };
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        s.end = s.end.max(end);
         if s.closed {
             return;
         }
