@@ -136,6 +136,56 @@ fn retarget_file_carves_16x9_to_4x3() {
     assert_frames(&out, 4, (240, 180));
 }
 
+/// The values `file` gives `op`'s keys, other than `own` (what the file is
+/// for), each as a user would write it on the command line.
+fn settings_beside(file: &str, op: &str, own: &[&str]) -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(repo().join("pipelines").join(file)).unwrap();
+    let table: toml::Table = toml::from_str(&text).unwrap();
+    let ops = table["op"].as_array().unwrap();
+    let found = ops
+        .iter()
+        .filter_map(|o| o.as_table())
+        .find(|o| o.get("name").and_then(|n| n.as_str()) == Some(op))
+        .unwrap_or_else(|| panic!("{file} has no {op}"));
+    found
+        .iter()
+        .filter(|(k, _)| k.as_str() != "name" && !own.contains(&k.as_str()))
+        .map(|(k, v)| {
+            let v = match v {
+                toml::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            (k.clone(), v)
+        })
+        .collect()
+}
+
+/// The shipped files that show an operation's use set its other keys to the
+/// operation's defaults (a default the measures moved, left behind in a
+/// file, gives its users the result the measures turned down: the 9:16
+/// file narrowed by up to 40% after the default became 20%).
+#[test]
+fn the_shipped_reframe_and_retarget_files_keep_the_defaults_beside_their_shape() {
+    for (file, op, own) in [
+        ("vertical-9x16.toml", "reframe", &["aspect"][..]),
+        ("retarget-16x9-to-4x3.toml", "retarget", &["width"][..]),
+    ] {
+        let spec = seamstream_core::registry::lookup(op).unwrap().spec;
+        let given = settings_beside(file, op, own);
+        assert!(!given.is_empty(), "{file}: nothing to compare");
+        for (key, value) in given {
+            let param = spec
+                .params
+                .iter()
+                .find(|p| p.name == key)
+                .unwrap_or_else(|| panic!("{file}: {op} has no `{key}`"));
+            if let Some(default) = param.default {
+                assert_eq!(value, default, "{file}: {op}'s `{key}`");
+            }
+        }
+    }
+}
+
 fn write(dir: &Path, name: &str, text: &str) -> String {
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
