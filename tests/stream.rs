@@ -628,6 +628,65 @@ fn a_named_pipe_is_read_as_it_streams() {
     assert!(!split.exists());
 }
 
+/// An MP4 or QuickTime file whose index comes after its first 10 MB
+/// cannot be read through a pipe (GStreamer's reader cannot seek back to
+/// it): the run says so and what to do, instead of GStreamer's "no 'moov'
+/// atom", and writes nothing.
+#[test]
+fn an_mp4_with_its_index_at_the_end_through_a_pipe_says_what_to_do() {
+    let dir = tempdir("fifo-moov");
+    // 24 raw 640x480 frames, 14.7 MB; qtmux writes the index last.
+    let clip = dir.join("clip.mov");
+    test_clip(
+        &clip,
+        24,
+        "width=640,height=480,format=UYVY,framerate=30/1",
+        "qtmux",
+    );
+    let fifo = dir.join("pipe");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let (from, to) = (clip.clone(), fifo.clone());
+    let writer = std::thread::spawn(move || {
+        let bytes = std::fs::read(from).unwrap();
+        // The reader stops early: a broken pipe here is expected.
+        let _ = std::fs::write(to, bytes);
+    });
+    let out = dir.join("out.mp4");
+    let o = run(&[
+        "run",
+        fifo.to_str().unwrap(),
+        out.to_str().unwrap(),
+        "--op",
+        "sobel",
+    ]);
+    writer.join().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    for said in ["index", "first 10 MB", "Matroska", "faststart"] {
+        assert!(err.contains(said), "expected `{said}` in: {err}");
+    }
+    assert!(!out.exists());
+    // The file itself is read whole.
+    let o = run(&[
+        "run",
+        clip.to_str().unwrap(),
+        "null",
+        "--op",
+        "sobel",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let json = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(json_field(&json, "frames_out"), "24", "{json}");
+}
+
 /// A minimal RTSP server on this machine for one client: it answers
 /// OPTIONS, DESCRIBE (one H.264 stream), SETUP (RTP over UDP to the
 /// client's ports) and PLAY, after which `frames` frames of a live test

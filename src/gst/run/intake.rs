@@ -695,6 +695,19 @@ fn explain_input_error(
         Error::Gst { cause, .. } => *cause,
         _ => GstCause::Other,
     };
+    // qtdemux reads a stream it cannot seek in (a pipe, a FIFO) from the
+    // front, and gives up when the index is not in its first 10 MB.
+    if let Error::Gst { message, .. } = &e
+        && message.contains("no 'moov' atom")
+    {
+        return Error::Pipeline(format!(
+            "the input `{input}` is an MP4 (or QuickTime) file whose index, its `moov` box, \
+             comes after its first 10 MB, and it came as a stream (a pipe or a FIFO), which \
+             cannot be read from its end: give the file itself, stream it as Matroska, or \
+             move the index to the front first (`ffmpeg -i IN -c copy -movflags +faststart \
+             OUT`, or GStreamer's `mp4mux faststart=true`)"
+        ));
+    }
     if cause == GstCause::TypeNotFound {
         return Error::Pipeline(format!(
             "the input `{input}` is not a video file GStreamer recognises (its type could not \
