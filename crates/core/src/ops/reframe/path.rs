@@ -32,6 +32,12 @@ use crate::error::{Error, Result};
 /// The format's version.
 pub const VERSION: u32 = 1;
 
+/// The largest frame number a path file may give: over 38 hours at 30 fps.
+/// A plan is held for every frame up to the last one named (a frame left
+/// out holds the one before), so a stray number (a time in milliseconds, a
+/// typo) would otherwise ask for memory without end.
+pub const MAX_FRAME: usize = 1 << 22;
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PathFile {
     pub version: u32,
@@ -132,6 +138,19 @@ impl PathFile {
             return Err(read(format!(
                 "version {} is not one this seamstream reads (it reads {VERSION})",
                 file.version
+            )));
+        }
+        for (what, [w, h]) in [("input", file.input), ("output", file.output)] {
+            if w == 0 || h == 0 {
+                return Err(read(format!(
+                    "the {what} size [{w}, {h}] is not a size; give [width, height], both above 0"
+                )));
+            }
+        }
+        if let Some(f) = file.frames.iter().find(|f| f.frame > MAX_FRAME) {
+            return Err(read(format!(
+                "frame {}: frame numbers go up to {MAX_FRAME} (over 38 hours at 30 fps); count the frames of this video from 0",
+                f.frame
             )));
         }
         let [w, h] = file.input;
@@ -351,6 +370,20 @@ mod tests {
         .unwrap();
         let e = PathFile::load(&p).unwrap_err().to_string();
         assert!(e.contains("frame 7") && e.contains("1280x720"), "{e}");
+        // A frame number no video reaches is refused, not planned for (a
+        // plan for every frame up to it would not fit in memory).
+        std::fs::write(
+            &p,
+            r#"{"version": 1, "input": [1280, 720], "output": [406, 720],
+                "frames": [{"frame": 0, "window": [0, 0, 406, 720], "mode": "crop"},
+                           {"frame": 1000000000000, "window": [0, 0, 406, 720], "mode": "crop"}]}"#,
+        )
+        .unwrap();
+        let e = PathFile::load(&p).unwrap_err().to_string();
+        assert!(
+            e.contains("frame 1000000000000") && e.contains("count the frames"),
+            "{e}"
+        );
         std::fs::write(&p, "{").unwrap();
         assert!(
             PathFile::load(&p)
