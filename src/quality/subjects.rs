@@ -252,10 +252,16 @@ impl<'de> Deserialize<'de> for Boxes {
     }
 }
 
-/// A whole number ≥ 0 (`3` or `3.0`).
+/// A whole number from 0 to 4,294,967,295 (`3` or `3.0`).
 fn count(x: f64, at: &str) -> std::result::Result<usize, String> {
-    if x < 0.0 || x.fract() != 0.0 || x > u32::MAX as f64 {
+    if x < 0.0 || x.fract() != 0.0 {
         return Err(format!("{at}: expected a whole number ≥ 0, found {x}"));
+    }
+    if x > u32::MAX as f64 {
+        return Err(format!(
+            "{at}: {x} is past the largest number a frame or a size may be ({})",
+            u32::MAX
+        ));
     }
     Ok(x as usize)
 }
@@ -869,6 +875,11 @@ mod tests {
                 r#""frame": 3"#,
                 r#""frame": -3"#,
                 "boxes[1].frame: expected a whole number",
+            ),
+            (
+                r#""frame": 3"#,
+                r#""frame": 99999999999"#,
+                "boxes[1].frame: 99999999999 is past the largest number",
             ),
             (
                 r#""label": "cat""#,
