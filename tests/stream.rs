@@ -3,6 +3,7 @@
 
 mod common;
 
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -580,6 +581,21 @@ fn a_still_picture_becomes_a_clip_of_frames_at_the_rate() {
     assert_eq!(last, 44 * 1_000_000_000 / 15, "{frames:?}");
 }
 
+/// A named pipe in `dir` and a thread writing `file` into it; the thread
+/// gives whether the whole file went through (opening blocks until a
+/// reader opens the pipe).
+fn through_a_fifo(dir: &Path, file: &Path) -> (PathBuf, std::thread::JoinHandle<bool>) {
+    let fifo = dir.join("pipe");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let (from, to) = (file.to_path_buf(), fifo.clone());
+    let writer = std::thread::spawn(move || {
+        let bytes = std::fs::read(from).unwrap();
+        std::fs::write(to, bytes).is_ok()
+    });
+    (fifo, writer)
+}
+
 /// A named pipe is read as it streams: nothing looks into it before the
 /// run (a look would take its first bytes), and every frame comes through.
 /// It hung once (`mkfifo f; cat clip.mkv > f & seamstream run f null`).
@@ -593,15 +609,7 @@ fn a_named_pipe_is_read_as_it_streams() {
         "width=64,height=48,format=I420,framerate=30/1",
         "x264enc ! matroskamux",
     );
-    let fifo = dir.join("pipe");
-    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
-    assert!(made.success());
-    let (from, to) = (clip.clone(), fifo.clone());
-    let writer = std::thread::spawn(move || {
-        let bytes = std::fs::read(from).unwrap();
-        // Opening blocks until the run opens the pipe to read it.
-        std::fs::write(to, bytes).is_ok()
-    });
+    let (fifo, writer) = through_a_fifo(&dir, &clip);
     let o = run(&[
         "run",
         fifo.to_str().unwrap(),
@@ -643,20 +651,7 @@ fn an_mp4_with_its_index_at_the_end_through_a_pipe_says_what_to_do() {
         "width=640,height=480,format=UYVY,framerate=30/1",
         "qtmux",
     );
-    let fifo = dir.join("pipe");
-    assert!(
-        Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
-    let (from, to) = (clip.clone(), fifo.clone());
-    let writer = std::thread::spawn(move || {
-        let bytes = std::fs::read(from).unwrap();
-        // The reader stops early: a broken pipe here is expected.
-        let _ = std::fs::write(to, bytes);
-    });
+    let (fifo, writer) = through_a_fifo(&dir, &clip);
     let out = dir.join("out.mp4");
     let o = run(&[
         "run",
@@ -665,6 +660,7 @@ fn an_mp4_with_its_index_at_the_end_through_a_pipe_says_what_to_do() {
         "--op",
         "sobel",
     ]);
+    // The reader stops early: the writer's broken pipe is expected.
     writer.join().unwrap();
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
