@@ -639,3 +639,80 @@ fn the_binary_prints_the_reframing_figures_and_names_a_bad_file() {
     let e = stderr(&o);
     assert!(e.contains("path.json") && e.contains("output"), "{e}");
 }
+
+/// A reframe of a still picture is planned live, holding 0.4 s of frames
+/// back to look ahead: what comes out first are placeholders, and each
+/// result comes `delay` frames after its own frame. `quality` measures
+/// each result against its own original and drains the held frames at the
+/// end, so a still picture in a still window flickers not at all and a box
+/// on its first frame is found. (It paired each result with the frame fed
+/// in with it: the first 12 results were black, a box on frame 0 was lost,
+/// and the still picture "flickered" 0.41.)
+#[test]
+fn a_live_planned_reframe_is_measured_frame_against_its_own_frame() {
+    use common::video::{run, stderr, tempdir};
+    let dir = tempdir("quality-live-reframe");
+    let (w, h) = (320, 180);
+    let picture = textured(w, h, 7);
+    let png = dir.join("still.png");
+    let bytes: Vec<u8> = picture.as_slice().iter().flatten().copied().collect();
+    image::RgbaImage::from_raw(w as u32, h as u32, bytes)
+        .unwrap()
+        .save(&png)
+        .unwrap();
+    let boxes = dir.join("boxes.json");
+    std::fs::write(
+        &boxes,
+        r#"{"size": [320, 180], "boxes": [{"frame": 0, "box": [140, 40, 40, 100]},
+                                          {"frame": 29, "box": [140, 40, 40, 100]}]}"#,
+    )
+    .unwrap();
+    let o = run(&[
+        "quality",
+        png.to_str().unwrap(),
+        "--op",
+        "reframe:aspect=9:16",
+        "--device",
+        "cpu",
+        "--frames",
+        "30",
+        "--every",
+        "10",
+        "--boxes",
+        boxes.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["frames"], 30, "every frame measured, the held ones too");
+    assert_eq!(v["flicker"]["result"], 0.0, "{}", v["flicker"]);
+    // Still against still: as still as the centre crop, a ratio of 1.
+    assert_eq!(v["flicker"]["centre_ratio"], 1.0, "{}", v["flicker"]);
+    for b in v["subjects"]["boxes"].as_array().unwrap() {
+        assert_eq!(b["result"]["kept"], true, "{b}");
+    }
+    // The text table gives the ratio of two still clips as 1, not a
+    // number that overflowed.
+    let a = [
+        "quality",
+        png.to_str().unwrap(),
+        "--op",
+        "reframe:aspect=9:16",
+        "--device",
+        "cpu",
+        "--frames",
+        "30",
+        "--every",
+        "10",
+        "--crops",
+        "0",
+    ];
+    let o = run(&a);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let flicker: Vec<&str> = text.lines().filter(|l| l.starts_with("flicker")).collect();
+    assert_eq!(flicker.len(), 2, "{text}");
+    for line in flicker {
+        assert!(line.trim_end().ends_with(" 1.000"), "{line}");
+    }
+}

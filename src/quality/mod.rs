@@ -445,21 +445,32 @@ pub struct Report {
     pub subjects: Option<SubjectReport>,
 }
 
+/// `a ÷ b`, where a reference `b` of 0 (a still clip's flicker, a crop
+/// that misses nothing) gives 1 if `a` is 0 too and infinity otherwise,
+/// not a number that only overflows.
+fn ratio(a: f64, b: f64) -> f64 {
+    match (a > 0.0, b > 0.0) {
+        (_, true) => a / b,
+        (false, false) => 1.0,
+        (true, false) => f64::INFINITY,
+    }
+}
+
 impl Report {
     /// Result ÷ scaling for the similarity (lower is better, 1 = as scaling).
     pub fn similarity_ratio(&self) -> f64 {
-        self.result.total() / self.scaled.total().max(f64::MIN_POSITIVE)
+        ratio(self.result.total(), self.scaled.total())
     }
 
     /// Result ÷ scaling for the flicker (1 = no motion of its own).
     pub fn flicker_ratio(&self) -> f64 {
-        self.flicker_result / self.flicker_scaled.max(f64::MIN_POSITIVE)
+        ratio(self.flicker_result, self.flicker_scaled)
     }
 
     /// Result ÷ the centre crop for the flicker (1 = moves no more than a
     /// fixed window).
     pub fn flicker_centre_ratio(&self) -> f64 {
-        self.flicker_result / self.flicker_centre.max(f64::MIN_POSITIVE)
+        ratio(self.flicker_result, self.flicker_centre)
     }
 
     /// The fixed crop of the lowest mean similarity (the first of equals).
@@ -477,14 +488,8 @@ impl Report {
     /// than any one fixed window). Where the best crop misses nothing
     /// (similarity 0), 1 if the result misses nothing either, else infinite.
     pub fn best_crop_ratio(&self) -> Option<f64> {
-        self.best_crop().map(|c| {
-            let (result, best) = (self.result.total(), c.similarity.total());
-            match (result > 0.0, best > 0.0) {
-                (_, true) => result / best,
-                (false, false) => 1.0,
-                (true, false) => f64::INFINITY,
-            }
-        })
+        self.best_crop()
+            .map(|c| ratio(self.result.total(), c.similarity.total()))
     }
 }
 
@@ -737,12 +742,41 @@ pub fn measure_chain_with(
     #[cfg(feature = "cuda")]
     let mut gpu_chain: Option<crate::cuda::stage::GpuChain> = None;
     let mut spent = std::time::Duration::ZERO;
-    let mut n = 0;
-    while limit.is_none_or(|l| n < l) {
-        let Some(frame) = reader.next_frame()? else {
+    // A chain that holds frames back to look ahead (a reframe planned live:
+    // a still picture, a stream) gives the k-th frame's result `delay`
+    // frames later, and placeholders first ([`crate::ops::Op::delay`]):
+    // each result is measured against its own original, held here until
+    // it comes, and the last frame is fed again at the end to get the held
+    // ones out, as `run` does.
+    let mut delay = None;
+    let mut originals = std::collections::VecDeque::new();
+    // Frames read, calls made, results measured.
+    let (mut fed, mut calls, mut n) = (0, 0, 0);
+    loop {
+        let frame = if limit.is_none_or(|l| fed < l)
+            && let Some(frame) = reader.next_frame()?
+        {
+            fed += 1;
+            progress(fed);
+            originals.push_back(frame.clone());
+            frame
+        } else if n < fed
+            && let Some(last) = originals.back()
+        {
+            last.clone()
+        } else {
             break;
         };
-        let input = Frame::Rgba(frame.clone());
+        let delay = match delay {
+            Some(d) => d,
+            None => {
+                if let Some(fps) = reader.fps() {
+                    chain.set_rate(fps)?;
+                }
+                *delay.insert(chain.delay())
+            }
+        };
+        let input = Frame::Rgba(frame);
         let start = std::time::Instant::now();
         let out = match gpu {
             None => chain.apply(input)?,
@@ -755,8 +789,8 @@ pub fn measure_chain_with(
                     None => gpu_chain.insert(crate::cuda::stage::GpuChain::new(
                         gpu,
                         &chain,
-                        frame.width(),
-                        frame.height(),
+                        input.width(),
+                        input.height(),
                         crate::frame::DevFormat::Rgba,
                     )?),
                 };
@@ -764,9 +798,16 @@ pub fn measure_chain_with(
             }
         };
         spent += start.elapsed();
-        meter.push(&frame, &out.to_rgba())?;
+        calls += 1;
+        if calls <= delay {
+            // A placeholder, while the look-ahead fills.
+            continue;
+        }
+        let Some(original) = originals.pop_front() else {
+            break;
+        };
+        meter.push(&original, &out.to_rgba())?;
         n += 1;
-        progress(n);
     }
     if n == 0 {
         return Err(crate::Error::Read {
