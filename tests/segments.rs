@@ -793,6 +793,49 @@ fn a_reframe_with_frames_plans_only_the_frames_it_writes_and_a_chain_takes_one()
     assert!(!twice.exists());
 }
 
+/// A vertical video posted at 16:9 (between black bars here; a blurred
+/// copy of itself is found alike, `border.rs`) reframed to 9:16 is the
+/// picture itself: found on the decoded frames, every window is the
+/// picture, still, and the summary says so. Before, the bars' edges moved
+/// the window and the plan carved and padded the picture smaller.
+#[test]
+fn a_pillarboxed_vertical_video_reframed_to_nine_sixteen_is_its_picture() {
+    let dir = tempdir("reframe-pillarbox");
+    let input = dir.join("in.mp4");
+    gst::init().unwrap();
+    // 202 columns (a ball moving over grey) at 219 in a 640x360 frame.
+    let desc = format!(
+        "videotestsrc pattern=ball background-color=0xff707070 num-buffers=30 ! video/x-raw,width=202,height=360,framerate=30/1 ! \
+         videobox left=-219 right=-219 fill=black ! video/x-raw,width=640 ! x264enc ! mp4mux ! \
+         filesink location=\"{}\"",
+        input.display()
+    );
+    play_to_eos(
+        &gst::parse::launch(&desc).unwrap(),
+        "making the pillarboxed clip",
+    );
+    let path = dir.join("plan.json");
+    let said = ok(&[
+        "run",
+        s(&input),
+        s(&dir.join("out.mp4")),
+        "--op",
+        "reframe:aspect=9:16",
+        "--reframe-path",
+        s(&path),
+    ]);
+    assert!(
+        said.contains("inside the picture at 220,0 200x360"),
+        "{said}"
+    );
+    let file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    for f in file["frames"].as_array().unwrap() {
+        assert_eq!(f["window"], serde_json::json!([220, 0, 200, 360]), "{f}");
+        assert_eq!(f["mode"], "crop", "{f}");
+    }
+}
+
 /// A join into a container that cannot hold the parts' codec, or with an
 /// `--audio-from` that is not a file, is refused before anything is
 /// written, naming the output's way out or the missing file.

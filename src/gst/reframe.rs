@@ -363,8 +363,17 @@ pub fn describe_shots(shots: &[ShotPlan], fps: Option<f64>) -> Vec<String> {
                     )
                 })
                 .unwrap_or_default();
+            let inside = s
+                .picture
+                .map(|p| {
+                    format!(
+                        ", inside the picture at {},{} {}x{} (the bars or fill beside it left out)",
+                        p.x, p.y, p.w, p.h
+                    )
+                })
+                .unwrap_or_default();
             format!(
-                "frames {}-{}{time}: {then}{}, camera {}",
+                "frames {}-{}{time}: {then}{}, camera {}{inside}",
                 s.first,
                 s.last,
                 s.fit.name(),

@@ -114,6 +114,10 @@ pub struct Observation {
     /// (something large crossed a still scene).
     pub shift: Shift,
     pub subjects: Vec<Subject>,
+    /// On a frame looked at for faces: the picture inside the frame, where
+    /// fill borders it (a pillarbox or letterbox, [`super::border`]), else
+    /// the whole frame; in the input's pixels.
+    pub picture: Option<Rect>,
 }
 
 /// The thumbnail factor for a `w`×`h` input.
@@ -269,6 +273,8 @@ struct Look {
     /// Offline, on a face frame: the text blocks of the face picture that
     /// no text found on the thumbnail overlaps, in the input's pixels.
     fine: Option<Vec<Rect>>,
+    /// On a face frame, the picture inside the frame ([`Observation::picture`]).
+    picture: Option<Rect>,
 }
 
 /// From one frame to the next: the picture's global shift, whether the
@@ -484,6 +490,7 @@ impl Analyzer {
                 coarse,
                 subjects: Vec::new(),
                 fine: t.face.as_ref().map(|_| Vec::new()),
+                picture: None,
             };
         }
         let mut subjects = Vec::new();
@@ -497,6 +504,7 @@ impl Analyzer {
         {
             self.find_faces(face, &mut subjects);
         }
+        let picture = t.face.as_ref().map(|face| self.picture_in(face));
         Look {
             blank,
             card,
@@ -504,7 +512,25 @@ impl Analyzer {
             coarse,
             subjects,
             fine,
+            picture,
         }
+    }
+
+    /// The picture inside the frame, found on its face picture, in the
+    /// input's pixels: the whole frame where no fill borders it.
+    fn picture_in(&self, face: &Plane<u8>) -> Rect {
+        let area = super::border::picture_area(face);
+        if (area.w, area.h) == (face.width(), face.height()) {
+            return Rect::new(0, 0, self.width, self.height);
+        }
+        let ff = (self.width / face.width().max(1)).max(1);
+        let r = area.scaled(ff, 1);
+        Rect::new(
+            r.x,
+            r.y,
+            r.w.min(self.width - r.x),
+            r.h.min(self.height - r.y),
+        )
     }
 
     /// The frame after the last: its look, the camera's shift to it and
@@ -532,6 +558,7 @@ impl Analyzer {
             cut,
             shift: camera,
             subjects: look.subjects,
+            picture: look.picture,
         };
         let fine = look.fine;
         let card = look.card;

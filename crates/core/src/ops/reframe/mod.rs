@@ -23,6 +23,7 @@
 //! ([`crate::ops::Op::hold_none`]).
 
 pub mod analyze;
+pub mod border;
 pub mod faces;
 mod foreground;
 pub mod geometry;

@@ -344,6 +344,7 @@ mod tests {
             fit: Fit::Crop,
             camera: Camera::Pan,
             len: 405,
+            picture: None,
         }];
         let file = PathFile::new((1280, 720), (406, 720), Some(30.0), "blur", &shots, &frames);
         let p = dir().join("path.json");

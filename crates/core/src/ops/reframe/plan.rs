@@ -24,6 +24,7 @@
 //! - **Cuts** are the only jumps.
 
 use super::analyze::{Kind, Observation, Subject};
+use super::border;
 use super::geometry::{Axis, Fit, Layout, Rect};
 
 /// Seconds a subject's span is held on either side of the frames that saw
@@ -89,6 +90,12 @@ pub const HELD_ROOM: f64 = 0.95;
 /// subjects. A shorter shot is carved as planned (promo's 0.8-s shot of
 /// small print changes 5 times; padded, its text is too small to read).
 pub const MAX_NARROWINGS: f64 = 1.0;
+/// A picture set inside the frame whose shape is within this share of the
+/// output's is taken whole, stretched by at most that much: 9:16 at 360
+/// rows is 202.5 columns, which a window's even edges make 200 and an
+/// output's even size 202 (as sizes are told the same shape,
+/// `reframe::same_shape`).
+pub const SAME_SHAPE: f64 = 0.02;
 /// Acceleration of the live camera: this share of its top speed a frame.
 const LIVE_ACCEL: f64 = 0.15;
 /// Seconds in which no frame needed the live window's width before it
@@ -191,6 +198,9 @@ pub struct ShotPlan {
     pub camera: Camera,
     /// The window's length along the axis.
     pub len: usize,
+    /// The picture set inside the frame that the shot was planned in (a
+    /// pillarbox's or letterbox's, [`border`]), where one was found.
+    pub picture: Option<Rect>,
 }
 
 /// How the camera moved in a shot.
@@ -892,76 +902,177 @@ fn moving_frames(xs: &[f64], top: usize) -> usize {
         .count()
 }
 
-/// The whole video's plan, offline: every frame's observation known.
+/// The whole video's plan, offline: every frame's observation known. A
+/// shot whose frames show a picture set inside the frame (a pillarbox or
+/// letterbox, [`border`]) is planned inside that picture alone.
 pub fn plan_offline(obs: &[Observation], s: &Settings) -> (Vec<ShotPlan>, Vec<FramePlan>) {
-    let axis = s.axis();
     let mut shots = Vec::new();
     let mut frames = Vec::with_capacity(obs.len());
+    // The pictures are found on the face pictures, whose pixels are this
+    // many of the input's.
+    let slack = 2 * super::analyze::face_factor(s.input.0, s.input.1);
+    // The picture most of the video's frames show, for the shots too short
+    // (or too dark at an edge) to settle their own.
+    let clip = border::shot_area(
+        obs.iter().filter_map(|o| o.picture.as_ref()),
+        s.input,
+        slack,
+    );
     let mut start = 0;
     while start < obs.len() {
         let end = (start + 1..obs.len())
             .find(|&i| obs[i].cut)
             .unwrap_or(obs.len());
-        let shot = without_brief_motion(&obs[start..end], s.fps);
-        let needs = needs(&shot, axis, s.fps, s.input);
-        let (fit, len, carve_to) = choose_fit(&needs, s);
-        let lens = vec![len; needs.len()];
-        let (mut xs, mut camera) = camera_path(&corridors(&needs, &lens, s, false), s);
-        // The subjects' reach where it costs the camera at most a quarter
-        // more frames of moving (what costs flicker is the number of frames
-        // that change): a still camera stays still, a pan may start a
-        // little sooner. On the shared clips it moved a juggler's steady
-        // camera in 78 frames instead of 21 (dropped), and parking-lot's
-        // track in 51 instead of 151 (kept).
-        // A shot with nothing found by its motion has no reach to weigh.
-        if needs.iter().any(|n| n.reach != n.span) {
-            let (rx, rc) = camera_path(&corridors(&needs, &lens, s, true), s);
-            let top = s.lengths().0 - len;
-            if 4 * moving_frames(&rx, top) <= 5 * moving_frames(&xs, top) {
-                (xs, camera) = (rx, rc);
-            }
-        }
+        let shot = &obs[start..end];
+        let pictures = || shot.iter().filter_map(|o| o.picture.as_ref());
+        let picture = border::shot_area(pictures(), s.input, slack)
+            .or_else(|| clip.filter(|&c| border::takes_clips(pictures(), c, s.input, slack)))
+            .filter(|&area| inside_fits(area, s.output));
+        let (fit, camera, len, mut plans) = match picture {
+            Some(area) => plan_inside(shot, s, area),
+            None => plan_shot(shot, s),
+        };
         let index = shots.len();
-        let first = frames.len();
-        for (x, n) in xs.into_iter().zip(needs) {
-            frames.push(FramePlan {
-                window: axis.window(even(x, s.lengths().0 - len), len, s.input),
-                fit,
-                carve_to,
-                shot: index,
-                keep: n.keep,
-            });
-        }
-        let mut fit = fit;
-        if fit == Fit::Carve {
-            let own: Vec<Vec<Rect>> = frames[first..].iter().map(|f| f.keep.clone()).collect();
-            hold_narrowing(&mut frames[first..], s.output);
-            // A narrowing that cannot hold still wobbles: the same window
-            // scaled and padded instead.
-            let shot = &mut frames[first..];
-            let changes = shot.windows(2).filter(|w| w[0].keep != w[1].keep).count();
-            let seconds = shot.len() as f64 / s.fps;
-            if s.fit == FitChoice::Auto
-                && seconds >= 1.0
-                && changes as f64 > MAX_NARROWINGS * seconds
-            {
-                fit = Fit::Pad;
-                for (f, keep) in shot.iter_mut().zip(own) {
-                    (f.fit, f.carve_to, f.keep) = (Fit::Pad, None, keep);
-                }
-            }
+        for f in &mut plans {
+            f.shot = index;
         }
         shots.push(ShotPlan {
-            shot: shots.len(),
+            shot: index,
             first: start,
             last: end - 1,
             fit,
             camera,
             len,
+            picture,
         });
+        frames.extend(plans);
         start = end;
     }
     (shots, frames)
+}
+
+/// Whether a shot may be planned inside the picture `area`: it has the
+/// output's shape, or the output's extent across its axis, so that no
+/// window inside it is enlarged. (A 9:16 picture reframed to 1:1, a
+/// letterboxed film to 9:16, would be enlarged by 1.3 to 1.8; those are
+/// planned on the whole frame, the fill beside the picture padding it.)
+fn inside_fits(area: Rect, out: (usize, usize)) -> bool {
+    let (ow, oh) = (out.0 as f64, out.1 as f64);
+    if ((area.w as f64 * oh) / (area.h as f64 * ow) - 1.0).abs() <= SAME_SHAPE {
+        return true;
+    }
+    let axis = Axis::of(area.w, area.h, out.0, out.1);
+    axis.split((area.w, area.h)).1 >= axis.split(out).1
+}
+
+/// A shot planned inside `area` of its frames, as if that were the frame:
+/// its subjects there, its windows moved back to the frame's pixels.
+fn plan_inside(
+    shot: &[Observation],
+    s: &Settings,
+    area: Rect,
+) -> (Fit, Camera, usize, Vec<FramePlan>) {
+    // A picture of the output's own shape (to within its sides' rounding
+    // to even pixels) is the output: all of it, still.
+    let (ow, oh) = (s.output.0 as f64, s.output.1 as f64);
+    if ((area.w as f64 * oh) / (area.h as f64 * ow) - 1.0).abs() <= SAME_SHAPE {
+        let frames = shot
+            .iter()
+            .map(|_| FramePlan {
+                window: area,
+                fit: Fit::Crop,
+                carve_to: None,
+                shot: 0,
+                keep: Vec::new(),
+            })
+            .collect();
+        let len = s.axis().split((area.w, area.h)).0;
+        return (Fit::Crop, Camera::Still, len, frames);
+    }
+    let inside = Settings {
+        input: (area.w, area.h),
+        ..*s
+    };
+    let local: Vec<Observation> = shot
+        .iter()
+        .map(|o| Observation {
+            subjects: o
+                .subjects
+                .iter()
+                .filter_map(|sub| {
+                    let r = sub.rect.intersect(&area)?;
+                    Some(Subject {
+                        rect: Rect::new(r.x - area.x, r.y - area.y, r.w, r.h),
+                        ..*sub
+                    })
+                })
+                .collect(),
+            picture: None,
+            ..o.clone()
+        })
+        .collect();
+    let (fit, camera, len, mut plans) = plan_shot(&local, &inside);
+    let back = |r: &mut Rect| {
+        r.x += area.x;
+        r.y += area.y;
+    };
+    for f in &mut plans {
+        back(&mut f.window);
+        f.keep.iter_mut().for_each(back);
+    }
+    (fit, camera, len, plans)
+}
+
+/// One shot's plan: its fit, its camera, its window's length along the
+/// axis and its frames (their `shot` 0).
+fn plan_shot(obs: &[Observation], s: &Settings) -> (Fit, Camera, usize, Vec<FramePlan>) {
+    let axis = s.axis();
+    let shot = without_brief_motion(obs, s.fps);
+    let needs = needs(&shot, axis, s.fps, s.input);
+    let (fit, len, carve_to) = choose_fit(&needs, s);
+    let lens = vec![len; needs.len()];
+    let (mut xs, mut camera) = camera_path(&corridors(&needs, &lens, s, false), s);
+    // The subjects' reach where it costs the camera at most a quarter
+    // more frames of moving (what costs flicker is the number of frames
+    // that change): a still camera stays still, a pan may start a
+    // little sooner. On the shared clips it moved a juggler's steady
+    // camera in 78 frames instead of 21 (dropped), and parking-lot's
+    // track in 51 instead of 151 (kept).
+    // A shot with nothing found by its motion has no reach to weigh.
+    if needs.iter().any(|n| n.reach != n.span) {
+        let (rx, rc) = camera_path(&corridors(&needs, &lens, s, true), s);
+        let top = s.lengths().0 - len;
+        if 4 * moving_frames(&rx, top) <= 5 * moving_frames(&xs, top) {
+            (xs, camera) = (rx, rc);
+        }
+    }
+    let mut frames: Vec<FramePlan> = xs
+        .into_iter()
+        .zip(needs)
+        .map(|(x, n)| FramePlan {
+            window: axis.window(even(x, s.lengths().0 - len), len, s.input),
+            fit,
+            carve_to,
+            shot: 0,
+            keep: n.keep,
+        })
+        .collect();
+    let mut fit = fit;
+    if fit == Fit::Carve {
+        let own: Vec<Vec<Rect>> = frames.iter().map(|f| f.keep.clone()).collect();
+        hold_narrowing(&mut frames, s.output);
+        // A narrowing that cannot hold still wobbles: the same window
+        // scaled and padded instead.
+        let changes = frames.windows(2).filter(|w| w[0].keep != w[1].keep).count();
+        let seconds = frames.len() as f64 / s.fps;
+        if s.fit == FitChoice::Auto && seconds >= 1.0 && changes as f64 > MAX_NARROWINGS * seconds {
+            fit = Fit::Pad;
+            for (f, keep) in frames.iter_mut().zip(own) {
+                (f.fit, f.carve_to, f.keep) = (Fit::Pad, None, keep);
+            }
+        }
+    }
+    (fit, camera, len, frames)
 }
 
 /// Holds a carved shot's narrowing still in stretches, as the steady camera
@@ -1096,6 +1207,7 @@ impl ShotLog {
                 fit: f.fit,
                 camera: Camera::Still,
                 len: f.window.w.max(f.window.h),
+                picture: None,
             }),
         }
         self.last = Some((f.shot, f.window));
@@ -1486,6 +1598,7 @@ mod tests {
                     required: true,
                 })
                 .collect(),
+            picture: None,
         }
     }
 
@@ -1512,6 +1625,73 @@ mod tests {
                 f.window
             );
         }
+    }
+
+    /// `n` frames, every 10th looked at for its picture (found at
+    /// `picture` on all but the frames in `missed`), with `subject` moving
+    /// by 4 pixels a frame from its place.
+    fn framed_shot(n: usize, picture: Rect, missed: &[usize], subject: Rect) -> Vec<Observation> {
+        (0..n)
+            .map(|i| {
+                let moved = Rect::new(subject.x + 4 * (i % 20), subject.y, subject.w, subject.h);
+                let mut o = obs(i == 0, &[moved]);
+                if i % 10 == 0 {
+                    o.picture = Some(if missed.contains(&(i / 10)) {
+                        Rect::new(0, 0, 1280, 720)
+                    } else {
+                        picture
+                    });
+                }
+                o
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_picture_set_inside_the_frame_is_planned_inside_it() {
+        let s = settings();
+        // A vertical video at 16:9 (405 columns at 437, the fill beside it
+        // moving as the picture does, so its motion is found there too):
+        // reframed to 9:16 it is the picture, whole and still.
+        let vertical = Rect::new(437, 0, 405, 720);
+        let obs = framed_shot(90, vertical, &[], Rect::new(100, 200, 150, 300));
+        let (shots, frames) = plan_offline(&obs, &s);
+        assert_eq!(shots.len(), 1);
+        assert_eq!(
+            (shots[0].fit, shots[0].camera, shots[0].picture),
+            (Fit::Crop, Camera::Still, Some(Rect::new(438, 0, 404, 720)))
+        );
+        assert!(
+            frames
+                .iter()
+                .all(|f| f.window == Rect::new(438, 0, 404, 720))
+        );
+        // A 4:3 film in a 16:9 frame: the window follows its subject inside
+        // the picture, never over the bars.
+        let film = Rect::new(160, 0, 960, 720);
+        let subject = Rect::new(900, 200, 120, 300);
+        let obs = framed_shot(90, film, &[8], subject);
+        let (shots, frames) = plan_offline(&obs, &s);
+        assert_eq!(shots[0].picture, Some(film));
+        for (i, f) in frames.iter().enumerate() {
+            let w = f.window;
+            assert!(w.x >= 160 && w.right() <= 1120, "frame {i}: {w:?}");
+            let moved = 900 + 4 * (i % 20);
+            assert!(w.x <= moved && w.right() >= moved + 120, "frame {i}: {w:?}");
+        }
+        // Where four face frames in nine saw the whole frame, the shot is
+        // planned on the whole frame.
+        let obs = framed_shot(90, film, &[1, 2, 5, 7], subject);
+        let (shots, _) = plan_offline(&obs, &s);
+        assert_eq!(shots[0].picture, None);
+        // A 9:16 picture is not enlarged to 1:1: planned on the whole frame.
+        let square = Settings {
+            output: (720, 720),
+            ..s
+        };
+        let obs = framed_shot(90, vertical, &[], Rect::new(500, 200, 150, 300));
+        let (shots, _) = plan_offline(&obs, &square);
+        assert_eq!(shots[0].picture, None);
     }
 
     #[test]
@@ -1645,6 +1825,7 @@ mod tests {
                 kind: Kind::Text,
                 required: true,
             }],
+            picture: None,
         };
         let o: Vec<_> = (0..30).map(|i| title(i == 0)).collect();
         let (shots, _) = plan_offline(&o, &s);
