@@ -925,12 +925,15 @@ pub fn plan_offline(obs: &[Observation], s: &Settings) -> (Vec<ShotPlan>, Vec<Fr
             .unwrap_or(obs.len());
         let shot = &obs[start..end];
         let pictures = || shot.iter().filter_map(|o| o.picture.as_ref());
-        let picture = border::shot_area(pictures(), s.input, slack)
-            .or_else(|| clip.filter(|&c| border::takes_clips(pictures(), c, s.input, slack)))
-            .filter(|&area| inside_fits(area, s.output));
-        let (fit, camera, len, mut plans) = match picture {
-            Some(area) => plan_inside(shot, s, area),
-            None => plan_shot(shot, s),
+        let found = border::shot_area(pictures(), s.input, slack)
+            .or_else(|| clip.filter(|&c| border::takes_clips(pictures(), c, s.input, slack)));
+        let (picture, (fit, camera, len, mut plans)) = match found {
+            Some(area) if inside_fits(area, s.output) => (found, plan_inside(shot, s, area)),
+            Some(area) => match padded_inside(shot, s, area) {
+                Some(plan) => (found, plan),
+                None => (None, plan_shot(shot, s)),
+            },
+            None => (None, plan_shot(shot, s)),
         };
         let index = shots.len();
         for f in &mut plans {
@@ -951,11 +954,36 @@ pub fn plan_offline(obs: &[Observation], s: &Settings) -> (Vec<ShotPlan>, Vec<Fr
     (shots, frames)
 }
 
-/// Whether a shot may be planned inside the picture `area`: it has the
-/// output's shape, or the output's extent across its axis, so that no
-/// window inside it is enlarged. (A 9:16 picture reframed to 1:1, a
-/// letterboxed film to 9:16, would be enlarged by 1.3 to 1.8; those are
-/// planned on the whole frame, the fill beside the picture padding it.)
+/// A shot inside a picture smaller than the output across its axis (a
+/// 9:16 video reframed to 1:1, a letterboxed film to 9:16), which a window
+/// of the output's shape would enlarge by 1.3 to 1.8: windows of the
+/// output's size cut to the picture, at their own scale, padded to the
+/// output (the 9:16 video whole and still on its blur; the film's window
+/// following its subjects at full height, blur above and below). Where
+/// its subjects need more than such a window (a carve or a pad), `None`:
+/// the shot is planned on the whole frame.
+fn padded_inside(
+    shot: &[Observation],
+    s: &Settings,
+    area: Rect,
+) -> Option<(Fit, Camera, usize, Vec<FramePlan>)> {
+    let cut = Settings {
+        output: (s.output.0.min(area.w), s.output.1.min(area.h)),
+        ..*s
+    };
+    let (fit, camera, len, mut plans) = plan_inside(shot, &cut, area);
+    if fit != Fit::Crop || plans.iter().any(|f| f.fit != Fit::Crop) {
+        return None;
+    }
+    for f in &mut plans {
+        f.fit = Fit::Pad;
+    }
+    Some((Fit::Pad, camera, len, plans))
+}
+
+/// Whether a shot may be planned inside the picture `area` at the output's
+/// shape: it has the output's shape, or the output's extent across its
+/// axis, so that no window inside it is enlarged.
 fn inside_fits(area: Rect, out: (usize, usize)) -> bool {
     let (ow, oh) = (out.0 as f64, out.1 as f64);
     if ((area.w as f64 * oh) / (area.h as f64 * ow) - 1.0).abs() <= SAME_SHAPE {
@@ -1684,14 +1712,22 @@ mod tests {
         let obs = framed_shot(90, film, &[1, 2, 5, 7], subject);
         let (shots, _) = plan_offline(&obs, &s);
         assert_eq!(shots[0].picture, None);
-        // A 9:16 picture is not enlarged to 1:1: planned on the whole frame.
+        // A 9:16 picture is not enlarged to 1:1: it is padded, whole and
+        // still, at its own scale.
         let square = Settings {
             output: (720, 720),
             ..s
         };
         let obs = framed_shot(90, vertical, &[], Rect::new(500, 200, 150, 300));
-        let (shots, _) = plan_offline(&obs, &square);
-        assert_eq!(shots[0].picture, None);
+        let (shots, frames) = plan_offline(&obs, &square);
+        let whole = Rect::new(438, 0, 404, 720);
+        assert_eq!(
+            (shots[0].fit, shots[0].camera, shots[0].picture),
+            (Fit::Pad, Camera::Still, Some(whole))
+        );
+        assert!(frames.iter().all(|f| f.window == whole));
+        let lay = frames[0].layout((720, 720));
+        assert_eq!(lay.content, Rect::new(158, 0, 404, 720), "at its own scale");
     }
 
     #[test]
