@@ -667,21 +667,23 @@ fn a_live_planned_reframe_is_measured_frame_against_its_own_frame() {
                                           {"frame": 29, "box": [140, 40, 40, 100]}]}"#,
     )
     .unwrap();
-    let o = run(&[
-        "quality",
-        png.to_str().unwrap(),
-        "--op",
-        "reframe:aspect=9:16",
-        "--device",
-        "cpu",
-        "--frames",
-        "30",
-        "--every",
-        "10",
-        "--boxes",
-        boxes.to_str().unwrap(),
-        "--json",
-    ]);
+    let quality = |extra: &[&str]| {
+        let mut a = vec![
+            "quality",
+            png.to_str().unwrap(),
+            "--op",
+            "reframe:aspect=9:16",
+            "--device",
+            "cpu",
+            "--frames",
+            "30",
+            "--every",
+            "10",
+        ];
+        a.extend_from_slice(extra);
+        run(&a)
+    };
+    let o = quality(&["--boxes", boxes.to_str().unwrap(), "--json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["frames"], 30, "every frame measured, the held ones too");
@@ -693,21 +695,7 @@ fn a_live_planned_reframe_is_measured_frame_against_its_own_frame() {
     }
     // The text table gives the ratio of two still clips as 1, not a
     // number that overflowed.
-    let a = [
-        "quality",
-        png.to_str().unwrap(),
-        "--op",
-        "reframe:aspect=9:16",
-        "--device",
-        "cpu",
-        "--frames",
-        "30",
-        "--every",
-        "10",
-        "--crops",
-        "0",
-    ];
-    let o = run(&a);
+    let o = quality(&["--crops", "0"]);
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{}", stderr(&o));
     let flicker: Vec<&str> = text.lines().filter(|l| l.starts_with("flicker")).collect();

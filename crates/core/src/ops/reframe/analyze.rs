@@ -523,8 +523,14 @@ impl Analyzer {
         if (area.w, area.h) == (face.width(), face.height()) {
             return Rect::new(0, 0, self.width, self.height);
         }
+        self.face_to_input(face, area)
+    }
+
+    /// `r` on the face picture `face`, in the input's pixels (clipped to
+    /// the frame: the face picture drops a remainder of its factor).
+    fn face_to_input(&self, face: &Plane<u8>, r: Rect) -> Rect {
         let ff = (self.width / face.width().max(1)).max(1);
-        let r = area.scaled(ff, 1);
+        let r = r.scaled(ff, 1);
         Rect::new(
             r.x,
             r.y,
@@ -645,18 +651,9 @@ impl Analyzer {
     /// thumbnail) that none of the thumbnail's text `found` overlaps, in
     /// the input's pixels.
     fn find_small_text(&self, face: &Plane<u8>, found: &[Subject]) -> Vec<Rect> {
-        let ff = (self.width / face.width().max(1)).max(1);
         small_text_blocks(face)
             .into_iter()
-            .map(|r| {
-                let r = r.scaled(ff, 1);
-                Rect::new(
-                    r.x,
-                    r.y,
-                    r.w.min(self.width - r.x),
-                    r.h.min(self.height - r.y),
-                )
-            })
+            .map(|r| self.face_to_input(face, r))
             .filter(|r| {
                 !found
                     .iter()
