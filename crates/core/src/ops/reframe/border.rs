@@ -99,11 +99,23 @@ fn edges(steps: &[(f32, f32)]) -> Option<(usize, usize)> {
     if n < 4 * least {
         return None;
     }
-    let mean = |r: std::ops::Range<usize>| {
-        let len = r.len().max(1) as f32;
-        steps[r].iter().map(|s| s.0).sum::<f32>() / len
-    };
-    let most = |r: std::ops::Range<usize>| steps[r].iter().map(|s| s.0).fold(0.0f32, f32::max);
+    // Sums from the start, and the largest step from the frame's first
+    // step past its edge (1) up to each index and from each index to the
+    // end, so that each candidate pair costs no pass over the steps.
+    let mut sums = vec![0f64; n + 1];
+    for (i, s) in steps.iter().enumerate() {
+        sums[i + 1] = sums[i] + f64::from(s.0);
+    }
+    let mean =
+        |r: std::ops::Range<usize>| ((sums[r.end] - sums[r.start]) / r.len().max(1) as f64) as f32;
+    let mut up_to = vec![0f32; n + 1];
+    for i in 1..n {
+        up_to[i + 1] = up_to[i].max(steps[i].0);
+    }
+    let mut from = vec![0f32; n + 1];
+    for i in (0..n).rev() {
+        from[i] = from[i + 1].max(steps[i].0);
+    }
     let mut best: Option<(f32, usize, usize)> = None;
     for a in least..n / 2 - least {
         let (da, ca) = steps[a];
@@ -127,7 +139,7 @@ fn edges(steps: &[(f32, f32)]) -> Option<(usize, usize)> {
             // codec's edge pixels), and the picture between the edges.
             let fill = mean(1..a).max(mean(b + 1..n));
             let inside = mean(a + 1..b);
-            let fill_most = most(1..a).max(most(b + 1..n));
+            let fill_most = up_to[a].max(from[b + 1]);
             if fill > FILL_DETAIL || fill > FILL_SHARE * inside || fill_most > 0.5 * da.min(db) {
                 continue;
             }

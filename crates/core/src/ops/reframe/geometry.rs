@@ -322,6 +322,16 @@ pub fn even_side(v: f64, limit: usize) -> usize {
     .max(1)
 }
 
+/// Whether two output sizes have the same shape, to within the rounding of
+/// a size to whole (even) pixels: 2%.
+pub fn same_shape(a: (usize, usize), b: (usize, usize)) -> bool {
+    let (ra, rb) = (
+        a.0 as f64 / a.1.max(1) as f64,
+        b.0 as f64 / b.1.max(1) as f64,
+    );
+    (ra - rb).abs() <= 0.02 * rb
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -41,7 +41,7 @@ use super::{Op, OpBox};
 use crate::error::{Error, Result};
 use crate::frame::{Frame, Plane};
 use analyze::{Analyzer, Observation, Subject, Thumbs};
-use geometry::{Fit, Rect, even_side};
+use geometry::{Fit, Rect, even_side, same_shape};
 use path::Hint;
 use plan::{CameraChoice, FitChoice, FramePlan, LivePlanner, Settings, ShotPlan};
 use render::{Narrower, Pad, render};
@@ -256,16 +256,6 @@ struct Replay {
 pub struct MadeFor {
     pub input: (usize, usize),
     pub output: Option<(usize, usize)>,
-}
-
-/// Whether two output sizes have the same shape, to within the rounding of
-/// a size to whole (even) pixels: 2%.
-fn same_shape(a: (usize, usize), b: (usize, usize)) -> bool {
-    let (ra, rb) = (
-        a.0 as f64 / a.1.max(1) as f64,
-        b.0 as f64 / b.1.max(1) as f64,
-    );
-    (ra - rb).abs() <= 0.02 * rb
 }
 
 impl Director {

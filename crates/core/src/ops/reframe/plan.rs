@@ -25,7 +25,7 @@
 
 use super::analyze::{Kind, Observation, Subject};
 use super::border;
-use super::geometry::{Axis, Fit, Layout, Rect};
+use super::geometry::{Axis, Fit, Layout, Rect, same_shape};
 
 /// Seconds a subject's span is held on either side of the frames that saw
 /// it.
@@ -90,12 +90,6 @@ pub const HELD_ROOM: f64 = 0.95;
 /// subjects. A shorter shot is carved as planned (promo's 0.8-s shot of
 /// small print changes 5 times; padded, its text is too small to read).
 pub const MAX_NARROWINGS: f64 = 1.0;
-/// A picture set inside the frame whose shape is within this share of the
-/// output's is taken whole, stretched by at most that much: 9:16 at 360
-/// rows is 202.5 columns, which a window's even edges make 200 and an
-/// output's even size 202 (as sizes are told the same shape,
-/// `reframe::same_shape`).
-pub const SAME_SHAPE: f64 = 0.02;
 /// Acceleration of the live camera: this share of its top speed a frame.
 const LIVE_ACCEL: f64 = 0.15;
 /// Seconds in which no frame needed the live window's width before it
@@ -985,8 +979,7 @@ fn padded_inside(
 /// shape: it has the output's shape, or the output's extent across its
 /// axis, so that no window inside it is enlarged.
 fn inside_fits(area: Rect, out: (usize, usize)) -> bool {
-    let (ow, oh) = (out.0 as f64, out.1 as f64);
-    if ((area.w as f64 * oh) / (area.h as f64 * ow) - 1.0).abs() <= SAME_SHAPE {
+    if same_shape((area.w, area.h), out) {
         return true;
     }
     let axis = Axis::of(area.w, area.h, out.0, out.1);
@@ -1001,9 +994,10 @@ fn plan_inside(
     area: Rect,
 ) -> (Fit, Camera, usize, Vec<FramePlan>) {
     // A picture of the output's own shape (to within its sides' rounding
-    // to even pixels) is the output: all of it, still.
-    let (ow, oh) = (s.output.0 as f64, s.output.1 as f64);
-    if ((area.w as f64 * oh) / (area.h as f64 * ow) - 1.0).abs() <= SAME_SHAPE {
+    // to even pixels: 9:16 at 360 rows is 202.5 columns, which a window's
+    // even edges make 200 and an output's even size 202) is the output:
+    // all of it, still.
+    if same_shape((area.w, area.h), s.output) {
         let frames = shot
             .iter()
             .map(|_| FramePlan {
