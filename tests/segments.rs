@@ -834,6 +834,41 @@ fn a_pillarboxed_vertical_video_reframed_to_nine_sixteen_is_its_picture() {
         assert_eq!(f["window"], serde_json::json!([220, 0, 200, 360]), "{f}");
         assert_eq!(f["mode"], "crop", "{f}");
     }
+    // Read as a stream (a FIFO), it is planned live, frame by frame: the
+    // same picture from the first frame.
+    let fifo = dir.join("stream");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let feed = {
+        let (from, to) = (input.clone(), fifo.clone());
+        std::thread::spawn(move || std::fs::write(&to, std::fs::read(&from).unwrap()))
+    };
+    let live_path = dir.join("live.json");
+    let said = ok(&[
+        "run",
+        s(&fifo),
+        s(&dir.join("live.mkv")),
+        "--op",
+        "reframe:aspect=9:16",
+        "--reframe-path",
+        s(&live_path),
+    ]);
+    feed.join().unwrap().unwrap();
+    assert!(
+        said.contains("planned live") && said.contains("inside the picture at 220,0 200x360"),
+        "{said}"
+    );
+    let file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&live_path).unwrap()).unwrap();
+    let frames = file["frames"].as_array().unwrap();
+    assert_eq!(frames.len(), 30);
+    for f in frames {
+        assert_eq!(f["window"], serde_json::json!([220, 0, 200, 360]), "{f}");
+        assert_eq!(f["mode"], "crop", "{f}");
+    }
 }
 
 /// A join into a container that cannot hold the parts' codec, or with an

@@ -583,7 +583,7 @@ impl Ready {
         if let Some(r) = &self.record
             && let Ok(mut r) = r.lock()
         {
-            r.push(plan);
+            r.push(plan, self.director.live_picture());
         }
         Ok(())
     }

@@ -196,6 +196,13 @@ pub fn shot_area<'a>(
     (x1 > x0 && y1 > y0).then(|| Rect::new(x0, y0, x1 - x0, y1 - y0))
 }
 
+/// Whether `a` and `b` are one picture's bounds, found by two looks
+/// (within `slack` pixels, and the rounding to even ones).
+pub fn near(a: Rect, b: Rect, slack: usize) -> bool {
+    let near = |p: usize, q: usize| p.abs_diff(q) <= slack + 2;
+    near(a.x, b.x) && near(a.y, b.y) && near(a.right(), b.right()) && near(a.bottom(), b.bottom())
+}
+
 /// Whether a shot whose own frames do not settle its picture
 /// ([`shot_area`]: a shot too short to be looked at, or with an edge lost
 /// in half its looks) takes `clip`'s, the picture of the whole video's
@@ -209,17 +216,12 @@ pub fn takes_clips<'a>(
     slack: usize,
 ) -> bool {
     let full = Rect::new(0, 0, input.0, input.1);
-    let near = |a: usize, b: usize| a.abs_diff(b) <= slack + 2;
     let (mut looks, mut none) = (0, 0);
     for r in found {
         looks += 1;
         if *r == full {
             none += 1;
-        } else if !(near(r.x, clip.x)
-            && near(r.y, clip.y)
-            && near(r.right(), clip.right())
-            && near(r.bottom(), clip.bottom()))
-        {
+        } else if !near(*r, clip, slack) {
             return false;
         }
     }

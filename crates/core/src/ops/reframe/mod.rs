@@ -460,6 +460,12 @@ impl Director {
         Ok(Some(plan))
     }
 
+    /// The picture set inside the frame that live planning planned its
+    /// last frame in (`None`: the whole frame, or not planned live).
+    pub fn live_picture(&self) -> Option<Rect> {
+        self.live.as_ref().and_then(|(_, p)| p.picture())
+    }
+
     /// The shots of live planning so far.
     pub fn live_shots(&self) -> Vec<ShotPlan> {
         self.live
@@ -511,9 +517,10 @@ impl Record {
         }
     }
 
-    /// The next frame's plan.
-    pub fn push(&mut self, plan: FramePlan) {
-        self.shots.push(&plan);
+    /// The next frame's plan, made inside `picture` (a picture set inside
+    /// the frame) or on the whole frame.
+    pub fn push(&mut self, plan: FramePlan, picture: Option<Rect>) {
+        self.shots.push_inside(&plan, picture);
         if let Some(p) = &mut self.plans {
             p.push(plan);
         }
@@ -719,7 +726,7 @@ impl Op for Reframe {
         if let Some(r) = &self.record
             && let Ok(mut r) = r.lock()
         {
-            r.push(plan);
+            r.push(plan, self.director.live_picture());
         }
         Ok(result)
     }

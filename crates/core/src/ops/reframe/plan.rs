@@ -92,6 +92,11 @@ pub const HELD_ROOM: f64 = 0.95;
 pub const MAX_NARROWINGS: f64 = 1.0;
 /// Acceleration of the live camera: this share of its top speed a frame.
 const LIVE_ACCEL: f64 = 0.15;
+/// Live, the looks at the picture set inside the frame
+/// ([`Observation::picture`]) that decide it within a shot.
+const LIVE_LOOKS: usize = 5;
+/// Live, the looks within a shot before its picture may change.
+const LIVE_LOOKS_TO_CHANGE: usize = 3;
 /// Seconds in which no frame needed the live window's width before it
 /// narrows back.
 pub const LIVE_SHRINK: f64 = 2.0;
@@ -556,6 +561,7 @@ fn corridors(needs: &[Need], lens: &[usize], s: &Settings, reach: bool) -> Vec<C
                 slo,
                 shi,
                 want,
+                dead,
             }
         })
         .collect()
@@ -568,6 +574,8 @@ struct Corridor {
     slo: f64,
     shi: f64,
     want: Option<f64>,
+    /// How far the window may sit from `want` and still frame it well.
+    dead: f64,
 }
 
 /// `xs` smoothed by a Gaussian of `sigma` frames (the ends repeated).
@@ -605,6 +613,9 @@ struct Hold {
     first: usize,
     last: usize,
     at: f64,
+    /// The positions that fit every frame of the hold.
+    lo: f64,
+    hi: f64,
 }
 
 /// The fewest still stretches that keep every frame inside its hard
@@ -627,8 +638,35 @@ fn still_stretches(c: &[Corridor]) -> Vec<Hold> {
             first,
             last,
             at: at.clamp(a, b),
+            lo: a,
+            hi: b,
         });
         first = last + 1;
+    }
+    holds
+}
+
+/// `holds` placed so that the camera travels the least between them, each
+/// within its frames' dead zone of the median wanted position (where that
+/// fits them all): an operator who must reframe moves no further than the
+/// framing asks, rather than from one centred framing to the next.
+fn least_travel(c: &[Corridor], mut holds: Vec<Hold>) -> Vec<Hold> {
+    if holds.len() < 2 {
+        return holds;
+    }
+    let bands: Vec<(f64, f64)> = holds
+        .iter()
+        .map(|h| {
+            let frames = &c[h.first..=h.last];
+            let dead = frames.iter().map(|c| c.dead).fold(f64::MAX, f64::min);
+            let (a, b) = ((h.at - dead).max(h.lo), (h.at + dead).min(h.hi));
+            if a <= b { (a, b) } else { (h.at, h.at) }
+        })
+        .collect();
+    let lo: Vec<f64> = bands.iter().map(|b| b.0).collect();
+    let hi: Vec<f64> = bands.iter().map(|b| b.1).collect();
+    for (h, x) in holds.iter_mut().zip(taut_string(&lo, &hi)) {
+        h.at = x;
     }
     holds
 }
@@ -850,6 +888,7 @@ fn camera_path(c: &[Corridor], s: &Settings) -> (Vec<f64>, Camera) {
         .into_iter()
         .filter(|h| (h.last + 1 - h.first) as f64 >= SETTLE * sec)
         .collect();
+    let holds = least_travel(c, holds);
     let steady = steady(&holds, c.len());
     let mut xs = if steady {
         steady_path(c, &holds, s.top_speed(), REFRAME * sec)
@@ -1015,34 +1054,43 @@ fn plan_inside(
         input: (area.w, area.h),
         ..*s
     };
-    let local: Vec<Observation> = shot
-        .iter()
-        .map(|o| Observation {
-            subjects: o
-                .subjects
-                .iter()
-                .filter_map(|sub| {
-                    let r = sub.rect.intersect(&area)?;
-                    Some(Subject {
-                        rect: Rect::new(r.x - area.x, r.y - area.y, r.w, r.h),
-                        ..*sub
-                    })
-                })
-                .collect(),
-            picture: None,
-            ..o.clone()
-        })
-        .collect();
+    let local: Vec<Observation> = shot.iter().map(|o| seen_inside(o, area)).collect();
     let (fit, camera, len, mut plans) = plan_shot(&local, &inside);
+    for f in &mut plans {
+        moved_out(f, area);
+    }
+    (fit, camera, len, plans)
+}
+
+/// What a frame shows inside the picture `area`, as if that were the
+/// frame: its subjects clipped to it, in its pixels.
+fn seen_inside(o: &Observation, area: Rect) -> Observation {
+    Observation {
+        subjects: o
+            .subjects
+            .iter()
+            .filter_map(|sub| {
+                let r = sub.rect.intersect(&area)?;
+                Some(Subject {
+                    rect: Rect::new(r.x - area.x, r.y - area.y, r.w, r.h),
+                    ..*sub
+                })
+            })
+            .collect(),
+        picture: None,
+        ..o.clone()
+    }
+}
+
+/// A plan made inside the picture `area` ([`seen_inside`]), moved back to
+/// the frame's pixels.
+fn moved_out(f: &mut FramePlan, area: Rect) {
     let back = |r: &mut Rect| {
         r.x += area.x;
         r.y += area.y;
     };
-    for f in &mut plans {
-        back(&mut f.window);
-        f.keep.iter_mut().for_each(back);
-    }
-    (fit, camera, len, plans)
+    back(&mut f.window);
+    f.keep.iter_mut().for_each(back);
 }
 
 /// One shot's plan: its fit, its camera, its window's length along the
@@ -1234,6 +1282,15 @@ impl ShotLog {
         }
         self.last = Some((f.shot, f.window));
     }
+
+    /// The next frame's plan, made inside `picture` (a picture set inside
+    /// the frame, [`ShotPlan::picture`]) or on the whole frame.
+    pub fn push_inside(&mut self, f: &FramePlan, picture: Option<Rect>) {
+        self.push(f);
+        if let Some(part) = self.shots.last_mut() {
+            part.picture = picture;
+        }
+    }
 }
 
 /// The live camera: frame by frame, each frame seeing the frames after it
@@ -1281,6 +1338,148 @@ pub struct LivePlanner {
     /// its carved length.
     held: Option<Held>,
     log: ShotLog,
+    /// The picture set inside the frame that the shot is planned in, and
+    /// its planner.
+    inside: Option<Inside>,
+    /// The pictures the shot's last looks found ([`Observation::picture`]),
+    /// [`LIVE_LOOKS`] at most.
+    looks: Vec<Rect>,
+    /// Looks taken since the shot started or its picture changed.
+    looks_since: usize,
+    /// The picture the last looks settled (`None`: the whole frame).
+    last_picture: Option<Rect>,
+    /// The last frame's window, and the ease from it after a change of
+    /// picture within a shot.
+    last: Option<Rect>,
+    easing: Option<Easing>,
+}
+
+/// A live shot planned inside the picture set in the frame, as the plan
+/// made ahead does ([`plan_inside`], [`padded_inside`]): by a planner of
+/// its own that takes the picture for the frame.
+#[derive(Clone, Debug)]
+struct Inside {
+    area: Rect,
+    /// The picture is smaller than the output across the axis: the
+    /// windows are of the output's size cut to the picture, padded.
+    padded: bool,
+    /// `None`: the picture has the (cut) output's shape, and is taken
+    /// whole.
+    planner: Option<Box<LivePlanner>>,
+}
+
+impl Inside {
+    fn new(area: Rect, s: Settings) -> Inside {
+        let padded = !inside_fits(area, s.output);
+        let output = if padded {
+            (s.output.0.min(area.w), s.output.1.min(area.h))
+        } else {
+            s.output
+        };
+        let planner = (!same_shape((area.w, area.h), output)).then(|| {
+            Box::new(LivePlanner::new(Settings {
+                input: (area.w, area.h),
+                output,
+                ..s
+            }))
+        });
+        Inside {
+            area,
+            padded,
+            planner,
+        }
+    }
+
+    /// The frame's plan, in the frame's pixels.
+    fn next(&mut self, obs: &Observation, ahead: &[Observation]) -> FramePlan {
+        let area = self.area;
+        let mut plan = match &mut self.planner {
+            Some(p) => {
+                let ahead: Vec<Observation> = ahead.iter().map(|o| seen_inside(o, area)).collect();
+                p.next(seen_inside(obs, area), &ahead)
+            }
+            None => FramePlan {
+                window: Rect::new(0, 0, area.w, area.h),
+                fit: Fit::Crop,
+                carve_to: None,
+                shot: 0,
+                keep: Vec::new(),
+            },
+        };
+        moved_out(&mut plan, area);
+        if self.padded {
+            // At its own scale at most: a crop of the cut output's size is
+            // padded, and so is what its subjects widen it to.
+            plan.fit = Fit::Pad;
+            plan.carve_to = None;
+        }
+        plan
+    }
+}
+
+/// A live window eased from where it was to where the planner puts it,
+/// over the frames a move of the farthest edge takes at the camera's top
+/// speed (eased in and out), [`REFRAME`] seconds at least.
+#[derive(Clone, Debug)]
+struct Easing {
+    from: Rect,
+    frames: usize,
+    done: usize,
+    top_speed: f64,
+    least: usize,
+}
+
+impl Easing {
+    fn new(from: Rect, s: &Settings) -> Easing {
+        Easing {
+            from,
+            frames: 0,
+            done: 0,
+            top_speed: s.top_speed().max(1.0),
+            least: (REFRAME * s.fps).round().max(1.0) as usize,
+        }
+    }
+
+    /// Moves `plan`'s window on its way from `from`; `false` once it has
+    /// arrived.
+    fn step(&mut self, plan: &mut FramePlan) -> bool {
+        let to = plan.window;
+        if self.frames == 0 {
+            let far = [
+                self.from.x.abs_diff(to.x),
+                self.from.y.abs_diff(to.y),
+                self.from.right().abs_diff(to.right()),
+                self.from.bottom().abs_diff(to.bottom()),
+            ]
+            .into_iter()
+            .max()
+            .unwrap_or(0);
+            let frames = std::f64::consts::FRAC_PI_2 * far as f64 / self.top_speed;
+            self.frames = (frames.ceil() as usize).max(self.least);
+        }
+        self.done += 1;
+        if self.done >= self.frames {
+            return false;
+        }
+        let u = self.done as f64 / self.frames as f64;
+        let k = (1.0 - (std::f64::consts::PI * u).cos()) / 2.0;
+        let mix = |a: usize, b: usize| {
+            let v = a as f64 + (b as f64 - a as f64) * k;
+            2 * (v / 2.0).round() as usize
+        };
+        let (x0, y0) = (mix(self.from.x, to.x), mix(self.from.y, to.y));
+        let (x1, y1) = (
+            mix(self.from.right(), to.right()),
+            mix(self.from.bottom(), to.bottom()),
+        );
+        plan.window = Rect::new(x0, y0, x1.saturating_sub(x0), y1.saturating_sub(y0));
+        // A window between two shapes is shown whole, at its own scale.
+        if !(plan.fit == Fit::Crop && same_shape((self.from.w, self.from.h), (to.w, to.h))) {
+            plan.fit = Fit::Pad;
+            plan.carve_to = None;
+        }
+        true
+    }
 }
 
 /// A live carved window's held narrowing: the window's size and carved
@@ -1309,6 +1508,12 @@ impl LivePlanner {
             recent: Vec::new(),
             held: None,
             log: ShotLog::default(),
+            inside: None,
+            looks: Vec::new(),
+            looks_since: 0,
+            last_picture: None,
+            last: None,
+            easing: None,
         }
     }
 
@@ -1327,10 +1532,137 @@ impl LivePlanner {
     /// subjects reach its edges.
     pub fn next(&mut self, obs: Observation, ahead: &[Observation]) -> FramePlan {
         let s = self.settings;
+        let cut = obs.cut || !self.started;
+        if cut {
+            if self.started {
+                self.shot += 1;
+            }
+            self.started = true;
+            self.looks.clear();
+        }
+        let looked = obs.picture.is_some();
+        self.looks.extend(obs.picture);
+        if self.looks.len() > LIVE_LOOKS {
+            self.looks.remove(0);
+        }
+        // The picture set inside the frame, decided at a shot's start and
+        // changed within it only where its looks since then settle another.
+        let picture = if cut {
+            Some(self.picture_at_start(ahead))
+        } else {
+            self.picture_changed(looked)
+        };
+        let restart = match picture {
+            Some(area) => {
+                let was = self.inside.as_ref().map(|i| i.area);
+                let changed = area != was;
+                if changed || cut {
+                    self.inside = area.map(|a| Inside::new(a, s));
+                }
+                if changed && !cut {
+                    // Within a shot: a part of its own, eased into.
+                    self.shot += 1;
+                    self.looks_since = 0;
+                    self.easing = self.last.map(|w| Easing::new(w, &s));
+                }
+                changed || cut
+            }
+            None => false,
+        };
+        if cut {
+            self.easing = None;
+        }
+        let mut plan = match &mut self.inside {
+            Some(inside) => inside.next(&obs, ahead),
+            None => self.plan_frame(obs, ahead, restart),
+        };
+        plan.shot = self.shot;
+        if let Some(e) = &mut self.easing
+            && !e.step(&mut plan)
+        {
+            self.easing = None;
+        }
+        self.last = Some(plan.window);
+        self.log.push_inside(&plan, self.picture());
+        plan
+    }
+
+    /// The picture set inside the frame that the last frame was planned
+    /// in (`None`: the whole frame).
+    pub fn picture(&self) -> Option<Rect> {
+        self.inside.as_ref().map(|i| i.area)
+    }
+
+    /// The picture a shot starts in: the one its looks so far (this frame's
+    /// and those ahead) settle ([`border::shot_area`]), or the last shot's
+    /// where they agree with it or there are none; else the whole frame.
+    fn picture_at_start(&mut self, ahead: &[Observation]) -> Option<Rect> {
+        let s = self.settings;
+        let slack = self.slack();
+        self.looks_since = 0;
+        let own: Vec<Rect> = self
+            .looks
+            .iter()
+            .copied()
+            .chain(ahead.iter().filter_map(|o| o.picture))
+            .collect();
+        if own.is_empty() {
+            return self.last_picture;
+        }
+        let found = border::shot_area(&own, s.input, slack).or_else(|| {
+            self.last_picture
+                .filter(|&c| border::takes_clips(&own, c, s.input, slack))
+        });
+        self.last_picture = found;
+        found
+    }
+
+    /// Within a shot, on a frame looked at: the picture to change to, once
+    /// [`LIVE_LOOKS_TO_CHANGE`] looks were taken since the shot started or
+    /// its picture last changed (`Some(None)`: the whole frame); else
+    /// `None`. The shot's last [`LIVE_LOOKS`] looks must settle another
+    /// picture ([`border::shot_area`]), or, to leave the picture for the
+    /// whole frame, all find none: a look that finds none may only have
+    /// lost an edge (a dark corner beside dark fill), and cockatoo's
+    /// pillarboxed handheld shot loses it in three looks running.
+    fn picture_changed(&mut self, looked: bool) -> Option<Option<Rect>> {
+        let s = self.settings;
+        let slack = self.slack();
+        if !looked {
+            return None;
+        }
+        self.looks_since += 1;
+        if self.looks_since < LIVE_LOOKS_TO_CHANGE {
+            return None;
+        }
+        let recent = &self.looks[self.looks.len().saturating_sub(LIVE_LOOKS)..];
+        let full = Rect::new(0, 0, s.input.0, s.input.1);
+        let settled = match (border::shot_area(recent, s.input, slack), self.picture()) {
+            (Some(a), Some(now)) if border::near(a, now, slack) => return None,
+            (Some(a), _) => Some(a),
+            (None, Some(_)) if recent.len() == LIVE_LOOKS && recent.iter().all(|r| *r == full) => {
+                None
+            }
+            (None, _) => return None,
+        };
+        self.last_picture = settled;
+        Some(settled)
+    }
+
+    /// How far apart two looks may find one picture's edges, in the
+    /// input's pixels.
+    fn slack(&self) -> usize {
+        let (w, h) = self.settings.input;
+        2 * super::analyze::face_factor(w, h)
+    }
+
+    /// One frame's plan on the whole frame; `cut` starts a shot (or a part
+    /// of one) afresh.
+    fn plan_frame(&mut self, obs: Observation, ahead: &[Observation], cut: bool) -> FramePlan {
+        let s = self.settings;
         let axis = s.axis();
         let (along, _) = s.lengths();
         let hold = (HOLD * s.fps).round() as usize + 1;
-        let cut = obs.cut || !self.started;
         if cut {
             self.recent.clear();
             self.asked.clear();
@@ -1382,10 +1714,6 @@ impl LivePlanner {
         let c = corridors(std::slice::from_ref(&need), &[len], &s, false)[0];
         if cut {
             // A new shot: the window jumps to its subjects.
-            if self.started {
-                self.shot += 1;
-            }
-            self.started = true;
             self.pos = c.want.unwrap_or((c.lo + c.hi) / 2.0);
             (self.speed, self.moving, self.off_centre) = (0.0, false, 0);
         } else {
@@ -1438,7 +1766,6 @@ impl LivePlanner {
             keep: need.keep,
         };
         self.hold_narrowing(&mut plan, cut);
-        self.log.push(&plan);
         plan
     }
 
@@ -1722,6 +2049,163 @@ mod tests {
         assert!(frames.iter().all(|f| f.window == whole));
         let lay = frames[0].layout((720, 720));
         assert_eq!(lay.content, Rect::new(158, 0, 404, 720), "at its own scale");
+    }
+
+    #[test]
+    fn a_steady_camera_moves_between_its_holds_no_further_than_the_framing_asks() {
+        let s = settings();
+        // Three stretches whose subjects are centred at 517, 660 and 540
+        // (the window's left edge), each framed well within 40 px of that.
+        let stretch = |n: usize, lo: f64, hi: f64, want: f64| {
+            vec![
+                Corridor {
+                    lo,
+                    hi,
+                    slo: want - 40.0,
+                    shi: want + 40.0,
+                    want: Some(want),
+                    dead: 40.0,
+                };
+                n
+            ]
+        };
+        let c = [
+            stretch(60, 500.0, 534.0, 517.0),
+            stretch(30, 614.0, 700.0, 660.0),
+            stretch(60, 480.0, 590.0, 540.0),
+        ]
+        .concat();
+        let (xs, camera) = camera_path(&c, &s);
+        assert_eq!(camera, Camera::Steady);
+        // Held at each stretch's edge nearest the next (534, 620, 580):
+        // 126 px of travel, where centring each would take 263.
+        let travel: f64 = xs.windows(2).map(|w| (w[1] - w[0]).abs()).sum();
+        assert!(travel <= 130.0, "the camera travelled {travel:.0} px");
+        for (i, want) in [(20, 517.0), (75, 660.0), (130, 540.0)] {
+            assert!(
+                (c[i].lo..=c[i].hi).contains(&xs[i]) && (xs[i] - want).abs() <= 40.0,
+                "frame {i} at {:.0}",
+                xs[i]
+            );
+        }
+    }
+
+    /// Each frame of `obs` planned live, looking `ahead` frames ahead
+    /// within its shot.
+    fn planned_live(
+        s: Settings,
+        obs: &[Observation],
+        ahead: usize,
+    ) -> (Vec<FramePlan>, Vec<ShotPlan>) {
+        let mut live = LivePlanner::new(s);
+        let frames = (0..obs.len())
+            .map(|i| {
+                let end = (i + 1..obs.len())
+                    .find(|&j| obs[j].cut)
+                    .unwrap_or(obs.len())
+                    .min(i + 1 + ahead);
+                live.next(obs[i].clone(), &obs[i + 1..end])
+            })
+            .collect();
+        (frames, live.shots().to_vec())
+    }
+
+    #[test]
+    fn live_a_picture_set_inside_the_frame_is_planned_inside_it() {
+        let s = settings();
+        let vertical = Rect::new(437, 0, 405, 720);
+        let whole = Rect::new(438, 0, 404, 720);
+        // The vertical video at 9:16 is its picture from the first frame,
+        // the subject beside it in the fill notwithstanding.
+        let obs = framed_shot(90, vertical, &[], Rect::new(100, 200, 150, 300));
+        let (frames, shots) = planned_live(s, &obs, 12);
+        assert!(
+            frames
+                .iter()
+                .all(|f| f.window == whole && f.fit == Fit::Crop)
+        );
+        assert_eq!((shots.len(), shots[0].picture), (1, Some(whole)));
+        // At 1:1 it is padded, whole, at its own scale.
+        let square = Settings {
+            output: (720, 720),
+            ..s
+        };
+        let (frames, shots) = planned_live(square, &obs, 12);
+        assert!(
+            frames
+                .iter()
+                .all(|f| f.window == whole && f.fit == Fit::Pad)
+        );
+        assert_eq!(
+            frames[0].layout((720, 720)).content,
+            Rect::new(158, 0, 404, 720)
+        );
+        assert_eq!(shots[0].picture, Some(whole));
+        // A 4:3 film: the window follows its subject inside the picture,
+        // never over the bars, one missed look notwithstanding; and with
+        // no look ahead at all.
+        let film = Rect::new(160, 0, 960, 720);
+        let subject = Rect::new(900, 200, 120, 300);
+        for ahead in [12, 0] {
+            let obs = framed_shot(90, film, &[4], subject);
+            let (frames, shots) = planned_live(s, &obs, ahead);
+            assert_eq!(
+                (shots.len(), shots[0].picture),
+                (1, Some(film)),
+                "ahead {ahead}"
+            );
+            for (i, f) in frames.iter().enumerate() {
+                let w = f.window;
+                assert!(
+                    w.x >= 160 && w.right() <= 1120,
+                    "ahead {ahead}, frame {i}: {w:?}"
+                );
+            }
+        }
+        // Without the picture (the looks see the whole frame) the same
+        // subject is framed on the whole frame: the test can tell.
+        let obs = framed_shot(90, film, &(0..9).collect::<Vec<_>>(), subject);
+        let (frames, shots) = planned_live(s, &obs, 12);
+        assert_eq!(shots[0].picture, None);
+        assert!(frames.iter().any(|f| f.window.right() > 1120));
+    }
+
+    #[test]
+    fn live_a_picture_found_within_a_shot_is_eased_into_and_a_stray_look_is_not() {
+        let s = settings();
+        let vertical = Rect::new(437, 0, 405, 720);
+        let whole = Rect::new(438, 0, 404, 720);
+        // A shot whose first four looks see the whole frame (a fade in)
+        // starts on the whole frame, its subject in the fill on the left;
+        // once its looks settle the picture, the window moves into it
+        // without a jump, and holds it.
+        let obs = framed_shot(150, vertical, &[0, 1, 2, 3], Rect::new(100, 200, 150, 300));
+        let (frames, shots) = planned_live(s, &obs, 12);
+        assert!(frames[0].window.x < 300, "{:?}", frames[0].window);
+        assert_eq!(shots.len(), 2);
+        assert_eq!((shots[0].picture, shots[1].picture), (None, Some(whole)));
+        let step = MAX_JUMP * 1280.0;
+        for w in frames.windows(2) {
+            let (a, b) = (w[0].window, w[1].window);
+            assert!(
+                a.x.abs_diff(b.x) as f64 <= step && a.right().abs_diff(b.right()) as f64 <= step,
+                "{a:?} to {b:?}"
+            );
+        }
+        assert!(
+            frames[130..]
+                .iter()
+                .all(|f| f.window == whole && f.fit == Fit::Crop)
+        );
+        // Looks that find no picture, three running, change nothing (an
+        // edge lost); five running leave it for the whole frame, until
+        // three in the last five find it again.
+        for (missed, parts) in [(vec![6], 1), (vec![4, 5, 6], 1), (vec![4, 5, 6, 7, 8], 3)] {
+            let obs = framed_shot(150, vertical, &missed, Rect::new(500, 200, 150, 300));
+            let (frames, shots) = planned_live(s, &obs, 12);
+            assert_eq!(shots.len(), parts, "missed {missed:?}");
+            assert_eq!(frames.iter().all(|f| f.window == whole), parts == 1);
+        }
     }
 
     #[test]
