@@ -193,10 +193,15 @@ impl Target {
                 (even_side(oh as f64 * a / b, 4 * w.max(1)), oh)
             }
             (Some((a, b)), None, None) => {
-                if a * h as f64 <= b * w as f64 {
-                    (even_side(h as f64 * a / b, w), h)
+                // The input's side that is kept, made even where it is odd
+                // (4:2:0 video has even sides; 640x361 to 1:1 was 362x361,
+                // neither square nor even), and the other from it.
+                let even = |n: usize| if n > 1 { n - n % 2 } else { n };
+                let (w2, h2) = (even(w), even(h));
+                if a * h2 as f64 <= b * w2 as f64 {
+                    (even_side(h2 as f64 * a / b, w2), h2)
                 } else {
-                    (w, even_side(w as f64 * b / a, h))
+                    (w2, even_side(w2 as f64 * b / a, h2))
                 }
             }
             (None, Some(ws), None) => (side("width", ws, w)?, h),
@@ -810,6 +815,27 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// An aspect alone keeps the input's side, made even where it is odd,
+    /// so that the output has the asked shape and even sides.
+    #[test]
+    fn an_aspect_of_an_odd_sided_input_is_that_shape_with_even_sides() {
+        let size = |aspect: (f64, f64), w, h| {
+            Target {
+                aspect: Some(aspect),
+                width: None,
+                height: None,
+            }
+            .size(w, h)
+            .unwrap()
+        };
+        assert_eq!(size((1.0, 1.0), 640, 361), (360, 360));
+        assert_eq!(size((1.0, 1.0), 361, 640), (360, 360));
+        assert_eq!(size((9.0, 16.0), 641, 361), (202, 360));
+        assert_eq!(size((16.0, 9.0), 361, 641), (360, 202));
+        assert_eq!(size((1.0, 1.0), 1280, 720), (720, 720));
+        assert_eq!(size((9.0, 16.0), 1, 1), (1, 1));
     }
 
     /// Looking ahead by 3 frames (0.1 s at 30 fps), frame k's picture comes
