@@ -318,6 +318,8 @@ fn run_image(
     };
     let (w, h) = (frame.width(), frame.height());
     let (ow, oh) = chain.output_size(w, h)?;
+    // A reframe says what it chose.
+    let reframed = seamstream::gst::reframe::record_still(&mut chain);
     let backend = choose_backend(device)?;
     let name = input.map_or("<built-in sample>".to_string(), |p| p.display().to_string());
     let start = Instant::now();
@@ -352,6 +354,12 @@ fn run_image(
         start.elapsed().as_secs_f64(),
         chain.names().join(" -> ")
     );
+    if let Some(line) = reframed
+        .as_deref()
+        .and_then(seamstream::gst::reframe::describe_still)
+    {
+        eprintln!("  {line}");
+    }
     Ok(())
 }
 

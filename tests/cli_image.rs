@@ -139,6 +139,52 @@ fn an_image_reframes_at_once_and_refuses_a_look_ahead() {
     );
 }
 
+/// A picture's reframe says what it chose: its fit and window, and the
+/// picture set inside the frame that it kept to, where there is one (a
+/// vertical picture posted at 16:9 between plain bars).
+#[test]
+fn an_image_reframe_says_what_it_chose() {
+    let dir = tempdir("reframe-said");
+    // Texture in 202 columns at 219 of a 640x360 frame, plain grey beside.
+    let pillar = image::RgbImage::from_fn(640, 360, |x, y| {
+        let v = if (219..421).contains(&x) {
+            (80 + (x * 7919 + y * 104_729) % 97) as u8
+        } else {
+            40
+        };
+        image::Rgb([v, v, v])
+    });
+    pillar.save(dir.join("pillar.png")).unwrap();
+    let said = |input: &str, aspect: &str| {
+        let o = run(
+            &[
+                "image",
+                input,
+                "out.png",
+                "--op",
+                &format!("reframe:aspect={aspect}"),
+                "--device",
+                "cpu",
+            ],
+            &dir,
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        stderr(&o)
+    };
+    let text = said("pillar.png", "9:16");
+    assert!(
+        text.contains(
+            "reframe: crop, the window at 220,0 200x360, inside the picture at 220,0 200x360"
+        ),
+        "{text}"
+    );
+    let text = said(sample().to_str().unwrap(), "1:1");
+    assert!(
+        text.contains("reframe: crop, the window at ") && !text.contains("inside the picture"),
+        "{text}"
+    );
+}
+
 #[test]
 fn a_missing_input_names_the_file() {
     assert_fails_cleanly(

@@ -16,6 +16,7 @@ use super::decode::FrameReader;
 use crate::error::{Error, Result};
 use crate::frame::Frame;
 use crate::ops::reframe::analyze::{Analyzer, FACE_EVERY, Thumbs};
+use crate::ops::reframe::geometry::Fit;
 use crate::ops::reframe::path::PathFile;
 use crate::ops::reframe::plan::{Camera, ShotPlan, shots_of};
 use crate::ops::reframe::{MadeFor, Record, Reframe, plan_video};
@@ -340,6 +341,49 @@ fn decode_thumbs(
         n += 1;
     }
     Ok(reader)
+}
+
+/// A reframe in `chain` made to record its plan, for a picture's summary
+/// ([`describe_still`]): the record, shared with the GPU's half when the
+/// chain is put on the GPU after this.
+pub fn record_still(chain: &mut Chain) -> Option<Arc<Mutex<Record>>> {
+    let (_, op) = reframe_of(chain)?;
+    let rec = Arc::new(Mutex::new(Record::new(true)));
+    op.record = Some(rec.clone());
+    Some(rec)
+}
+
+/// What a picture's reframe chose, in one line: its fit and window (and
+/// the picture set inside the frame that it kept to), from its record.
+pub fn describe_still(record: &Mutex<Record>) -> Option<String> {
+    let rec = record.lock().ok()?;
+    let plan = rec.plans.as_ref()?.first()?;
+    let w = plan.window;
+    let how = match (plan.fit, plan.carve_to) {
+        (Fit::Carve, Some(k)) => format!(", narrowed to {k} px beside its subjects"),
+        (Fit::Pad, _) => ", scaled to fit and padded".into(),
+        _ => String::new(),
+    };
+    let inside = rec
+        .shots
+        .shots
+        .first()
+        .and_then(|s| s.picture)
+        .map(|p| {
+            format!(
+                ", inside the picture at {},{} {}x{} (the bars or fill beside it left out)",
+                p.x, p.y, p.w, p.h
+            )
+        })
+        .unwrap_or_default();
+    Some(format!(
+        "reframe: {}, the window at {},{} {}x{}{how}{inside}",
+        plan.fit.name(),
+        w.x,
+        w.y,
+        w.w,
+        w.h
+    ))
 }
 
 /// The shots of a plan in one line each: frames, fit, camera.
