@@ -1346,6 +1346,8 @@ pub struct LivePlanner {
     looks: Vec<Rect>,
     /// Looks taken since the shot started or its picture changed.
     looks_since: usize,
+    /// The shot started with no look of its own.
+    unlooked: bool,
     /// The picture the last looks settled (`None`: the whole frame).
     last_picture: Option<Rect>,
     /// The last frame's window, and the ease from it after a change of
@@ -1427,6 +1429,8 @@ struct Easing {
     done: usize,
     top_speed: f64,
     least: usize,
+    /// The frame's size, which the window stays inside.
+    input: (usize, usize),
 }
 
 impl Easing {
@@ -1437,6 +1441,7 @@ impl Easing {
             done: 0,
             top_speed: s.top_speed().max(1.0),
             least: (REFRAME * s.fps).round().max(1.0) as usize,
+            input: s.input,
         }
     }
 
@@ -1467,12 +1472,16 @@ impl Easing {
             let v = a as f64 + (b as f64 - a as f64) * k;
             2 * (v / 2.0).round() as usize
         };
-        let (x0, y0) = (mix(self.from.x, to.x), mix(self.from.y, to.y));
-        let (x1, y1) = (
-            mix(self.from.right(), to.right()),
-            mix(self.from.bottom(), to.bottom()),
+        // Place and size each eased on its own, so that the size changes
+        // one way only.
+        let (w, h) = (mix(self.from.w, to.w), mix(self.from.h, to.h));
+        let (iw, ih) = self.input;
+        plan.window = Rect::new(
+            mix(self.from.x, to.x).min(iw.saturating_sub(w)),
+            mix(self.from.y, to.y).min(ih.saturating_sub(h)),
+            w.min(iw),
+            h.min(ih),
         );
-        plan.window = Rect::new(x0, y0, x1.saturating_sub(x0), y1.saturating_sub(y0));
         // A window between two shapes is shown whole, at its own scale.
         if !(plan.fit == Fit::Crop && same_shape((self.from.w, self.from.h), (to.w, to.h))) {
             plan.fit = Fit::Pad;
@@ -1511,6 +1520,7 @@ impl LivePlanner {
             inside: None,
             looks: Vec::new(),
             looks_since: 0,
+            unlooked: false,
             last_picture: None,
             last: None,
             easing: None,
@@ -1595,7 +1605,9 @@ impl LivePlanner {
 
     /// The picture a shot starts in: the one its looks so far (this frame's
     /// and those ahead) settle ([`border::shot_area`]), or the last shot's
-    /// where they agree with it or there are none; else the whole frame.
+    /// where they agree with it or there are none (then the shot's first
+    /// look decides again, [`LivePlanner::picture_changed`]); else the
+    /// whole frame.
     fn picture_at_start(&mut self, ahead: &[Observation]) -> Option<Rect> {
         let s = self.settings;
         let slack = self.slack();
@@ -1606,6 +1618,7 @@ impl LivePlanner {
             .copied()
             .chain(ahead.iter().filter_map(|o| o.picture))
             .collect();
+        self.unlooked = own.is_empty();
         if own.is_empty() {
             return self.last_picture;
         }
@@ -1620,7 +1633,10 @@ impl LivePlanner {
     /// Within a shot, on a frame looked at: the picture to change to, once
     /// [`LIVE_LOOKS_TO_CHANGE`] looks were taken since the shot started or
     /// its picture last changed (`Some(None)`: the whole frame); else
-    /// `None`. The shot's last [`LIVE_LOOKS`] looks must settle another
+    /// `None`. A shot that started with no look of its own (none ahead)
+    /// took the last shot's picture on trust, and its first look decides as
+    /// a shot's start does: a cut from a pillarboxed video to a full frame
+    /// leaves the picture at once, eased. Else the shot's last [`LIVE_LOOKS`] looks must settle another
     /// picture ([`border::shot_area`]), or, to leave the picture for the
     /// whole frame, all find none: a look that finds none may only have
     /// lost an edge (a dark corner beside dark fill), and cockatoo's
@@ -1630,6 +1646,15 @@ impl LivePlanner {
         let slack = self.slack();
         if !looked {
             return None;
+        }
+        if self.unlooked {
+            let now = self.picture();
+            let found = self.picture_at_start(&[]);
+            return match (found, now) {
+                (Some(a), Some(b)) if border::near(a, b, slack) => None,
+                (a, b) if a == b => None,
+                _ => Some(found),
+            };
         }
         self.looks_since += 1;
         if self.looks_since < LIVE_LOOKS_TO_CHANGE {
@@ -2197,6 +2222,30 @@ mod tests {
                 .iter()
                 .all(|f| f.window == whole && f.fit == Fit::Crop)
         );
+        // Without a look ahead, a shot cut to whose first frame is no look
+        // keeps the last shot's picture until its first look, which finds
+        // none (a full frame after the pillarboxed video): from there the
+        // window eases out, without a jump.
+        let mut two = framed_shot(63, vertical, &[], Rect::new(500, 200, 150, 300));
+        two.extend((63..150).map(|i| {
+            let mut o = self::obs(i == 63, &[Rect::new(100, 200, 150, 300)]);
+            o.picture = (i % 10 == 0).then_some(Rect::new(0, 0, 1280, 720));
+            o
+        }));
+        let (frames, shots) = planned_live(s, &two, 0);
+        assert_eq!(
+            shots.iter().map(|p| p.picture).collect::<Vec<_>>(),
+            [Some(whole), Some(whole), None]
+        );
+        assert_eq!(shots[2].first, 70);
+        for w in frames[63..].windows(2) {
+            let (a, b) = (w[0].window, w[1].window);
+            assert!(
+                a.x.abs_diff(b.x) as f64 <= step && a.right().abs_diff(b.right()) as f64 <= step,
+                "{a:?} to {b:?}"
+            );
+        }
+        assert!(frames[140].window.x < 300, "{:?}", frames[140].window);
         // Looks that find no picture, three running, change nothing (an
         // edge lost); five running leave it for the whole frame, until
         // three in the last five find it again.
