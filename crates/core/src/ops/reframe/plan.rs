@@ -2195,6 +2195,82 @@ mod tests {
         assert!(frames.iter().any(|f| f.window.right() > 1120));
     }
 
+    /// Whatever the looks find (pictures of every size and place, the
+    /// whole frame, disagreeing ones), wherever the subjects are and the
+    /// cuts fall, at every output shape and look-ahead, the live window
+    /// lies inside the frame, and between two frames of one part of a shot
+    /// it moves by at most a jump and a zoom's step.
+    #[test]
+    fn live_pictures_of_any_kind_keep_the_window_inside_the_frame() {
+        let mut noise = crate::noise::Noise::new(56);
+        let mut pick = |n: usize| noise.below(n.max(1) as u64) as usize;
+        for case in 0..24 {
+            let input = [(1280, 720), (854, 480), (720, 1280), (640, 361)][case % 4];
+            let output = [(406, 720), (720, 720), (576, 720), (960, 720)][(case / 4) % 4];
+            let s = Settings {
+                input,
+                output,
+                ..settings()
+            };
+            let (w, h) = input;
+            let pictures = [
+                Rect::new(0, 0, w, h),
+                Rect::new(w / 3, 0, w / 3 + 1, h),
+                Rect::new(0, h / 8, w, h - h / 4),
+                Rect::new(w / 10, 0, w - w / 5, h),
+            ];
+            let mut obs = Vec::new();
+            let mut picture = pictures[0];
+            for i in 0..240 {
+                let cut = i == 0 || pick(40) == 0;
+                if cut || pick(30) == 0 {
+                    picture = pictures[pick(4)];
+                }
+                let n = pick(3);
+                let rects: Vec<Rect> = (0..n)
+                    .map(|_| {
+                        let (bw, bh) = (1 + pick(w / 3), 1 + pick(h / 2));
+                        Rect::new(pick(w - bw), pick(h - bh), bw, bh)
+                    })
+                    .collect();
+                let mut o = self::obs(cut, &rects);
+                if i % 10 == 0 {
+                    o.picture = Some(if pick(4) == 0 {
+                        pictures[pick(4)]
+                    } else {
+                        picture
+                    });
+                }
+                obs.push(o);
+            }
+            for ahead in [0, 12] {
+                let (frames, _) = planned_live(s, &obs, ahead);
+                let step = (MAX_JUMP + 2.0 * MAX_ZOOM) * w.max(h) as f64 + 4.0;
+                for (i, f) in frames.iter().enumerate() {
+                    assert!(
+                        f.window.fits(w, h),
+                        "case {case}, ahead {ahead}, frame {i}: {:?}",
+                        f.window
+                    );
+                    assert!(f.window.w > 0 && f.window.h > 0);
+                    if i > 0 && frames[i - 1].shot == f.shot {
+                        let (a, b) = (frames[i - 1].window, f.window);
+                        let moved = [
+                            a.x.abs_diff(b.x),
+                            a.y.abs_diff(b.y),
+                            a.right().abs_diff(b.right()),
+                            a.bottom().abs_diff(b.bottom()),
+                        ];
+                        assert!(
+                            moved.iter().all(|&d| d as f64 <= step),
+                            "case {case}, ahead {ahead}, frame {i}: {a:?} to {b:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn live_a_picture_found_within_a_shot_is_eased_into_and_a_stray_look_is_not() {
         let s = settings();
