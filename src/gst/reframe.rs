@@ -364,18 +364,7 @@ pub fn describe_still(record: &Mutex<Record>) -> Option<String> {
         (Fit::Pad, _) => ", scaled to fit and padded".into(),
         _ => String::new(),
     };
-    let inside = rec
-        .shots
-        .shots
-        .first()
-        .and_then(|s| s.picture)
-        .map(|p| {
-            format!(
-                ", inside the picture at {},{} {}x{} (the bars or fill beside it left out)",
-                p.x, p.y, p.w, p.h
-            )
-        })
-        .unwrap_or_default();
+    let inside = inside_picture(rec.shots.shots.first().and_then(|s| s.picture));
     Some(format!(
         "reframe: {}, the window at {},{} {}x{}{how}{inside}",
         plan.fit.name(),
@@ -384,6 +373,19 @@ pub fn describe_still(record: &Mutex<Record>) -> Option<String> {
         w.w,
         w.h
     ))
+}
+
+/// The summary's words for a plan made inside a picture set in the frame
+/// (none for the whole frame).
+fn inside_picture(picture: Option<crate::ops::reframe::geometry::Rect>) -> String {
+    picture
+        .map(|p| {
+            format!(
+                ", inside the picture at {},{} {}x{} (the bars or fill beside it left out)",
+                p.x, p.y, p.w, p.h
+            )
+        })
+        .unwrap_or_default()
 }
 
 /// The shots of a plan in one line each: frames, fit, camera.
@@ -407,15 +409,7 @@ pub fn describe_shots(shots: &[ShotPlan], fps: Option<f64>) -> Vec<String> {
                     )
                 })
                 .unwrap_or_default();
-            let inside = s
-                .picture
-                .map(|p| {
-                    format!(
-                        ", inside the picture at {},{} {}x{} (the bars or fill beside it left out)",
-                        p.x, p.y, p.w, p.h
-                    )
-                })
-                .unwrap_or_default();
+            let inside = inside_picture(s.picture);
             format!(
                 "frames {}-{}{time}: {then}{}, camera {}{inside}",
                 s.first,

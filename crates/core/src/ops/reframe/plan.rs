@@ -704,10 +704,7 @@ fn steady_path(c: &[Corridor], holds: &[Hold], top_speed: f64, least: f64) -> Ve
         // of each move's frames, at its top speed or its least length.
         let half = |other: Option<&Hold>| {
             other.map_or(0, |o| {
-                // A half cosine over k frames peaks at π/2 · d/k a frame.
-                let d = (o.at - h.at).abs();
-                let frames = std::f64::consts::FRAC_PI_2 * d / top_speed.max(1e-9);
-                (frames.max(least) / 2.0).ceil() as usize
+                (move_frames((o.at - h.at).abs(), top_speed, least) / 2.0).ceil() as usize
             })
         };
         let len = h.last + 1 - h.first;
@@ -742,10 +739,7 @@ fn steady_path(c: &[Corridor], holds: &[Hold], top_speed: f64, least: f64) -> Ve
         };
         if b > a + 1 {
             let (p, q) = (xs[a], xs[b]);
-            let eased = |m: usize| {
-                let u = (m - a) as f64 / (b - a) as f64;
-                p + (q - p) * (1.0 - (std::f64::consts::PI * u).cos()) / 2.0
-            };
+            let eased = |m: usize| p + (q - p) * ease((m - a) as f64 / (b - a) as f64);
             if (a..=b).all(|m| (c[m].lo..=c[m].hi).contains(&eased(m))) {
                 for (m, x) in xs.iter_mut().enumerate().take(b).skip(a + 1) {
                     *x = eased(m);
@@ -755,6 +749,19 @@ fn steady_path(c: &[Corridor], holds: &[Hold], top_speed: f64, least: f64) -> Ve
         a = b;
     }
     xs
+}
+
+/// Half a cosine, from 0 to 1 as `u` goes from 0 to 1: a move eased in
+/// and out.
+fn ease(u: f64) -> f64 {
+    (1.0 - (std::f64::consts::PI * u).cos()) / 2.0
+}
+
+/// The frames a move of `d` pixels eased by [`ease`] takes at `top_speed`
+/// pixels a frame at its peak (half a cosine over k frames peaks at
+/// π/2 · d/k), and `least` at least.
+fn move_frames(d: f64, top_speed: f64, least: f64) -> f64 {
+    (std::f64::consts::FRAC_PI_2 * d / top_speed.max(1e-9)).max(least)
 }
 
 /// The shortest path through the corridor `lo[i]..=hi[i]` (each
@@ -1001,7 +1008,7 @@ fn padded_inside(
     area: Rect,
 ) -> Option<(Fit, Camera, usize, Vec<FramePlan>)> {
     let cut = Settings {
-        output: (s.output.0.min(area.w), s.output.1.min(area.h)),
+        output: cut_to(s.output, area),
         ..*s
     };
     let (fit, camera, len, mut plans) = plan_inside(shot, &cut, area);
@@ -1012,6 +1019,11 @@ fn padded_inside(
         f.fit = Fit::Pad;
     }
     Some((Fit::Pad, camera, len, plans))
+}
+
+/// The output's size cut to the picture `area` (for [`padded_inside`]).
+fn cut_to(out: (usize, usize), area: Rect) -> (usize, usize) {
+    (out.0.min(area.w), out.1.min(area.h))
 }
 
 /// Whether a shot may be planned inside the picture `area` at the output's
@@ -1374,7 +1386,7 @@ impl Inside {
     fn new(area: Rect, s: Settings) -> Inside {
         let padded = !inside_fits(area, s.output);
         let output = if padded {
-            (s.output.0.min(area.w), s.output.1.min(area.h))
+            cut_to(s.output, area)
         } else {
             s.output
         };
@@ -1459,28 +1471,30 @@ impl Easing {
             .into_iter()
             .max()
             .unwrap_or(0);
-            let frames = std::f64::consts::FRAC_PI_2 * far as f64 / self.top_speed;
-            self.frames = (frames.ceil() as usize).max(self.least);
+            self.frames =
+                move_frames(far as f64, self.top_speed, self.least as f64).ceil() as usize;
         }
         self.done += 1;
         if self.done >= self.frames {
             return false;
         }
-        let u = self.done as f64 / self.frames as f64;
-        let k = (1.0 - (std::f64::consts::PI * u).cos()) / 2.0;
-        let mix = |a: usize, b: usize| {
-            let v = a as f64 + (b as f64 - a as f64) * k;
-            2 * (v / 2.0).round() as usize
+        let k = ease(self.done as f64 / self.frames as f64);
+        // Place and size each eased on its own (to even pixels, at most
+        // `top`), so that the size changes one way only.
+        let mix = |a: usize, b: usize, top: usize| {
+            if a == b {
+                a.min(top)
+            } else {
+                even(a as f64 + (b as f64 - a as f64) * k, top)
+            }
         };
-        // Place and size each eased on its own, so that the size changes
-        // one way only.
-        let (w, h) = (mix(self.from.w, to.w), mix(self.from.h, to.h));
         let (iw, ih) = self.input;
+        let (w, h) = (mix(self.from.w, to.w, iw), mix(self.from.h, to.h, ih));
         plan.window = Rect::new(
-            mix(self.from.x, to.x).min(iw.saturating_sub(w)),
-            mix(self.from.y, to.y).min(ih.saturating_sub(h)),
-            w.min(iw),
-            h.min(ih),
+            mix(self.from.x, to.x, iw - w),
+            mix(self.from.y, to.y, ih - h),
+            w,
+            h,
         );
         // A window between two shapes is shown whole, at its own scale.
         if !(plan.fit == Fit::Crop && same_shape((self.from.w, self.from.h), (to.w, to.h))) {
