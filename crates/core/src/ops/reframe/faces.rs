@@ -37,10 +37,11 @@ thread_local! {
         const { std::cell::RefCell::new(None) };
 }
 
-/// Runs `f` on this thread's detector. The cascade spreads its work over
-/// rayon's threads, and a thread waiting inside it may take up another
-/// frame's detection: the thread's detector is then busy, and that frame
-/// gets one of its own.
+/// Runs `f` on this thread's detector. The cascade runs on the calling
+/// thread (rustface without its `rayon` feature); should `f` itself come
+/// back here, as it did when the cascade shared its work and a thread
+/// waiting inside it took up another frame's detection, that detection
+/// gets a detector of its own rather than the busy one.
 fn with_detector<R>(
     model: &rustface::Model,
     f: impl FnOnce(&mut dyn rustface::Detector) -> R,
