@@ -277,6 +277,21 @@ struct Look {
     picture: Option<Rect>,
 }
 
+/// What a face frame's finer picture adds to its [`Look`].
+struct Finer {
+    fine: Option<Vec<Rect>>,
+    faces: Vec<Subject>,
+    picture: Rect,
+}
+
+impl Look {
+    fn add(&mut self, f: Finer) {
+        self.fine = f.fine;
+        self.subjects.extend(f.faces);
+        self.picture = Some(f.picture);
+    }
+}
+
 /// From one frame to the next: the picture's global shift, whether the
 /// camera itself moved, and whether the frame starts a shot.
 #[derive(Clone, Copy, Debug)]
@@ -454,8 +469,25 @@ impl Analyzer {
             return thumbs.iter().filter_map(|t| self.push(t)).collect();
         }
         // Held for the batch only: each frame's luma is the next one's
-        // reference for the camera's shift.
-        let looks: Vec<Look> = thumbs.par_iter().map(|t| self.look(t)).collect();
+        // reference for the camera's shift. The face pictures' work (a
+        // face frame's cascade takes as long as a few dozen thumbnails)
+        // is a task each, after the thumbnails: so no thread holds two
+        // while another has none.
+        let mut looks: Vec<Look> = thumbs.par_iter().map(|t| self.look_at(t)).collect();
+        let faces: Vec<(usize, &Plane<u8>)> = thumbs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, t)| t.face.as_ref().map(|f| (i, f)))
+            .filter(|&(i, _)| !looks[i].blank)
+            .collect();
+        let finer: Vec<(usize, Finer)> = faces
+            .into_par_iter()
+            .with_max_len(1)
+            .map(|(i, face)| (i, self.look_finer(face, &looks[i].subjects)))
+            .collect();
+        for (i, f) in finer {
+            looks[i].add(f);
+        }
         let steps: Vec<Step> = (0..looks.len())
             .into_par_iter()
             .map(|i| {
@@ -475,6 +507,19 @@ impl Analyzer {
 
     /// What frame `t` shows by itself, whatever the frames around it.
     fn look(&self, t: &Thumbs) -> Look {
+        let mut look = self.look_at(t);
+        if let Some(face) = &t.face
+            && !look.blank
+        {
+            let finer = self.look_finer(face, &look.subjects);
+            look.add(finer);
+        }
+        look
+    }
+
+    /// What frame `t` shows on its thumbnail; on a face frame, what its
+    /// face picture shows is [`Analyzer::look_finer`]'s.
+    fn look_at(&self, t: &Thumbs) -> Look {
         let luma = luma_of(&t.thumb);
         let coarse = shrink(&luma, 2);
         let hist = luma_histogram(&luma);
@@ -495,24 +540,30 @@ impl Analyzer {
         }
         let mut subjects = Vec::new();
         let card = self.text && self.find_text(&luma, &hist, &mut subjects);
-        let fine = match &t.face {
-            Some(face) if self.text && !self.live => Some(self.find_small_text(face, &subjects)),
-            _ => None,
-        };
-        if self.faces
-            && let Some(face) = &t.face
-        {
-            self.find_faces(face, &mut subjects);
-        }
-        let picture = t.face.as_ref().map(|face| self.picture_in(face));
         Look {
             blank,
             card,
             luma,
             coarse,
             subjects,
+            fine: None,
+            picture: None,
+        }
+    }
+
+    /// What a face frame's face picture `face` shows, beside the
+    /// thumbnail's `subjects`: small print, faces, the picture set inside
+    /// the frame.
+    fn look_finer(&self, face: &Plane<u8>, subjects: &[Subject]) -> Finer {
+        let fine = (self.text && !self.live).then(|| self.find_small_text(face, subjects));
+        let mut faces = Vec::new();
+        if self.faces {
+            self.find_faces(face, &mut faces);
+        }
+        Finer {
             fine,
-            picture,
+            faces,
+            picture: self.picture_in(face),
         }
     }
 
