@@ -941,6 +941,54 @@ mod tests {
     }
 
     #[test]
+    fn frames_analysed_in_batches_are_seen_as_one_by_one() {
+        // Planning a file looks at a batch's frames on all threads, each
+        // face frame's finer picture a task of its own; it must see what
+        // looking at the frames in order sees. The scene between black
+        // bars, its figure walking: the face frames find the picture.
+        let frames: Vec<Thumbs> = (0..26)
+            .map(|i| {
+                let Frame::Rgba(p) = scene(420 + 6 * i) else {
+                    unreachable!()
+                };
+                let barred = Plane::from_fn(1280, 720, |x, y| {
+                    if (320..960).contains(&x) {
+                        p.get(x, y)
+                    } else {
+                        [0, 0, 0, 255]
+                    }
+                });
+                Thumbs::of(&Frame::Rgba(barred), i)
+            })
+            .collect();
+        let mut one = Analyzer::new(1280, 720, 30, false);
+        for t in &frames {
+            assert!(one.push(t).is_none());
+        }
+        let one = one.finish();
+        let mut many = Analyzer::new(1280, 720, 30, false);
+        for batch in frames.chunks(7) {
+            many.push_many(batch);
+        }
+        let many = many.finish();
+        assert_eq!(one.len(), 26);
+        let pictures: Vec<usize> = (0..26).filter(|&i| one[i].picture.is_some()).collect();
+        assert_eq!(
+            pictures,
+            [0, 10, 20],
+            "the face frames look for the picture"
+        );
+        let bars = one[10].picture.unwrap();
+        assert!(
+            bars.x >= 300 && bars.right() <= 980 && bars.w < 1280,
+            "the picture between the bars: {bars:?}"
+        );
+        for (i, (a, b)) in one.iter().zip(&many).enumerate() {
+            assert_eq!(a, b, "frame {i}");
+        }
+    }
+
+    #[test]
     fn thumbnails_shrink_by_whole_factors() {
         assert_eq!(thumb_factor(1280, 720), 3);
         assert_eq!(thumb_factor(1920, 1080), 4);
