@@ -95,6 +95,16 @@ impl Default for TestSettings {
 /// The name of a file input's `uridecodebin`.
 pub const DECODER: &str = "seamstream_dec";
 
+/// The colour conversion from a decoder to the chain's RGBA, on every
+/// core: `videoconvert` converts on one thread unless told, and at 1080p
+/// that thread (6.4 ms a frame on the H200 host's cores) held a file's
+/// reframe plan to 8-9 ms a frame, where its analysis takes 1.6. Up to
+/// RGBA its stripes give one thread's bytes (4:2:0, 4:2:2, 4:4:4, 10-bit,
+/// odd heights: `the_input_conversion_on_every_core_is_one_threads_bytes`);
+/// down to 4:2:0 for an encoder they do not (a stripe's edge splits a
+/// pair of chroma rows), so the output's conversion keeps one thread.
+pub const CONVERT: &str = "videoconvert n-threads=0";
+
 /// Whether GStreamer's `deinterlace` element is installed (in
 /// gstreamer1.0-plugins-good); without it interlaced video is carved as it
 /// is, and the summary says so.
@@ -402,7 +412,7 @@ impl Input {
             }
             Input::Fragment(f) => f.clone(),
         };
-        format!("{src} ! videoconvert ! {caps} ! appsink name=seamstream_in")
+        format!("{src} ! {CONVERT} ! {caps} ! appsink name=seamstream_in")
     }
 }
 
@@ -775,6 +785,57 @@ pub(crate) fn discard_pad(pipe: &gst::Pipeline, pad: &gst::Pad) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use gst::prelude::*;
+
+    /// Every byte `videoconvert` gives for `format` converted to `to`,
+    /// `n` frames of a moving test picture `w`×`h`, the converter given
+    /// as `convert`.
+    fn converted(convert: &str, format: &str, (w, h): (u32, u32), to: &str) -> Vec<u8> {
+        gst::init().unwrap();
+        let pipe = gst::parse::launch(&format!(
+            "videotestsrc pattern=ball num-buffers=4 ! video/x-raw,format={format},width={w},height={h} \
+             ! {convert} ! video/x-raw,format={to} ! appsink name=out sync=false"
+        ))
+        .unwrap()
+        .downcast::<gst::Pipeline>()
+        .unwrap();
+        let sink = pipe
+            .by_name("out")
+            .unwrap()
+            .downcast::<gstreamer_app::AppSink>()
+            .unwrap();
+        pipe.set_state(gst::State::Playing).unwrap();
+        let mut bytes = Vec::new();
+        while let Ok(sample) = sink.pull_sample() {
+            let map = sample.buffer().unwrap().map_readable().unwrap();
+            bytes.extend_from_slice(&map);
+        }
+        pipe.set_state(gst::State::Null).unwrap();
+        assert_eq!(bytes.len(), 4 * (w * h * 4) as usize, "{format} → {to}");
+        bytes
+    }
+
+    #[test]
+    fn the_input_conversion_on_every_core_is_one_threads_bytes() {
+        // The input's conversion runs on every core ([`CONVERT`]); it
+        // must give what one thread gives, the chain's frames unchanged.
+        // 16 stripes, odd heights and widths, as decoders give them.
+        let many = CONVERT.replace("n-threads=0", "n-threads=16");
+        assert_ne!(many, CONVERT, "the conversion sets its threads");
+        for (format, size) in [
+            ("I420", (638, 361)),
+            ("NV12", (640, 362)),
+            ("Y42B", (320, 181)),
+            ("Y444", (322, 180)),
+            ("I420_10LE", (320, 179)),
+        ] {
+            assert!(
+                converted(&many, format, size, "RGBA")
+                    == converted("videoconvert n-threads=1", format, size, "RGBA"),
+                "{format} {size:?} to RGBA on 16 threads differs from one"
+            );
+        }
+    }
 
     #[test]
     fn a_rate_faster_than_any_video_is_taken_for_a_variable_one() {
