@@ -16,6 +16,7 @@ use gstreamer_video as gst_video;
 use super::{Input, TestSettings};
 use crate::error::{Error, Result};
 use crate::frame::{Plane, Rgba};
+use crate::ops::reframe::analyze::RgbaRows;
 
 /// How long the decoder may stay silent before the input counts as stuck.
 const STALL: Duration = Duration::from_secs(30);
@@ -89,6 +90,15 @@ impl FrameReader {
 
     /// The next frame, or `None` after the last.
     pub fn next_frame(&mut self) -> Result<Option<Plane<Rgba>>> {
+        match self.next_sample()? {
+            Some(s) => s.to_plane().map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The next frame as the decoder gave it, not copied, or `None` after
+    /// the last.
+    pub fn next_sample(&mut self) -> Result<Option<RgbaSample>> {
         if self.done {
             return Ok(None);
         }
@@ -140,22 +150,11 @@ impl FrameReader {
         }
         let buffer = sample.buffer().ok_or_else(|| bad("a frame came empty"))?;
         self.time = buffer.pts();
-        let vf = gst_video::VideoFrameRef::from_buffer_ref_readable(buffer, &info)
-            .map_err(|_| bad("cannot map a frame"))?;
-        let (w, h) = (info.width() as usize, info.height() as usize);
-        let data = vf.plane_data(0).map_err(|_| bad("cannot read a frame"))?;
-        let stride = vf.plane_stride()[0] as usize;
-        if h > 0 && data.len() < stride * (h - 1) + 4 * w {
-            return Err(bad("a frame is shorter than its caps say"));
-        }
-        // The frame the caller keeps: filled row by row, never zeroed first.
-        let mut pixels: Vec<Rgba> = Vec::with_capacity(w * h);
-        for y in 0..h {
-            pixels.extend_from_slice(data[y * stride..y * stride + 4 * w].as_chunks::<4>().0);
-        }
-        Plane::from_vec(w, h, pixels)
-            .map(Some)
-            .map_err(|_| bad("a frame is shorter than its caps say"))
+        Ok(Some(RgbaSample {
+            sample,
+            info,
+            name: self.name.clone(),
+        }))
     }
 
     /// The frame rate the caps give, once a frame has been read (none for
@@ -179,5 +178,87 @@ impl FrameReader {
 impl Drop for FrameReader {
     fn drop(&mut self) {
         let _ = self.pipe.set_state(gst::State::Null);
+    }
+}
+
+/// A decoded RGBA frame in the decoder's buffer ([`FrameReader::next_sample`]):
+/// read where it lies ([`RgbaSample::with_rows`]), on any thread, or
+/// copied out.
+pub struct RgbaSample {
+    sample: gst::Sample,
+    info: gst_video::VideoInfo,
+    /// The input's name, for errors.
+    name: String,
+}
+
+/// A mapped RGBA frame's rows.
+struct MappedRows<'a> {
+    data: &'a [u8],
+    stride: usize,
+    width: usize,
+    height: usize,
+}
+
+impl RgbaRows for MappedRows<'_> {
+    fn width(&self) -> usize {
+        self.width
+    }
+    fn height(&self) -> usize {
+        self.height
+    }
+    fn row(&self, y: usize) -> &[Rgba] {
+        self.data[y * self.stride..][..4 * self.width]
+            .as_chunks::<4>()
+            .0
+    }
+}
+
+impl RgbaSample {
+    /// Width and height.
+    pub fn size(&self) -> (usize, usize) {
+        (self.info.width() as usize, self.info.height() as usize)
+    }
+
+    /// `f` of the frame's rows, mapped for reading while it runs.
+    pub fn with_rows<R>(&self, f: impl FnOnce(&dyn RgbaRows) -> R) -> Result<R> {
+        let bad = |what: &str| Error::Read {
+            path: self.name.clone().into(),
+            reason: what.into(),
+        };
+        let buffer = self
+            .sample
+            .buffer()
+            .ok_or_else(|| bad("a frame came empty"))?;
+        let vf = gst_video::VideoFrameRef::from_buffer_ref_readable(buffer, &self.info)
+            .map_err(|_| bad("cannot map a frame"))?;
+        let (width, height) = self.size();
+        let data = vf.plane_data(0).map_err(|_| bad("cannot read a frame"))?;
+        let stride = vf.plane_stride()[0] as usize;
+        if height > 0 && (stride < 4 * width || data.len() < stride * (height - 1) + 4 * width) {
+            return Err(bad("a frame is shorter than its caps say"));
+        }
+        Ok(f(&MappedRows {
+            data,
+            stride,
+            width,
+            height,
+        }))
+    }
+
+    /// The frame, copied out of the decoder's buffer.
+    pub fn to_plane(&self) -> Result<Plane<Rgba>> {
+        self.with_rows(|rows| {
+            let (w, h) = (rows.width(), rows.height());
+            // Filled row by row, never zeroed first.
+            let mut pixels: Vec<Rgba> = Vec::with_capacity(w * h);
+            for y in 0..h {
+                pixels.extend_from_slice(rows.row(y));
+            }
+            Plane::from_vec(w, h, pixels)
+        })?
+        .map_err(|_| Error::Read {
+            path: self.name.clone().into(),
+            reason: "a frame is shorter than its caps say".into(),
+        })
     }
 }

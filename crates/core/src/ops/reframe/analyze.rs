@@ -137,9 +137,34 @@ pub fn face_frame(i: usize) -> bool {
     i.is_multiple_of(FACE_EVERY)
 }
 
+/// A picture's rows of RGBA, whatever holds them: a frame, or a decoder's
+/// buffer read where it lies (a 1080p frame is 8 MB to copy).
+pub trait RgbaRows: Sync {
+    fn width(&self) -> usize;
+    fn height(&self) -> usize;
+    /// Row `y`, `width` pixels.
+    fn row(&self, y: usize) -> &[Rgba];
+}
+
+impl RgbaRows for Plane<Rgba> {
+    fn width(&self) -> usize {
+        Plane::width(self)
+    }
+    fn height(&self) -> usize {
+        Plane::height(self)
+    }
+    fn row(&self, y: usize) -> &[Rgba] {
+        Plane::row(self, y)
+    }
+}
+
 /// `p` shrunk by `f` in both directions by box means, the remainder
 /// dropped: (Σ + f²/2) / f² per channel.
 pub fn box_shrink_rgba(p: &Plane<Rgba>, f: usize) -> Plane<Rgba> {
+    box_shrink_rows(p, f)
+}
+
+fn box_shrink_rows<P: RgbaRows + ?Sized>(p: &P, f: usize) -> Plane<Rgba> {
     // The usual factors get their own copies of the loop, in which a
     // block's width is a constant.
     match f {
@@ -151,7 +176,7 @@ pub fn box_shrink_rgba(p: &Plane<Rgba>, f: usize) -> Plane<Rgba> {
 }
 
 #[inline(always)]
-fn box_shrink_rgba_by(p: &Plane<Rgba>, f: usize) -> Plane<Rgba> {
+fn box_shrink_rgba_by<P: RgbaRows + ?Sized>(p: &P, f: usize) -> Plane<Rgba> {
     let (w, h) = (p.width() / f, p.height() / f);
     let n = (f * f) as u32;
     let mut out = Plane::new(w, h, [0u8; 4]);
@@ -181,7 +206,7 @@ fn box_shrink_rgba_by(p: &Plane<Rgba>, f: usize) -> Plane<Rgba> {
 
 /// The BT.709 luma of `p`, on the calling thread (the thumbnails are made
 /// beside the threads that analyse, and are too small to share out).
-fn luma_of(p: &Plane<Rgba>) -> Plane<u8> {
+fn luma_of<P: RgbaRows + ?Sized>(p: &P) -> Plane<u8> {
     let mut out = Plane::new(p.width(), p.height(), 0u8);
     for (y, row) in out.rows_mut().enumerate() {
         for (o, &px) in row.iter_mut().zip(p.row(y)) {
@@ -203,24 +228,33 @@ pub struct Thumbs {
 impl Thumbs {
     /// The thumbnails of frame `index` of a video.
     pub fn of(frame: &Frame, index: usize) -> Thumbs {
-        let (w, h) = (frame.width(), frame.height());
-        let rgba = match frame {
-            Frame::Rgba(p) => std::borrow::Cow::Borrowed(p),
-            Frame::Gray(g) => std::borrow::Cow::Owned(g.map(|v| [v, v, v, 255])),
-        };
-        let thumb = box_shrink_rgba(&rgba, thumb_factor(w, h));
-        let face = face_frame(index).then(|| {
-            let luma = match frame {
-                Frame::Rgba(p) => luma_of(p),
-                Frame::Gray(g) => g.clone(),
-            };
-            match face_factor(w, h) {
-                // Shrinking by 1 is a copy.
-                1 => luma,
-                f => shrink(&luma, f),
+        match frame {
+            Frame::Rgba(p) => Thumbs::of_rows(p, index),
+            Frame::Gray(g) => {
+                let (w, h) = (g.width(), g.height());
+                let thumb = box_shrink_rgba(&g.map(|v| [v, v, v, 255]), thumb_factor(w, h));
+                let face = face_frame(index).then(|| face_picture(g.clone(), w, h));
+                Thumbs { thumb, face }
             }
-        });
+        }
+    }
+
+    /// The thumbnails of frame `index` of a video, from its rows where they
+    /// lie: the same as [`Thumbs::of`] the frame they make.
+    pub fn of_rows<P: RgbaRows + ?Sized>(p: &P, index: usize) -> Thumbs {
+        let (w, h) = (p.width(), p.height());
+        let thumb = box_shrink_rows(p, thumb_factor(w, h));
+        let face = face_frame(index).then(|| face_picture(luma_of(p), w, h));
         Thumbs { thumb, face }
+    }
+}
+
+/// A `w`×`h` frame's luma `luma` shrunk to its face picture.
+fn face_picture(luma: Plane<u8>, w: usize, h: usize) -> Plane<u8> {
+    match face_factor(w, h) {
+        // Shrinking by 1 is a copy.
+        1 => luma,
+        f => shrink(&luma, f),
     }
 }
 
