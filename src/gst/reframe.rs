@@ -473,3 +473,69 @@ pub fn describe_shots(shots: &[ShotPlan], fps: Option<f64>) -> Vec<String> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frame::Frame;
+    use gstreamer as gst;
+    use gstreamer::prelude::*;
+
+    /// A clip of a moving ball, `n` frames of 320×180, written to `path`.
+    fn ball_clip(path: &Path, n: usize) {
+        gst::init().unwrap();
+        let pipe = gst::parse::launch(&format!(
+            "videotestsrc pattern=ball num-buffers={n} ! video/x-raw,width=320,height=180,format=I420 \
+             ! y4menc ! filesink location=\"{}\"",
+            path.display()
+        ))
+        .unwrap();
+        pipe.set_state(gst::State::Playing).unwrap();
+        let bus = pipe.bus().unwrap();
+        let msg = bus
+            .timed_pop_filtered(
+                gst::ClockTime::from_seconds(30),
+                &[gst::MessageType::Eos, gst::MessageType::Error],
+            )
+            .expect("the clip is written");
+        assert!(matches!(msg.view(), gst::MessageView::Eos(_)), "{msg:?}");
+        pipe.set_state(gst::State::Null).unwrap();
+    }
+
+    /// What `decode_thumbs` sends for `clip`, up to `limit` frames.
+    fn sent_for(clip: &Path, limit: Option<u64>) -> Vec<Decoded> {
+        let reader = FrameReader::open(&clip.to_string_lossy()).unwrap();
+        let (tx, rx) = std::sync::mpsc::sync_channel(3);
+        let decoding =
+            std::thread::spawn(move || decode_thumbs(reader, "ball", limit, tx).map(|_| ()));
+        let sent: Vec<Decoded> = rx.iter().collect();
+        decoding.join().unwrap().unwrap();
+        sent
+    }
+
+    #[test]
+    fn a_planned_files_thumbnails_come_in_order_as_its_frames_give_them() {
+        // Made by several threads from the decoder's buffers, sent in the
+        // frames' order: each the thumbnails of the frame it stands for.
+        let dir = std::env::temp_dir().join(format!("seamstream-thumbs-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let clip = dir.join("ball.y4m");
+        ball_clip(&clip, 45);
+        let sent = sent_for(&clip, None);
+        let mut reader = FrameReader::open(&clip.to_string_lossy()).unwrap();
+        let mut n = 0;
+        while let Some(frame) = reader.next_frame().unwrap() {
+            let own = Thumbs::of(&Frame::Rgba(frame), n);
+            let d = &sent[n];
+            assert_eq!(d.size, (320, 180));
+            assert!(d.thumbs.thumb == own.thumb, "frame {n}'s thumbnail");
+            assert!(d.thumbs.face == own.face, "frame {n}'s face picture");
+            n += 1;
+        }
+        assert_eq!((n, sent.len()), (45, 45));
+        // The ball moves: frames out of order would not match.
+        assert!(sent[1].thumbs.thumb != sent[2].thumbs.thumb);
+        assert_eq!(sent_for(&clip, Some(12)).len(), 12, "a limit of 12 frames");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}
