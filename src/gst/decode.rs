@@ -150,10 +150,7 @@ impl FrameReader {
                 });
             }
         };
-        let bad = |what: &str| Error::Read {
-            path: self.name.clone().into(),
-            reason: what.into(),
-        };
+        let bad = |what: &str| read_error(&self.name, what);
         let caps = sample
             .caps()
             .ok_or_else(|| bad("a frame came without caps"))?;
@@ -235,10 +232,7 @@ impl RgbaSample {
 
     /// `f` of the frame's rows, mapped for reading while it runs.
     pub fn with_rows<R>(&self, f: impl FnOnce(&dyn RgbaRows) -> R) -> Result<R> {
-        let bad = |what: &str| Error::Read {
-            path: self.name.clone().into(),
-            reason: what.into(),
-        };
+        let bad = |what: &str| read_error(&self.name, what);
         let buffer = self
             .sample
             .buffer()
@@ -270,9 +264,14 @@ impl RgbaSample {
             }
             Plane::from_vec(w, h, pixels)
         })?
-        .map_err(|_| Error::Read {
-            path: self.name.clone().into(),
-            reason: "a frame is shorter than its caps say".into(),
-        })
+        .map_err(|_| read_error(&self.name, "a frame is shorter than its caps say"))
+    }
+}
+
+/// A reading error of the input `name`.
+fn read_error(name: &str, what: &str) -> Error {
+    Error::Read {
+        path: name.into(),
+        reason: what.into(),
     }
 }

@@ -325,8 +325,10 @@ fn decode_thumbs(
 ) -> Result<FrameReader> {
     type Job = (usize, RgbaSample, crossbeam_channel::Sender<Result<Thumbs>>);
     let makers = thumb_makers();
-    let (jobs, taken) = crossbeam_channel::bounded::<Job>(makers);
-    std::thread::scope(|scope| {
+    std::thread::scope(|scope| -> Result<()> {
+        // (Made in the scope: however this returns, `jobs` goes before the
+        // scope waits for the makers, which stop when it does.)
+        let (jobs, taken) = crossbeam_channel::bounded::<Job>(makers);
         for _ in 0..makers {
             let taken = taken.clone();
             scope.spawn(move || {
@@ -335,9 +337,8 @@ fn decode_thumbs(
                 }
             });
         }
-        drop(taken);
-        // The frames being made, oldest first; each waits for the one
-        // before it.
+        // The frames being made, oldest first; each is sent once made,
+        // after the one before it.
         let mut making = std::collections::VecDeque::new();
         let mut size = None;
         let mut fps = None;
@@ -351,41 +352,37 @@ fn decode_thumbs(
             })??;
             Ok(tx.send(Decoded { thumbs, size, fps }).is_ok())
         };
-        let result = (|| -> Result<()> {
-            while limit.is_none_or(|l| (n as u64) < l)
-                && let Some(sample) = reader.next_sample()?
+        while limit.is_none_or(|l| (n as u64) < l)
+            && let Some(sample) = reader.next_sample()?
+        {
+            let this = sample.size();
+            let size = *size.get_or_insert(this);
+            if this != size {
+                return Err(Error::Unsupported(format!(
+                    "{uri}: the frame size changes from {}x{} to {}x{} at frame {n}; reframe plans one size",
+                    size.0, size.1, this.0, this.1
+                )));
+            }
+            fps = reader.fps();
+            let (done, made) = crossbeam_channel::bounded(1);
+            if jobs.send((n, sample, done)).is_err() {
+                break;
+            }
+            making.push_back(made);
+            if making.len() > makers
+                && let Some(made) = making.pop_front()
+                && !send(made, size, fps)?
             {
-                let this = sample.size();
-                let size = *size.get_or_insert(this);
-                if this != size {
-                    return Err(Error::Unsupported(format!(
-                        "{uri}: the frame size changes from {}x{} to {}x{} at frame {n}; reframe plans one size",
-                        size.0, size.1, this.0, this.1
-                    )));
-                }
-                fps = reader.fps();
-                let (done, made) = crossbeam_channel::bounded(1);
-                if jobs.send((n, sample, done)).is_err() {
-                    break;
-                }
-                making.push_back(made);
-                if making.len() > makers
-                    && let Some(made) = making.pop_front()
-                    && !send(made, size, fps)?
-                {
-                    return Ok(());
-                }
-                n += 1;
+                return Ok(());
             }
-            while let (Some(made), Some(size)) = (making.pop_front(), size) {
-                if !send(made, size, fps)? {
-                    break;
-                }
+            n += 1;
+        }
+        while let (Some(made), Some(size)) = (making.pop_front(), size) {
+            if !send(made, size, fps)? {
+                break;
             }
-            Ok(())
-        })();
-        drop(jobs);
-        result
+        }
+        Ok(())
     })?;
     Ok(reader)
 }

@@ -311,6 +311,12 @@ struct Look {
     picture: Option<Rect>,
 }
 
+/// The face picture of `t` that [`Analyzer::look_finer`] looks at, beside
+/// its thumbnail's `look`: a face frame's, unless the frame is blank.
+fn finer_to_look<'a>(t: &'a Thumbs, look: &Look) -> Option<&'a Plane<u8>> {
+    t.face.as_ref().filter(|_| !look.blank)
+}
+
 /// What a face frame's finer picture adds to its [`Look`].
 struct Finer {
     fine: Option<Vec<Rect>>,
@@ -511,8 +517,7 @@ impl Analyzer {
         let faces: Vec<(usize, &Plane<u8>)> = thumbs
             .iter()
             .enumerate()
-            .filter_map(|(i, t)| t.face.as_ref().map(|f| (i, f)))
-            .filter(|&(i, _)| !looks[i].blank)
+            .filter_map(|(i, t)| finer_to_look(t, &looks[i]).map(|f| (i, f)))
             .collect();
         let finer: Vec<(usize, Finer)> = faces
             .into_par_iter()
@@ -542,9 +547,7 @@ impl Analyzer {
     /// What frame `t` shows by itself, whatever the frames around it.
     fn look(&self, t: &Thumbs) -> Look {
         let mut look = self.look_at(t);
-        if let Some(face) = &t.face
-            && !look.blank
-        {
+        if let Some(face) = finer_to_look(t, &look) {
             let finer = self.look_finer(face, &look.subjects);
             look.add(finer);
         }
