@@ -3,15 +3,14 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod common;
+
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_seamstream"))
 }
 
-fn tempdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("seamstream-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn tempdir(name: &str) -> common::video::TempDir {
+    common::video::tempdir(&format!("cli-{name}"))
 }
 
 fn run(args: &[&str], dir: &Path) -> Output {

@@ -10,12 +10,39 @@ use gstreamer as gst;
 use gstreamer::prelude::*;
 use gstreamer_app as gst_app;
 
-/// A fresh, empty folder for one test.
-pub fn tempdir(name: &str) -> PathBuf {
+/// A fresh, empty folder for one test, removed when the test passes (a
+/// failed test leaves it, and says where, for a look at what it wrote).
+pub struct TempDir(PathBuf);
+
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for TempDir {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("the test's files are kept in {}", self.0.display());
+        } else {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+/// A fresh, empty folder for one test ([`TempDir`]).
+pub fn tempdir(name: &str) -> TempDir {
     let d = std::env::temp_dir().join(format!("seamstream-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
-    d
+    TempDir(d)
 }
 
 /// The longest any one run in these tests may take before it counts as hung.
