@@ -432,6 +432,66 @@ fn a_live_reframe_looking_ahead_gives_every_frame_as_it_came() {
     assert!(files[0] == files[1], "the held frames came out otherwise");
 }
 
+/// Live, a face frame's cascade runs beside the frames that follow and
+/// its faces join the plan a fixed time after their frame: however slow
+/// the cascade, the plan is the same. Film-dialogue's first 60 frames,
+/// read as a stream (a FIFO) and so planned live, frame by frame, with
+/// each cascade held back a quarter of a second and without; and with no
+/// faces looked for, to show they count.
+#[cfg(feature = "fault-injection")]
+#[test]
+fn a_live_plan_does_not_wait_on_faces_nor_change_with_their_speed() {
+    let clips = common::data::CLIPS.dir_with(&["film-dialogue-480p.mp4"]);
+    let clip = clips.join("film-dialogue-480p.mp4");
+    let dir = tempdir("live-faces");
+    let plan = |name: &str, op: &str, slow: Option<&str>| {
+        let fifo = dir.join(format!("{name}.stream"));
+        let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(made.success());
+        let feed = {
+            let (from, to) = (clip.clone(), fifo.clone());
+            std::thread::spawn(move || std::fs::write(&to, std::fs::read(&from).unwrap()))
+        };
+        let path = dir.join(format!("{name}.json"));
+        let mut run = Command::new(binary());
+        run.args([
+            "run",
+            fifo.to_str().unwrap(),
+            "null",
+            "--frames",
+            "60",
+            "--op",
+            op,
+        ])
+        .arg("--reframe-path")
+        .arg(&path);
+        if let Some(ms) = slow {
+            run.env("SEAMSTREAM_INJECT_SLOW_FACES_MS", ms);
+        }
+        let o = finish(
+            run.stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap(),
+            name,
+            DEADLINE,
+        );
+        // The stream ends when 60 frames are taken; the rest of the file
+        // finds no reader.
+        let _ = feed.join();
+        let err = stderr(&o);
+        assert!(o.status.success(), "{name}: {err}");
+        assert!(err.contains("planned live"), "{name}: {err}");
+        assert!(err.contains("60 frames in, 60 out"), "{name}: {err}");
+        std::fs::read(&path).unwrap()
+    };
+    let quick = plan("quick", "reframe:aspect=9:16", None);
+    let slow = plan("slow", "reframe:aspect=9:16", Some("250"));
+    let faceless = plan("faceless", "reframe:aspect=9:16,faces=false", None);
+    assert!(quick == slow, "the plan changed with the cascade's speed");
+    assert!(quick != faceless, "the faces found did not reach the plan");
+}
+
 /// The frames the summary says went out (`… N out, …`).
 fn frames_out(summary: &str) -> usize {
     summary

@@ -258,6 +258,97 @@ fn face_picture(luma: Plane<u8>, w: usize, h: usize) -> Plane<u8> {
     }
 }
 
+/// What a face frame's finer look needs of its analysis, in a copy that
+/// may go to another thread (live, the cascade runs beside the frames that
+/// follow: [`Analyzer::push_apart`]).
+#[derive(Clone, Copy, Debug)]
+struct FinerLook {
+    width: usize,
+    height: usize,
+    faces: bool,
+    text: bool,
+    live: bool,
+}
+
+impl FinerLook {
+    /// What a face frame's face picture `face` shows, beside the
+    /// thumbnail's `subjects`: small print, faces, the picture set inside
+    /// the frame.
+    fn look_finer(&self, face: &Plane<u8>, subjects: &[Subject]) -> Finer {
+        let fine = (self.text && !self.live).then(|| self.find_small_text(face, subjects));
+        let mut faces = Vec::new();
+        if self.faces {
+            self.find_faces(face, &mut faces);
+        }
+        Finer {
+            fine,
+            faces,
+            picture: self.picture_in(face),
+        }
+    }
+
+    /// The picture inside the frame, found on its face picture, in the
+    /// input's pixels: the whole frame where no fill borders it.
+    fn picture_in(&self, face: &Plane<u8>) -> Rect {
+        let area = super::border::picture_area(face);
+        if (area.w, area.h) == (face.width(), face.height()) {
+            return Rect::new(0, 0, self.width, self.height);
+        }
+        self.face_to_input(face, area)
+    }
+
+    /// `r` on the face picture `face`, in the input's pixels (clipped to
+    /// the frame: the face picture drops a remainder of its factor).
+    fn face_to_input(&self, face: &Plane<u8>, r: Rect) -> Rect {
+        let ff = (self.width / face.width().max(1)).max(1);
+        let r = r.scaled(ff, 1);
+        Rect::new(
+            r.x,
+            r.y,
+            r.w.min(self.width - r.x),
+            r.h.min(self.height - r.y),
+        )
+    }
+
+    /// The text blocks of the face picture `face` (finer than the
+    /// thumbnail) that none of the thumbnail's text `found` overlaps, in
+    /// the input's pixels.
+    fn find_small_text(&self, face: &Plane<u8>, found: &[Subject]) -> Vec<Rect> {
+        small_text_blocks(face)
+            .into_iter()
+            .map(|r| self.face_to_input(face, r))
+            .filter(|r| {
+                !found
+                    .iter()
+                    .any(|s| s.kind == Kind::Text && s.rect.intersect(r).is_some())
+            })
+            .collect()
+    }
+
+    fn find_faces(&self, face: &Plane<u8>, out: &mut Vec<Subject>) {
+        let ff = (self.width / face.width().max(1)).max(1);
+        for (r, _) in Faces::new().detect(face) {
+            let r = r.scaled(ff, 1);
+            // Head and shoulders: half a face each side, half above, and a
+            // face and a half below.
+            let (fw, fh) = (r.w, r.h);
+            let x = r.x.saturating_sub(fw / 2);
+            let y = r.y.saturating_sub(fh / 2);
+            let rect = Rect::new(
+                x,
+                y,
+                (r.right() + fw / 2).min(self.width) - x,
+                (r.bottom() + 3 * fh / 2).min(self.height) - y,
+            );
+            out.push(Subject {
+                rect,
+                kind: Kind::Face,
+                required: true,
+            });
+        }
+    }
+}
+
 /// The analysis of one video, frame by frame.
 #[derive(Clone, Debug)]
 pub struct Analyzer {
@@ -311,13 +402,14 @@ struct Look {
     picture: Option<Rect>,
 }
 
-/// The face picture of `t` that [`Analyzer::look_finer`] looks at, beside
+/// The face picture of `t` that [`FinerLook::look_finer`] looks at, beside
 /// its thumbnail's `look`: a face frame's, unless the frame is blank.
 fn finer_to_look<'a>(t: &'a Thumbs, look: &Look) -> Option<&'a Plane<u8>> {
     t.face.as_ref().filter(|_| !look.blank)
 }
 
 /// What a face frame's finer picture adds to its [`Look`].
+#[derive(Debug)]
 struct Finer {
     fine: Option<Vec<Rect>>,
     faces: Vec<Subject>,
@@ -329,6 +421,50 @@ impl Look {
         self.fine = f.fine;
         self.subjects.extend(f.faces);
         self.picture = Some(f.picture);
+    }
+}
+
+/// Live: a face frame's finer look (its faces, the picture inside the
+/// frame), taken out of [`Analyzer::push_apart`] to run on another thread;
+/// [`Found::add_to`] puts what it finds into the frame's observation.
+#[derive(Debug)]
+pub struct Apart {
+    look: FinerLook,
+    face: Plane<u8>,
+    subjects: Vec<Subject>,
+}
+
+/// What an [`Apart`] look found.
+#[derive(Debug)]
+pub struct Found {
+    finer: Finer,
+    /// Where its faces go among the frame's subjects: after its text and
+    /// before what moves, where [`Analyzer::push`] puts them.
+    at: usize,
+}
+
+impl Apart {
+    /// The look itself (a face frame's cascade: a tenth of a second or
+    /// more on one thread).
+    pub fn run(self) -> Found {
+        // A slow cascade, for the tests: the plans must not change.
+        if let Some(ms) = crate::fault::after("SEAMSTREAM_INJECT_SLOW_FACES_MS") {
+            std::thread::sleep(std::time::Duration::from_millis(ms));
+        }
+        Found {
+            at: self.subjects.len(),
+            finer: self.look.look_finer(&self.face, &self.subjects),
+        }
+    }
+}
+
+impl Found {
+    /// Adds what was found to the observation [`Analyzer::push_apart`]
+    /// gave for the frame: it is then the one [`Analyzer::push`] gives.
+    pub fn add_to(self, obs: &mut Observation) {
+        let at = self.at.min(obs.subjects.len());
+        obs.subjects.splice(at..at, self.finer.faces);
+        obs.picture = Some(self.finer.picture);
     }
 }
 
@@ -500,6 +636,20 @@ impl Analyzer {
         self.take(look, step)
     }
 
+    /// Live: as [`Analyzer::push`], but a face frame's finer look is left
+    /// out of the observation and given back, to be done apart (beside the
+    /// frames that follow) and added with [`Found::add_to`].
+    pub fn push_apart(&mut self, t: &Thumbs) -> (Option<Observation>, Option<Apart>) {
+        let look = self.look_at(t);
+        let apart = finer_to_look(t, &look).map(|face| Apart {
+            look: self.finer(),
+            face: face.clone(),
+            subjects: look.subjects.clone(),
+        });
+        let step = step(&self.last, &look.luma, self.cut);
+        (self.take(look, step), apart)
+    }
+
     /// Offline: takes the next frames' thumbnails, as [`Analyzer::push`]
     /// one by one would, with what each frame shows by itself found on
     /// all threads at once. Live, the frames' observations.
@@ -519,10 +669,11 @@ impl Analyzer {
             .enumerate()
             .filter_map(|(i, t)| finer_to_look(t, &looks[i]).map(|f| (i, f)))
             .collect();
+        let finer = self.finer();
         let finer: Vec<(usize, Finer)> = faces
             .into_par_iter()
             .with_max_len(1)
-            .map(|(i, face)| (i, self.look_finer(face, &looks[i].subjects)))
+            .map(|(i, face)| (i, finer.look_finer(face, &looks[i].subjects)))
             .collect();
         for (i, f) in finer {
             looks[i].add(f);
@@ -544,18 +695,28 @@ impl Analyzer {
         Vec::new()
     }
 
+    /// What a face frame's finer look needs of this analysis.
+    fn finer(&self) -> FinerLook {
+        FinerLook {
+            width: self.width,
+            height: self.height,
+            faces: self.faces,
+            text: self.text,
+            live: self.live,
+        }
+    }
+
     /// What frame `t` shows by itself, whatever the frames around it.
     fn look(&self, t: &Thumbs) -> Look {
         let mut look = self.look_at(t);
         if let Some(face) = finer_to_look(t, &look) {
-            let finer = self.look_finer(face, &look.subjects);
-            look.add(finer);
+            look.add(self.finer().look_finer(face, &look.subjects));
         }
         look
     }
 
     /// What frame `t` shows on its thumbnail; on a face frame, what its
-    /// face picture shows is [`Analyzer::look_finer`]'s.
+    /// face picture shows is [`FinerLook::look_finer`]'s.
     fn look_at(&self, t: &Thumbs) -> Look {
         let luma = luma_of(&t.thumb);
         let coarse = shrink(&luma, 2);
@@ -586,45 +747,6 @@ impl Analyzer {
             fine: None,
             picture: None,
         }
-    }
-
-    /// What a face frame's face picture `face` shows, beside the
-    /// thumbnail's `subjects`: small print, faces, the picture set inside
-    /// the frame.
-    fn look_finer(&self, face: &Plane<u8>, subjects: &[Subject]) -> Finer {
-        let fine = (self.text && !self.live).then(|| self.find_small_text(face, subjects));
-        let mut faces = Vec::new();
-        if self.faces {
-            self.find_faces(face, &mut faces);
-        }
-        Finer {
-            fine,
-            faces,
-            picture: self.picture_in(face),
-        }
-    }
-
-    /// The picture inside the frame, found on its face picture, in the
-    /// input's pixels: the whole frame where no fill borders it.
-    fn picture_in(&self, face: &Plane<u8>) -> Rect {
-        let area = super::border::picture_area(face);
-        if (area.w, area.h) == (face.width(), face.height()) {
-            return Rect::new(0, 0, self.width, self.height);
-        }
-        self.face_to_input(face, area)
-    }
-
-    /// `r` on the face picture `face`, in the input's pixels (clipped to
-    /// the frame: the face picture drops a remainder of its factor).
-    fn face_to_input(&self, face: &Plane<u8>, r: Rect) -> Rect {
-        let ff = (self.width / face.width().max(1)).max(1);
-        let r = r.scaled(ff, 1);
-        Rect::new(
-            r.x,
-            r.y,
-            r.w.min(self.width - r.x),
-            r.h.min(self.height - r.y),
-        )
     }
 
     /// The frame after the last: its look, the camera's shift to it and
@@ -732,44 +854,6 @@ impl Analyzer {
             rect,
             kind: Kind::Text,
             required: rect.h as f64 >= MIN_TEXT * self.height as f64,
-        }
-    }
-
-    /// The text blocks of the face picture `face` (finer than the
-    /// thumbnail) that none of the thumbnail's text `found` overlaps, in
-    /// the input's pixels.
-    fn find_small_text(&self, face: &Plane<u8>, found: &[Subject]) -> Vec<Rect> {
-        small_text_blocks(face)
-            .into_iter()
-            .map(|r| self.face_to_input(face, r))
-            .filter(|r| {
-                !found
-                    .iter()
-                    .any(|s| s.kind == Kind::Text && s.rect.intersect(r).is_some())
-            })
-            .collect()
-    }
-
-    fn find_faces(&self, face: &Plane<u8>, out: &mut Vec<Subject>) {
-        let ff = (self.width / face.width().max(1)).max(1);
-        for (r, _) in Faces::new().detect(face) {
-            let r = r.scaled(ff, 1);
-            // Head and shoulders: half a face each side, half above, and a
-            // face and a half below.
-            let (fw, fh) = (r.w, r.h);
-            let x = r.x.saturating_sub(fw / 2);
-            let y = r.y.saturating_sub(fh / 2);
-            let rect = Rect::new(
-                x,
-                y,
-                (r.right() + fw / 2).min(self.width) - x,
-                (r.bottom() + 3 * fh / 2).min(self.height) - y,
-            );
-            out.push(Subject {
-                rect,
-                kind: Kind::Face,
-                required: true,
-            });
         }
     }
 
@@ -977,27 +1061,29 @@ mod tests {
         assert_eq!(s.camera, s.shift);
     }
 
+    /// Frame `i`'s thumbnails of the scene between black bars, its figure
+    /// walking.
+    fn barred_thumbs(i: usize) -> Thumbs {
+        let Frame::Rgba(p) = scene(420 + 6 * i) else {
+            unreachable!()
+        };
+        let barred = Plane::from_fn(1280, 720, |x, y| {
+            if (320..960).contains(&x) {
+                p.get(x, y)
+            } else {
+                [0, 0, 0, 255]
+            }
+        });
+        Thumbs::of(&Frame::Rgba(barred), i)
+    }
+
     #[test]
     fn frames_analysed_in_batches_are_seen_as_one_by_one() {
         // Planning a file looks at a batch's frames on all threads, each
         // face frame's finer picture a task of its own; it must see what
         // looking at the frames in order sees. The scene between black
         // bars, its figure walking: the face frames find the picture.
-        let frames: Vec<Thumbs> = (0..26)
-            .map(|i| {
-                let Frame::Rgba(p) = scene(420 + 6 * i) else {
-                    unreachable!()
-                };
-                let barred = Plane::from_fn(1280, 720, |x, y| {
-                    if (320..960).contains(&x) {
-                        p.get(x, y)
-                    } else {
-                        [0, 0, 0, 255]
-                    }
-                });
-                Thumbs::of(&Frame::Rgba(barred), i)
-            })
-            .collect();
+        let frames: Vec<Thumbs> = (0..26).map(barred_thumbs).collect();
         let mut one = Analyzer::new(1280, 720, 30, false);
         for t in &frames {
             assert!(one.push(t).is_none());
@@ -1023,6 +1109,55 @@ mod tests {
         for (i, (a, b)) in one.iter().zip(&many).enumerate() {
             assert_eq!(a, b, "frame {i}");
         }
+    }
+
+    #[test]
+    fn a_face_frame_looked_at_apart_is_seen_as_at_once() {
+        // Live, a face frame's finer look runs beside the frames that
+        // follow and is added to its observation later: the observation
+        // must then be the one looking at it at once gives. The scene
+        // between black bars, its figure walking: the face frames find
+        // the picture.
+        let mut at_once = Analyzer::new(1280, 720, 30, true);
+        let mut apart = Analyzer::new(1280, 720, 30, true);
+        let mut looked = Vec::new();
+        for i in 0..22 {
+            let t = barred_thumbs(i);
+            let want = at_once.push(&t).unwrap();
+            let (got, look) = apart.push_apart(&t);
+            let mut got = got.unwrap();
+            assert_eq!(look.is_some(), face_frame(i), "frame {i}");
+            if let Some(look) = look {
+                assert_eq!(got.picture, None, "frame {i}: added only when found");
+                look.run().add_to(&mut got);
+                looked.push(i);
+            }
+            assert_eq!(got, want, "frame {i}");
+        }
+        assert_eq!(looked, [0, 10, 20]);
+        // What is found goes where looking at once puts it: faces after
+        // the frame's text, before what moves.
+        let subject = |x, kind| Subject {
+            rect: Rect::new(x, 0, 10, 10),
+            kind,
+            required: true,
+        };
+        let mut obs = Observation {
+            subjects: vec![subject(0, Kind::Text), subject(20, Kind::Moving)],
+            ..Observation::default()
+        };
+        let found = Found {
+            at: 1,
+            finer: Finer {
+                fine: None,
+                faces: vec![subject(40, Kind::Face)],
+                picture: Rect::new(0, 0, 1280, 720),
+            },
+        };
+        found.add_to(&mut obs);
+        let kinds: Vec<Kind> = obs.subjects.iter().map(|s| s.kind).collect();
+        assert_eq!(kinds, [Kind::Text, Kind::Face, Kind::Moving]);
+        assert_eq!(obs.picture, Some(Rect::new(0, 0, 1280, 720)));
     }
 
     #[test]

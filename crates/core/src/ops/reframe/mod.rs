@@ -40,7 +40,7 @@ use super::params::{Kind, OpSpec, ParamSpec, Params, SizeSpec};
 use super::{Op, OpBox};
 use crate::error::{Error, Result};
 use crate::frame::{Frame, Plane};
-use analyze::{Analyzer, Observation, Subject, Thumbs};
+use analyze::{Analyzer, Apart, Found, Observation, Subject, Thumbs};
 use geometry::{Fit, Rect, even_side, same_shape};
 use path::Hint;
 use plan::{CameraChoice, FitChoice, FramePlan, LivePlanner, Settings, ShotPlan};
@@ -58,6 +58,17 @@ pub const LOOKAHEAD: f64 = 0.4;
 /// The longest look-ahead, in seconds (`lookahead=`'s bound; the latency a
 /// live reframe may add).
 pub const MAX_LOOKAHEAD: f64 = 0.5;
+
+/// Live, seconds after a face frame that its faces (and the picture found
+/// inside it) join what the planner sees of it, or when it is framed, if
+/// sooner: the cascade runs on a thread of its own beside the frames that
+/// follow ([`analyze::Analyzer::push_apart`]). On the frame's own thread
+/// it took 0.1–0.3 s a face frame, every tenth frame, and dog-walk fed in
+/// real time dropped 30 of its 289 frames on 2 cores and 64–69 on 16
+/// (`bench/results/reframe-quality.md`, "Live, stop 58"); now none. Always
+/// this many frames later, however soon the cascade ends, so the plans do
+/// not depend on the machine's speed.
+pub const FACE_LAG: f64 = 0.2;
 
 /// A target side as the user may write it.
 const TARGET_SIDE: Kind = Kind::Size {
@@ -242,7 +253,75 @@ pub struct Director {
     /// Live: the observations of the frames seen and not yet planned,
     /// oldest first.
     pending: VecDeque<Observation>,
+    /// Live: face frames' finer looks, running apart.
+    beside: Beside,
     frame: usize,
+}
+
+/// The thread that runs live face frames' finer looks ([`Apart`]) beside
+/// the frames that follow, started on the first, and the looks it has in
+/// hand, by frame, oldest first. A clone has none (directors are cloned
+/// before their first frame).
+#[derive(Debug, Default)]
+struct Beside {
+    jobs: Option<crossbeam_channel::Sender<(Apart, crossbeam_channel::Sender<Found>)>>,
+    running: VecDeque<(usize, crossbeam_channel::Receiver<Found>)>,
+}
+
+impl Clone for Beside {
+    fn clone(&self) -> Self {
+        Beside::default()
+    }
+}
+
+impl Beside {
+    /// Starts frame `i`'s look; on this thread if none other can be had.
+    fn start(&mut self, i: usize, look: Apart) {
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        if self.jobs.is_none() {
+            let (jobs, queue) =
+                crossbeam_channel::unbounded::<(Apart, crossbeam_channel::Sender<Found>)>();
+            let thread = std::thread::Builder::new()
+                .name("seamstream-faces".into())
+                .spawn(move || {
+                    for (look, back) in queue {
+                        let _ = back.send(look.run());
+                    }
+                });
+            if thread.is_ok() {
+                self.jobs = Some(jobs);
+            }
+        }
+        let look = match &self.jobs {
+            Some(jobs) => jobs
+                .send((look, tx.clone()))
+                .err()
+                .map(|e| e.into_inner().0),
+            None => Some(look),
+        };
+        if let Some(look) = look {
+            let _ = tx.send(look.run());
+        }
+        self.running.push_back((i, rx));
+    }
+
+    /// Adds the looks of frames up to `last` (waiting for them) to
+    /// `pending`, whose first observation is frame `first`'s.
+    fn settle(&mut self, first: usize, last: usize, pending: &mut VecDeque<Observation>) {
+        while let Some(&(i, _)) = self.running.front()
+            && i <= last
+        {
+            let Some((i, rx)) = self.running.pop_front() else {
+                break;
+            };
+            if let (Ok(found), Some(obs)) = (
+                rx.recv(),
+                i.checked_sub(first).and_then(|k| pending.get_mut(k)),
+            ) {
+                found.add_to(obs);
+            }
+        }
+    }
 }
 
 /// A plan made ahead: its frames, where it came from (for messages), and
@@ -427,6 +506,7 @@ impl Director {
         {
             self.live = Some((self.analyzer(w, h, true), LivePlanner::new(settings)));
             self.pending.clear();
+            self.beside.running.clear();
         }
         if i == 0 {
             self.check_hints(w, h)?;
@@ -439,9 +519,20 @@ impl Director {
                 "the live planner did not start",
             ));
         };
-        let mut obs = analyzer.push(thumbs).unwrap_or_default();
+        let (obs, apart) = analyzer.push_apart(thumbs);
+        let mut obs = obs.unwrap_or_default();
         obs.subjects.extend(user);
         self.pending.push_back(obs);
+        if let Some(look) = apart {
+            self.beside.start(i, look);
+        }
+        // Faces join [`FACE_LAG`] after their frame, and always before it
+        // is framed.
+        let lag = ((FACE_LAG * self.fps).round() as usize).min(delay);
+        if let Some(last) = i.checked_sub(lag) {
+            let first = i + 1 - self.pending.len();
+            self.beside.settle(first, last, &mut self.pending);
+        }
         if self.pending.len() <= delay {
             return Ok(None);
         }
@@ -606,6 +697,7 @@ pub fn build(p: &Params) -> Result<OpBox> {
         replay: None,
         live: None,
         pending: VecDeque::new(),
+        beside: Beside::default(),
         frame: 0,
     };
     let mut op = Reframe {
@@ -788,6 +880,68 @@ mod tests {
 
     fn op(text: &str) -> Result<OpBox> {
         parse_with(&SPEC, build, text)
+    }
+
+    #[test]
+    fn a_face_frames_look_joins_the_plan_at_its_time_however_soon_it_is_done() {
+        // Live, a face frame's finer look runs apart. What it finds (here
+        // the picture between black bars) joins its frame's observation
+        // FACE_LAG after the frame, never sooner, even when the look is
+        // long done: so the plan does not depend on the machine's speed.
+        use std::time::{Duration, Instant};
+        let mut d = Director {
+            fit: FitChoice::Auto,
+            carve: 0.2,
+            camera: CameraChoice::Auto,
+            speed: 0.25,
+            cut: 30,
+            detect: (true, true, true),
+            fps: DEFAULT_FPS,
+            hints: Vec::new(),
+            protect: None,
+            lookahead: LOOKAHEAD,
+            replay: None,
+            live: None,
+            pending: VecDeque::new(),
+            beside: Beside::default(),
+            frame: 0,
+        };
+        let (w, h) = (640, 360);
+        let frame = Frame::Rgba(Plane::from_fn(w, h, |x, y| {
+            if (160..480).contains(&x) {
+                [(x * 7 + y * 13) as u8, (x * 3) as u8, (y * 5) as u8, 255]
+            } else {
+                [0, 0, 0, 255]
+            }
+        }));
+        let lag = (FACE_LAG * d.fps).round() as usize;
+        assert!(lag >= 2 && lag < d.delay());
+        for i in 0..=lag {
+            let t = Thumbs::of(&frame, i);
+            let plan = d.next((w, h), (202, 360), Some(&t)).unwrap();
+            assert!(plan.is_none(), "frame {i} is held back");
+            if i == 0 {
+                let start = Instant::now();
+                while d
+                    .beside
+                    .running
+                    .front()
+                    .is_some_and(|(_, rx)| rx.is_empty())
+                {
+                    assert!(
+                        start.elapsed() < Duration::from_secs(60),
+                        "the look never ended"
+                    );
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+            }
+            let joined = d.pending[0].picture.is_some();
+            assert_eq!(
+                joined,
+                i == lag,
+                "frame {i}: frame 0's look joined too early or late"
+            );
+        }
     }
 
     #[test]
