@@ -530,7 +530,7 @@ impl Prepared for Ready {
         } else {
             None
         };
-        let plan = self.director.next(self.input, self.out, thumbs.as_ref())?;
+        let plan = self.director.next(self.input, self.out, thumbs)?;
         if self.director.delay() == 0 {
             return match plan {
                 Some(plan) => self.frame(gpu, input, plan, output),

@@ -639,11 +639,12 @@ impl Analyzer {
     /// Live: as [`Analyzer::push`], but a face frame's finer look is left
     /// out of the observation and given back, to be done apart (beside the
     /// frames that follow) and added with [`Found::add_to`].
-    pub fn push_apart(&mut self, t: &Thumbs) -> (Option<Observation>, Option<Apart>) {
-        let look = self.look_at(t);
-        let apart = finer_to_look(t, &look).map(|face| Apart {
+    pub fn push_apart(&mut self, t: Thumbs) -> (Option<Observation>, Option<Apart>) {
+        let look = self.look_at(&t);
+        // The face picture goes with the look, not copied.
+        let apart = t.face.filter(|_| !look.blank).map(|face| Apart {
             look: self.finer(),
-            face: face.clone(),
+            face,
             subjects: look.subjects.clone(),
         });
         let step = step(&self.last, &look.luma, self.cut);
@@ -1124,7 +1125,7 @@ mod tests {
         for i in 0..22 {
             let t = barred_thumbs(i);
             let want = at_once.push(&t).unwrap();
-            let (got, look) = apart.push_apart(&t);
+            let (got, look) = apart.push_apart(t);
             let mut got = got.unwrap();
             assert_eq!(look.is_some(), face_frame(i), "frame {i}");
             if let Some(look) = look {

@@ -440,7 +440,7 @@ impl Director {
         &mut self,
         (w, h): (usize, usize),
         out: (usize, usize),
-        thumbs: Option<&Thumbs>,
+        thumbs: Option<Thumbs>,
     ) -> Result<Option<FramePlan>> {
         let i = self.frame;
         self.frame += 1;
@@ -787,7 +787,7 @@ impl Op for Reframe {
             .director
             .needs_thumbs()
             .then(|| Thumbs::of(frame, self.director.frame()));
-        let plan = self.director.next((w, h), out, thumbs.as_ref())?;
+        let plan = self.director.next((w, h), out, thumbs)?;
         // Looking ahead, this frame waits its turn and the oldest held one
         // is framed; until one is, a black placeholder goes out (dropped
         // by whoever drives the chain, see [`Op::delay`]).
@@ -918,7 +918,7 @@ mod tests {
         assert!(lag >= 2 && lag < d.delay());
         for i in 0..=lag {
             let t = Thumbs::of(&frame, i);
-            let plan = d.next((w, h), (202, 360), Some(&t)).unwrap();
+            let plan = d.next((w, h), (202, 360), Some(t)).unwrap();
             assert!(plan.is_none(), "frame {i} is held back");
             if i == 0 {
                 let start = Instant::now();
