@@ -20,7 +20,11 @@ aspects=${3:-9:16 1:1}
 extra=${4:-}
 out=${OUT:-reframe-out}; mkdir -p "$out"
 here=$(cd "$(dirname "$0")" && pwd)
-for c in "$clips"/*.mp4 "$clips"/*.webm; do
+# CLIP_EXTS (default "mp4 webm"): the clips' file extensions.
+shopt -s nullglob
+files=()
+for e in ${CLIP_EXTS:-mp4 webm}; do files+=("$clips"/*."$e"); done
+for c in "${files[@]}"; do
   [ -f "$c" ] || continue
   n=$(basename "$c"); n=${n%.*}
   for a in $aspects; do

@@ -23,7 +23,8 @@
 //!   into boxes; a box counts when its neighbours in time see one there too.
 //!   A frame where more than [`MAX_MOVING`] of the picture stands out (a
 //!   handheld camera that turns or zooms) has no moving subjects.
-//! - **Faces** ([`super::faces`]), grown to head and shoulders.
+//! - **Faces** ([`super::faces`]), grown to the head (hair, ears, chin);
+//!   the planner holds the shoulders where it has room.
 //! - **Text** ([`super::text`]) on every thumbnail, and on a title card (a
 //!   plain ground) everything it shows ([`card_blocks`]); what moves on a
 //!   card or a blank frame is no subject, and neither is what a blank frame
@@ -329,16 +330,17 @@ impl FinerLook {
         let ff = (self.width / face.width().max(1)).max(1);
         for (r, _) in Faces::new().detect(face) {
             let r = r.scaled(ff, 1);
-            // Head and shoulders: half a face each side, half above, and a
-            // face and a half below.
+            // The head: a quarter of a face each side (ears and hair), half
+            // a face above and below (hair, chin and neck). The planner
+            // holds the shoulders where it has room ([`super::plan::SHOULDERS`]).
             let (fw, fh) = (r.w, r.h);
-            let x = r.x.saturating_sub(fw / 2);
+            let x = r.x.saturating_sub(fw / 4);
             let y = r.y.saturating_sub(fh / 2);
             let rect = Rect::new(
                 x,
                 y,
-                (r.right() + fw / 2).min(self.width) - x,
-                (r.bottom() + 3 * fh / 2).min(self.height) - y,
+                (r.right() + fw / 4).min(self.width) - x,
+                (r.bottom() + fh / 2).min(self.height) - y,
             );
             out.push(Subject {
                 rect,
