@@ -399,11 +399,18 @@ fn connect(
 }
 
 /// Times for frames that come without one, or with one not after the
-/// frame before's (a stream whose timing the demuxer or decoder lost, as
-/// at a concatenated file's second clip): one frame after the frame
-/// before, a frame lasting its own duration, else one frame of the caps'
-/// rate, else of 30 fps. The encoder would lose such a frame's time, and
-/// the muxer then refuses it ("Buffer has no PTS").
+/// frame before's by at least [`MIN_STEP`] (a stream whose timing the
+/// demuxer or decoder lost, as at a concatenated file's second clip): one
+/// frame after the frame before, a frame lasting its own duration, else
+/// one frame of the caps' rate, else of 30 fps. The encoder would lose such
+/// a frame's time, and the muxer then refuses it ("Buffer has no PTS").
+/// The least time between two frames that a file keeps apart. OpenCV's
+/// `Megamind.avi`, decoded, gives frames 1.001001000 s and 1.001001001 s:
+/// 1 ns apart, they went into an MP4 (whose clock ticks every 1/24000 s)
+/// with one time, and its reader gave the second none; a millisecond is a
+/// thousand frames a second.
+const MIN_STEP: gst::ClockTime = gst::ClockTime::from_mseconds(1);
+
 #[derive(Default)]
 pub(super) struct Stamper {
     /// The last frame's time, and when the frame after it starts.
@@ -423,7 +430,7 @@ impl Stamper {
         };
         let untimed = match (t.pts, self.last) {
             (None, _) => true,
-            (Some(pts), Some((last, _))) => pts <= last,
+            (Some(pts), Some((last, _))) => pts < last + MIN_STEP,
             (Some(_), None) => false,
         };
         if untimed {
@@ -764,6 +771,43 @@ fn not_video(input: &Input, caps: &[String]) -> Error {
 mod tests {
 
     use super::*;
+
+    /// Frames without a time, or too close after the frame before to be
+    /// kept apart, are timed one frame after it; the others keep theirs.
+    #[test]
+    fn a_frame_a_nanosecond_after_the_one_before_is_timed_a_frame_after_it() {
+        gst::init().unwrap();
+        let info = gst_video::VideoInfo::builder(gst_video::VideoFormat::Rgba, 2, 2)
+            .fps(gst::Fraction::new(24000, 1001))
+            .build()
+            .unwrap();
+        let ns = gst::ClockTime::from_nseconds;
+        let frame = ns(41_708_375);
+        let mut stamper = Stamper::default();
+        let mut stamp = |pts: Option<gst::ClockTime>| {
+            let mut t = Timed {
+                frame: Pixels::Picture(crate::frame::Picture::Frame(crate::frame::Frame::Gray(
+                    crate::frame::Plane::new(2, 2, 0),
+                ))),
+                pts,
+                duration: Some(frame),
+                info: info.clone(),
+                warmup: false,
+            };
+            let untimed = stamper.stamp(&mut t);
+            (t.pts.unwrap().nseconds(), untimed)
+        };
+        assert_eq!(stamp(Some(ns(1_001_001_000))), (1_001_001_000, false));
+        // 1 ns later: one frame after the one before.
+        assert_eq!(stamp(Some(ns(1_001_001_001))), (1_042_709_375, true));
+        // A frame on time keeps its time.
+        assert_eq!(stamp(Some(ns(1_084_417_751))), (1_084_417_751, false));
+        // None, and the same time again.
+        assert_eq!(stamp(None), (1_126_126_126, true));
+        assert_eq!(stamp(Some(ns(1_126_126_126))), (1_167_834_501, true));
+        // Two milliseconds after is a frame of its own (500 fps).
+        assert_eq!(stamp(Some(ns(1_169_834_501))), (1_169_834_501, false));
+    }
 
     /// Where the run does not deinterlace (the GPU path that keeps the
     /// decoder's CUDA memory), an interlaced frame is refused with its
