@@ -398,12 +398,6 @@ fn connect(
     );
 }
 
-/// Times for frames that come without one, or with one not after the
-/// frame before's by at least [`MIN_STEP`] (a stream whose timing the
-/// demuxer or decoder lost, as at a concatenated file's second clip): one
-/// frame after the frame before, a frame lasting its own duration, else
-/// one frame of the caps' rate, else of 30 fps. The encoder would lose such
-/// a frame's time, and the muxer then refuses it ("Buffer has no PTS").
 /// The least time between two frames that a file keeps apart. OpenCV's
 /// `Megamind.avi`, decoded, gives frames 1.001001000 s and 1.001001001 s:
 /// 1 ns apart, they went into an MP4 (whose clock ticks every 1/24000 s)
@@ -411,6 +405,17 @@ fn connect(
 /// thousand frames a second.
 const MIN_STEP: gst::ClockTime = gst::ClockTime::from_mseconds(1);
 
+/// Times for frames that come without one, or with one less than
+/// [`MIN_STEP`] after the frame before's (a stream whose timing the
+/// demuxer or decoder lost, as at a concatenated file's second clip). A
+/// frame without a time is timed one frame after the frame before (a frame
+/// lasting its own duration, else one frame of the caps' rate, else of 30
+/// fps). A frame that has the frame before's time, or nearly, is timed
+/// half a frame after it: one frame after would be where the next frame's
+/// own time is (a concatenated clip's: 1 ns apart again, and every frame
+/// after it would be retimed, drifting from its sound). The encoder would
+/// lose such a frame's time, and the muxer then refuses it ("Buffer has no
+/// PTS").
 #[derive(Default)]
 pub(super) struct Stamper {
     /// The last frame's time, and when the frame after it starts.
@@ -418,8 +423,9 @@ pub(super) struct Stamper {
 }
 
 impl Stamper {
-    /// Gives `t` a time if it has none or one not after the frame before's
-    /// (returns whether it did), and notes where the next frame starts.
+    /// Gives `t` a time if it has none or one too close after the frame
+    /// before's (returns whether it did), and notes where the next frame
+    /// starts.
     pub(super) fn stamp(&mut self, t: &mut Timed) -> bool {
         let fps = t.info.fps();
         let frame = match (u64::try_from(fps.numer()), u64::try_from(fps.denom())) {
@@ -428,17 +434,20 @@ impl Stamper {
             }
             _ => gst::ClockTime::from_nseconds(1_000_000_000 / 30),
         };
-        let untimed = match (t.pts, self.last) {
-            (None, _) => true,
-            (Some(pts), Some((last, _))) => pts < last + MIN_STEP,
-            (Some(_), None) => false,
+        let retimed = match (t.pts, self.last) {
+            (None, None) => Some(gst::ClockTime::ZERO),
+            (None, Some((_, next))) => Some(next),
+            (Some(pts), Some((last, next))) if pts < last + MIN_STEP => {
+                Some(last + (next.saturating_sub(last) / 2).max(MIN_STEP))
+            }
+            _ => None,
         };
-        if untimed {
-            t.pts = Some(self.last.map_or(gst::ClockTime::ZERO, |(_, next)| next));
+        if retimed.is_some() {
+            t.pts = retimed;
         }
         let pts = t.pts.unwrap_or_default();
         self.last = Some((pts, pts + t.duration.unwrap_or(frame)));
-        untimed
+        retimed.is_some()
     }
 }
 
@@ -772,10 +781,11 @@ mod tests {
 
     use super::*;
 
-    /// Frames without a time, or too close after the frame before to be
-    /// kept apart, are timed one frame after it; the others keep theirs.
+    /// Frames without a time are timed one frame after the frame before,
+    /// those too close after it to be kept apart half a frame after it;
+    /// the others keep theirs.
     #[test]
-    fn a_frame_a_nanosecond_after_the_one_before_is_timed_a_frame_after_it() {
+    fn a_frame_a_nanosecond_after_the_one_before_is_timed_apart_from_it() {
         gst::init().unwrap();
         let info = gst_video::VideoInfo::builder(gst_video::VideoFormat::Rgba, 2, 2)
             .fps(gst::Fraction::new(24000, 1001))
@@ -797,16 +807,21 @@ mod tests {
             let untimed = stamper.stamp(&mut t);
             (t.pts.unwrap().nseconds(), untimed)
         };
+        let half = frame.nseconds() / 2;
         assert_eq!(stamp(Some(ns(1_001_001_000))), (1_001_001_000, false));
-        // 1 ns later: one frame after the one before.
-        assert_eq!(stamp(Some(ns(1_001_001_001))), (1_042_709_375, true));
-        // A frame on time keeps its time.
-        assert_eq!(stamp(Some(ns(1_084_417_751))), (1_084_417_751, false));
-        // None, and the same time again.
-        assert_eq!(stamp(None), (1_126_126_126, true));
-        assert_eq!(stamp(Some(ns(1_126_126_126))), (1_167_834_501, true));
+        // 1 ns later: half a frame after the one before, clear of the
+        // next frame's own time.
+        assert_eq!(stamp(Some(ns(1_001_001_001))), (1_001_001_000 + half, true));
+        // The next frame on time keeps its time.
+        assert_eq!(stamp(Some(ns(1_042_709_376))), (1_042_709_376, false));
+        // No time: one frame after the one before.
+        assert_eq!(stamp(None), (1_042_709_376 + frame.nseconds(), true));
+        // The same time again: half a frame after.
+        let last = 1_042_709_376 + frame.nseconds();
+        assert_eq!(stamp(Some(ns(last))), (last + half, true));
+        let last = last + half;
         // Two milliseconds after is a frame of its own (500 fps).
-        assert_eq!(stamp(Some(ns(1_169_834_501))), (1_169_834_501, false));
+        assert_eq!(stamp(Some(ns(last + 2_000_000))), (last + 2_000_000, false));
     }
 
     /// Where the run does not deinterlace (the GPU path that keeps the

@@ -126,7 +126,8 @@ pub struct Summary {
     pub frames_out: u64,
     pub dropped: u64,
     /// Frames that came without a presentation time, or with one not after
-    /// the frame before's: each was timed one frame after the frame before.
+    /// the frame before's: each was timed after the frame before
+    /// ([`intake::Stamper`]).
     pub untimed: u64,
     pub seconds: f64,
     /// Milliseconds per frame in each stage: the host copy in (out of
@@ -460,8 +461,8 @@ pub fn run(opts: &RunOptions, chain: Chain, stop: Arc<AtomicBool>) -> Result<Sum
     let mut changed = videos.first().map(changed_on_the_way).unwrap_or_default();
     if summary.untimed > 0 {
         changed.push_str(&match summary.untimed {
-            1 => "; 1 frame had no time, or the time of a frame before it: it was timed one frame after the frame before".to_string(),
-            n => format!("; {n} frames had no time, or the time of a frame before them: each was timed one frame after the frame before"),
+            1 => "; 1 frame had no time, or the time of a frame before it: it was timed after the frame before".to_string(),
+            n => format!("; {n} frames had no time, or the time of a frame before them: each was timed after the frame before"),
         });
     }
     summary.streams.push(StreamReport {
