@@ -332,7 +332,7 @@ impl FinerLook {
             let r = r.scaled(ff, 1);
             // The head: a quarter of a face each side (ears and hair), half
             // a face above and below (hair, chin and neck). The planner
-            // holds the shoulders where it has room ([`super::plan::SHOULDERS`]).
+            // holds the shoulders where it has room (`plan::shoulders`).
             let (fw, fh) = (r.w, r.h);
             let x = r.x.saturating_sub(fw / 4);
             let y = r.y.saturating_sub(fh / 2);

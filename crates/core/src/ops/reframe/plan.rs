@@ -290,26 +290,21 @@ struct Need {
     load: usize,
     centre: Option<f64>,
     keep: Vec<Rect>,
-    /// The faces held: see [`Need::secondary`].
-    faces: Vec<Rect>,
 }
 
-impl Need {
-    /// Whether `s`, held, is secondary beside the faces of this need
-    /// ([`ONLOOKER`], [`BESIDE_FACE`]).
-    fn secondary(&self, s: &Subject) -> bool {
-        let face = self.faces.iter().map(|f| f.area()).max().unwrap_or(0) as f64;
-        let area = s.rect.area() as f64;
-        face > 0.0
-            && match s.kind {
-                Kind::Moving => {
-                    area < BESIDE_FACE * face
-                        || self.faces.iter().any(|f| f.intersect(&s.rect).is_some())
-                }
-                Kind::Face => area < ONLOOKER * face,
-                Kind::Text | Kind::Hint => false,
+/// Whether `s`, held, is secondary beside `faces`, the faces held around
+/// it ([`ONLOOKER`], [`BESIDE_FACE`]).
+fn secondary(faces: &[Rect], s: &Subject) -> bool {
+    let face = faces.iter().map(|f| f.area()).max().unwrap_or(0) as f64;
+    let area = s.rect.area() as f64;
+    face > 0.0
+        && match s.kind {
+            Kind::Moving => {
+                area < BESIDE_FACE * face || faces.iter().any(|f| f.intersect(&s.rect).is_some())
             }
-    }
+            Kind::Face => area < ONLOOKER * face,
+            Kind::Text | Kind::Hint => false,
+        }
 }
 
 /// A face's head (as the analysis gives it) with the shoulders: a sixth of
@@ -410,7 +405,7 @@ fn handheld<'a>(shot: impl IntoIterator<Item = &'a Observation>) -> bool {
 
 /// What the frames `obs` (a frame and those held around it) ask of the
 /// window. Made ahead, beside a face what matters less is secondary
-/// ([`Need::secondary`]) and a face's shoulders are held only where there
+/// ([`secondary`]) and a face's shoulders are held only where there
 /// is room. Live (`live`), every subject held is required, a face with its
 /// shoulders: a live plan sees 0.4 s ahead, and cannot tell a speaker who
 /// turns away for a while (found by motion only, beside the other's face)
@@ -433,17 +428,17 @@ fn need_of(
                 .filter(|s| holds(s, input, axis, handheld))
         })
         .collect();
-    let faces: Vec<Rect> = all
-        .iter()
-        .filter(|s| s.kind == Kind::Face && !live)
-        .map(|s| s.rect)
-        .collect();
-    let ranked = Need {
-        faces,
-        ..Need::default()
+    // Live, nothing is ranked (see above).
+    let faces: Vec<Rect> = if live {
+        Vec::new()
+    } else {
+        all.iter()
+            .filter(|s| s.kind == Kind::Face)
+            .map(|s| s.rect)
+            .collect()
     };
     let (held, secondary): (Vec<&Subject>, Vec<&Subject>) =
-        all.into_iter().partition(|s| !ranked.secondary(s));
+        all.into_iter().partition(|s| !secondary(&faces, s));
     let required: Vec<Rect> = held
         .iter()
         .map(|s| if live { kept(s, input) } else { s.rect })
@@ -484,31 +479,20 @@ fn need_of(
         };
         (a.saturating_sub(r), (b + r).min(along))
     };
+    // The window holds the secondary subjects where it has room, and
+    // carving passes beside all of them.
+    let every: Vec<&Subject> = held.iter().chain(&secondary).copied().collect();
     let reach = (
-        held.iter()
-            .chain(&secondary)
-            .map(|s| reached(s).0)
-            .min()
-            .unwrap_or(a),
-        held.iter()
-            .chain(&secondary)
-            .map(|s| reached(s).1)
-            .max()
-            .unwrap_or(b),
+        every.iter().map(|s| reached(s).0).min().unwrap_or(a),
+        every.iter().map(|s| reached(s).1).max().unwrap_or(b),
     );
-    // Carving passes beside all of them, secondary or not.
-    let keep: Vec<Rect> = held
-        .iter()
-        .chain(&secondary)
-        .map(|s| kept(s, input))
-        .collect();
+    let keep: Vec<Rect> = every.iter().map(|s| kept(s, input)).collect();
     Need {
         span: Some((a, b)),
         reach: Some(reach),
         load: row_load(&keep, axis),
         centre: Some((a + b) as f64 / 2.0),
         keep,
-        faces: ranked.faces,
     }
 }
 
