@@ -33,6 +33,7 @@
 //!   on the face picture, kept where the next face frame or the last sees
 //!   it too, and given to the frames nearest its face frame.
 
+use super::camera::{Similarity, Template};
 use super::faces::Faces;
 use super::foreground::{Placed, confirm_in_time, foreground_boxes, median_background};
 use super::geometry::Rect;
@@ -371,8 +372,13 @@ pub struct Analyzer {
     last_blank: bool,
     since_cut: usize,
     /// The scene's position in the current frame (accumulated shifts), in
-    /// thumbnail pixels.
+    /// thumbnail pixels: live's background.
     offset: (i64, i64),
+    /// Offline: where the scene sits in the current frame's thumbnail
+    /// (scene point → pixel; the scene's coordinates are the shot's first
+    /// thumbnail's), and the frame the camera's moves are fitted to.
+    place: Similarity,
+    key: Option<Key>,
     /// Offline: the frames of the current stretch, waiting for its
     /// background.
     pending: Vec<Pending>,
@@ -474,8 +480,7 @@ impl Found {
 /// camera itself moved, and whether the frame starts a shot.
 #[derive(Clone, Copy, Debug)]
 struct Step {
-    /// The global shift: where the scene's background model places the
-    /// frame.
+    /// The global shift: where live's background model places the frame.
     shift: Shift,
     /// The camera's own shift: the global one, unless the textured
     /// background stood still ([`still_background`]); what tells a
@@ -593,13 +598,26 @@ fn still_background(prev: &Plane<u8>, cur: &Plane<u8>) -> bool {
     n > 0 && still * 100 >= STILL_TEXTURE * n
 }
 
+/// The frame the camera's moves are fitted to, and where the scene sits in
+/// it.
+#[derive(Clone, Debug)]
+struct Key {
+    template: Template,
+    place: Similarity,
+}
+
+/// A frame is fitted to the key while it sees the key's centre within this
+/// share of its width and height of its own, and its scale within this
+/// share of the key's; beyond, it becomes the key.
+const KEY_REACH: f64 = 0.15;
+
 /// A frame of the current stretch: its coarse luma, where the scene sits
 /// in it, and what else was found in it.
 #[derive(Clone, Debug)]
 struct Pending {
     coarse: Plane<u8>,
     card: bool,
-    offset: (i64, i64),
+    place: Similarity,
     obs: Observation,
     fine: Option<Vec<Rect>>,
 }
@@ -623,6 +641,8 @@ impl Analyzer {
             last_blank: false,
             since_cut: 0,
             offset: (0, 0),
+            place: Similarity::IDENTITY,
+            key: None,
             pending: Vec::new(),
             done: Vec::new(),
             background: None,
@@ -773,6 +793,9 @@ impl Analyzer {
             self.offset.0 += shift.0 as i64;
             self.offset.1 += shift.1 as i64;
         }
+        if !self.live {
+            self.follow(&look.luma, camera, cut);
+        }
         let obs = Observation {
             cut,
             shift: camera,
@@ -797,7 +820,7 @@ impl Analyzer {
         self.pending.push(Pending {
             coarse,
             card,
-            offset,
+            place: self.place.shrunk(2),
             obs,
             fine,
         });
@@ -883,13 +906,13 @@ impl Analyzer {
                 .iter()
                 .map(|p| Placed {
                     coarse: &p.coarse,
-                    offset: p.offset,
+                    place: p.place,
                 })
                 .collect();
             let bg = median_background(&placed);
             pending
                 .par_iter()
-                .map(|p| foreground_boxes(&p.coarse, &bg, p.offset))
+                .map(|p| foreground_boxes(&p.coarse, &bg, &p.place))
                 .collect()
         } else {
             vec![Vec::new(); pending.len()]
@@ -945,6 +968,43 @@ impl Analyzer {
         }
     }
 
+    /// Offline: where the scene sits in `luma`, the next frame, whose
+    /// camera moved by about `shift` (whole pixels) since the last:
+    /// fitted to the key frame, not to the last frame, so that a camera
+    /// that stands still stays still and one that creeps by a fraction of
+    /// a pixel a frame adds up (`camera.rs`).
+    fn follow(&mut self, luma: &Plane<u8>, shift: Shift, cut: bool) {
+        let guess = if cut {
+            Similarity::IDENTITY
+        } else {
+            Similarity::shift(shift).after(&self.place)
+        };
+        let fitted = if cut {
+            None
+        } else {
+            self.key.as_ref().and_then(|k| {
+                let to_key = guess.after(&k.place.inverse());
+                k.template
+                    .align(luma, to_key)
+                    .map(|w| (w, w.after(&k.place)))
+            })
+        };
+        let (w, h) = (luma.width() as f64, luma.height() as f64);
+        let near = |s: &Similarity| {
+            let (x, y) = s.apply((w - 1.0) / 2.0, (h - 1.0) / 2.0);
+            (x - (w - 1.0) / 2.0).abs() <= KEY_REACH * w
+                && (y - (h - 1.0) / 2.0).abs() <= KEY_REACH * h
+                && (s.scale() - 1.0).abs() <= KEY_REACH
+        };
+        self.place = fitted.map_or(guess, |(_, p)| p);
+        if !fitted.is_some_and(|(to_key, _)| near(&to_key)) {
+            self.key = Template::of(luma).map(|template| Key {
+                template,
+                place: self.place,
+            });
+        }
+    }
+
     /// Live: this frame's moving boxes against the running background,
     /// which it then joins.
     fn live_moving(
@@ -981,7 +1041,7 @@ impl Analyzer {
             }
         });
         let level = Plane::from_fn(w, h, |x, y| ((moved.get(x, y) + 8) / 16) as u8);
-        let boxes = foreground_boxes(coarse, &level, (0, 0));
+        let boxes = foreground_boxes(coarse, &level, &Similarity::IDENTITY);
         let updated = Plane::from_fn(w, h, |x, y| {
             let b = moved.get(x, y) as i32;
             let c = coarse.get(x, y) as i32 * 16;
@@ -1203,6 +1263,66 @@ mod tests {
                 "frame {t}: {r:?} against {figure:?}"
             );
             assert!(r.w <= 140 && r.h <= 360, "frame {t}: {r:?} is too large");
+        }
+    }
+
+    /// A scene of grass-like texture seen by a camera that pushes in slowly
+    /// (5% over 60 frames, under a thumbnail pixel a frame at the edges),
+    /// with a dark figure 100×240 that walks across it: frame `t`.
+    fn push_in(t: usize) -> Frame {
+        let zoom = 1.0 + 0.05 * t as f64 / 59.0;
+        let fx = 560.0 + 8.0 * t as f64;
+        Frame::Rgba(Plane::from_fn(1280, 720, |px, py| {
+            // Frame pixel → scene point, about the picture's centre.
+            let (sx, sy) = (
+                640.0 + (px as f64 - 640.0) / zoom,
+                360.0 + (py as f64 - 360.0) / zoom,
+            );
+            if (fx..fx + 100.0).contains(&sx) && (300.0..540.0).contains(&sy) {
+                return [25, 30, 35, 255];
+            }
+            let v = 120.0
+                + 45.0 * (sx / 23.0).sin() * (sy / 31.0).cos()
+                + 35.0 * ((sx + 1.7 * sy) / 41.0).sin();
+            let v = v.round() as u8;
+            [v, v, v, 255]
+        }))
+    }
+
+    #[test]
+    fn a_slow_push_in_moves_the_background_with_the_camera() {
+        let mut a = Analyzer::new(1280, 720, 30, false);
+        a.faces = false;
+        a.text = false;
+        for t in 0..60 {
+            a.push(&Thumbs::of(&push_in(t), t));
+        }
+        let obs = a.finish();
+        assert!(obs[1..].iter().all(|o| !o.cut));
+        for (t, o) in obs.iter().enumerate() {
+            let zoom = 1.0 + 0.05 * t as f64 / 59.0;
+            let at = |s: f64, c: f64| (c + (s - c) * zoom) as usize;
+            let x = at(560.0 + 8.0 * t as f64, 640.0);
+            let figure = Rect::new(x, at(300.0, 360.0), 100, 240);
+            let moving: Vec<Rect> = o
+                .subjects
+                .iter()
+                .filter(|s| s.kind == Kind::Moving)
+                .map(|s| s.rect)
+                .collect();
+            // The figure is found, and nothing of the scene's edges with
+            // it: all that moves lies about the figure.
+            assert!(
+                moving.iter().any(|r| r.intersect(&figure).is_some()),
+                "frame {t}: the figure at {figure:?} is not among {moving:?}"
+            );
+            let near = figure.grown(60, 60, 1280, 720);
+            assert!(
+                moving
+                    .iter()
+                    .all(|r| r.intersect(&near).is_some_and(|i| i.area() == r.area())),
+                "frame {t}: {moving:?} reaches beyond the figure at {figure:?}"
+            );
         }
     }
 

@@ -3,6 +3,7 @@
 //! from it (opened and split into components), and boxes kept only where
 //! they persist in time. The analysis (`analyze.rs`) drives it.
 
+use super::camera::{Similarity, bilinear};
 use super::geometry::Rect;
 use crate::frame::Plane;
 
@@ -15,66 +16,84 @@ pub const MAX_MOVING: f64 = 0.4;
 pub const MIN_MOVING: f64 = 0.002;
 
 /// A frame of a stretch as the background needs it: its coarse luma and
-/// where the scene sits in it.
+/// where the scene sits in it (scene point → frame pixel).
 pub(super) struct Placed<'a> {
     pub coarse: &'a Plane<u8>,
-    pub offset: (i64, i64),
+    pub place: Similarity,
 }
+
+/// The scene reaches at most this many frame sizes beyond the frame on
+/// each side (a camera that zooms out over a long stretch).
+const MAX_REACH: f64 = 1.0;
 
 /// The median background of a stretch in scene coordinates: for each
 /// scene pixel, the median of the sampled frames that saw it (at least
-/// three). The origin of the returned plane is the scene's smallest
-/// offset; a pixel too few frames saw holds `None`.
+/// three), each read between its pixels where the camera put it. Scene
+/// pixel `(x, y)` is the scene point `(x, y) + origin`; a pixel too few
+/// frames saw holds `None`.
 pub(super) struct Background {
-    plane: Plane<Option<u8>>,
-    origin: (i64, i64),
+    /// Each scene pixel's least and greatest level over its 3×3
+    /// neighbourhood: a frame's pixel stands out by its distance from that
+    /// range, so that an edge placed a pixel off does not.
+    low: Plane<Option<u8>>,
+    high: Plane<Option<u8>>,
+    origin: (f64, f64),
 }
+
+/// A sampled frame, where its point under a scene row's first pixel falls,
+/// and that point's step along the row.
+type Line<'a> = (&'a Plane<u8>, (f64, f64), (f64, f64));
 
 pub(super) fn median_background(pending: &[Placed]) -> Background {
     use rayon::prelude::*;
     let (w, h) = (pending[0].coarse.width(), pending[0].coarse.height());
-    let (mut lo_x, mut lo_y, mut hi_x, mut hi_y) = (i64::MAX, i64::MAX, i64::MIN, i64::MIN);
-    for p in pending {
-        lo_x = lo_x.min(p.offset.0);
-        lo_y = lo_y.min(p.offset.1);
-        hi_x = hi_x.max(p.offset.0);
-        hi_y = hi_y.max(p.offset.1);
-    }
-    // Scene pixel (sx, sy) is at frame pixel (sx + offset.x − lo_x, …):
-    // with `origin` = (lo_x, lo_y), frame pixel p shows scene p − offset +
-    // origin.
-    let mw = w + (hi_x - lo_x) as usize;
-    let mh = h + (hi_y - lo_y) as usize;
     let n = pending.len();
     let picks: Vec<usize> = if n <= SAMPLES {
         (0..n).collect()
     } else {
         (0..SAMPLES).map(|i| i * (n - 1) / (SAMPLES - 1)).collect()
     };
+    // The scene's extent: where the sampled frames' corners fall in it.
+    let (mut lo_x, mut lo_y, mut hi_x, mut hi_y) = (f64::MAX, f64::MAX, f64::MIN, f64::MIN);
+    let (fw, fh) = ((w.max(1) - 1) as f64, (h.max(1) - 1) as f64);
+    for &i in &picks {
+        let back = pending[i].place.inverse();
+        for (x, y) in [(0.0, 0.0), (fw, 0.0), (0.0, fh), (fw, fh)] {
+            let (sx, sy) = back.apply(x, y);
+            lo_x = lo_x.min(sx);
+            lo_y = lo_y.min(sy);
+            hi_x = hi_x.max(sx);
+            hi_y = hi_y.max(sy);
+        }
+    }
+    let (reach_x, reach_y) = (MAX_REACH * w as f64, MAX_REACH * h as f64);
+    let origin = (lo_x.max(-reach_x).floor(), lo_y.max(-reach_y).floor());
+    let mw = (hi_x.min(fw + reach_x) - origin.0).ceil().max(0.0) as usize + 1;
+    let mh = (hi_y.min(fh + reach_y) - origin.1).ceil().max(0.0) as usize + 1;
     let need = 3.min(picks.len());
     let mut plane: Plane<Option<u8>> = Plane::new(mw, mh, None);
-    plane.par_rows_mut().for_each(|(sy, row)| {
-        // Each sampled frame's row under this scene row, and where the
-        // scene's first column falls in it.
-        let rows: Vec<(&[u8], i64)> = picks
+    plane.par_rows_mut().for_each(|(gy, row)| {
+        let sy = gy as f64 + origin.1;
+        // Each sampled frame's point under this row's first pixel, and its
+        // step along the row.
+        let lines: Vec<Line> = picks
             .iter()
-            .filter_map(|&i| {
+            .map(|&i| {
                 let p = &pending[i];
-                let fy = sy as i64 + p.offset.1 - hi_y;
-                (fy >= 0 && (fy as usize) < h)
-                    .then(|| (p.coarse.row(fy as usize), p.offset.0 - hi_x))
+                (
+                    p.coarse,
+                    p.place.apply(origin.0, sy),
+                    (p.place.a, p.place.b),
+                )
             })
             .collect();
-        if rows.len() < need {
-            return;
-        }
         let mut vals = [0u8; SAMPLES];
-        for (sx, out) in row.iter_mut().enumerate() {
+        for (gx, out) in row.iter_mut().enumerate() {
             let mut k = 0;
-            for &(r, dx) in &rows {
-                let fx = sx as i64 + dx;
-                if fx >= 0 && (fx as usize) < w {
-                    vals[k] = r[fx as usize];
+            for &(coarse, (x0, y0), (dx, dy)) in &lines {
+                let t = gx as f64;
+                if let Some(v) = bilinear(coarse, x0 + t * dx, y0 + t * dy) {
+                    vals[k] = v.round() as u8;
                     k += 1;
                 }
             }
@@ -85,41 +104,74 @@ pub(super) fn median_background(pending: &[Placed]) -> Background {
             }
         }
     });
+    let spread = |f: fn(u8, u8) -> u8| {
+        let (w, h) = (plane.width(), plane.height());
+        Plane::from_fn(w, h, |x, y| {
+            let mut acc = plane.get(x, y)?;
+            for yy in y.saturating_sub(1)..(y + 2).min(h) {
+                for xx in x.saturating_sub(1)..(x + 2).min(w) {
+                    if let Some(v) = plane.get(xx, yy) {
+                        acc = f(acc, v);
+                    }
+                }
+            }
+            Some(acc)
+        })
+    };
     Background {
-        plane,
-        origin: (hi_x, hi_y),
+        low: spread(u8::min),
+        high: spread(u8::max),
+        origin,
+    }
+}
+
+impl Background {
+    /// The background at scene point `(x, y)` between its pixels; `None`
+    /// where a pixel around it has no level.
+    fn at(plane: &Plane<Option<u8>>, gx: f64, gy: f64) -> Option<f64> {
+        let (w, h) = (plane.width(), plane.height());
+        if !(gx >= 0.0 && gy >= 0.0 && gx <= (w - 1) as f64 && gy <= (h - 1) as f64) {
+            return None;
+        }
+        let (x0, y0) = (gx.floor() as usize, gy.floor() as usize);
+        let (x1, y1) = ((x0 + 1).min(w - 1), (y0 + 1).min(h - 1));
+        let (fx, fy) = (gx - x0 as f64, gy - y0 as f64);
+        let (r0, r1) = (plane.row(y0), plane.row(y1));
+        let (a, b, c, d) = (r0[x0]?, r0[x1]?, r1[x0]?, r1[x1]?);
+        let top = a as f64 + fx * (b as f64 - a as f64);
+        let bottom = c as f64 + fx * (d as f64 - c as f64);
+        Some(top + fy * (bottom - top))
     }
 }
 
 /// What a background can be asked: how far a frame's row `y` lies from
-/// it, for a frame whose scene sits at `offset` (0 where it has no level).
+/// it, for a frame where the scene sits as `place` puts it (0 where it has
+/// no level).
 pub(super) trait Ground {
-    fn diff_row(&self, y: usize, offset: (i64, i64), row: &[u8], out: &mut [u8]);
+    fn diff_row(&self, y: usize, place: &Similarity, row: &[u8], out: &mut [u8]);
 }
 
 impl Ground for Background {
-    fn diff_row(&self, y: usize, offset: (i64, i64), row: &[u8], out: &mut [u8]) {
-        let sy = y as i64 - offset.1 + self.origin.1;
-        if sy < 0 || sy as usize >= self.plane.height() {
-            out.fill(0);
-            return;
-        }
-        let ground = self.plane.row(sy as usize);
-        // Frame column x shows scene column x + dx.
-        let dx = self.origin.0 - offset.0;
+    fn diff_row(&self, y: usize, place: &Similarity, row: &[u8], out: &mut [u8]) {
+        let back = place.inverse();
+        let (x0, y0) = back.apply(0.0, y as f64);
         for (x, (o, &v)) in out.iter_mut().zip(row).enumerate() {
-            let sx = x as i64 + dx;
-            *o = if sx >= 0 && (sx as usize) < ground.len() {
-                ground[sx as usize].map_or(0, |b| b.abs_diff(v))
-            } else {
-                0
+            let t = x as f64;
+            let (gx, gy) = (
+                x0 + t * back.a - self.origin.0,
+                y0 + t * back.b - self.origin.1,
+            );
+            let v = v as f64;
+            *o = match (Self::at(&self.low, gx, gy), Self::at(&self.high, gx, gy)) {
+                (Some(lo), Some(hi)) => (lo - v).max(v - hi).max(0.0).round() as u8,
+                _ => 0,
             };
         }
     }
 }
 
 impl Ground for Plane<u8> {
-    fn diff_row(&self, y: usize, _offset: (i64, i64), row: &[u8], out: &mut [u8]) {
+    fn diff_row(&self, y: usize, _place: &Similarity, row: &[u8], out: &mut [u8]) {
         for ((o, &v), &b) in out.iter_mut().zip(row).zip(self.row(y)) {
             *o = b.abs_diff(v);
         }
@@ -130,7 +182,7 @@ impl Ground for Plane<u8> {
 pub(super) fn foreground_boxes(
     coarse: &Plane<u8>,
     ground: &impl Ground,
-    offset: (i64, i64),
+    place: &Similarity,
 ) -> Vec<Rect> {
     let (w, h) = (coarse.width(), coarse.height());
     if w < 3 || h < 3 {
@@ -138,7 +190,7 @@ pub(super) fn foreground_boxes(
     }
     let mut diff = Plane::new(w, h, 0u8);
     for (y, out) in diff.rows_mut().enumerate() {
-        ground.diff_row(y, offset, coarse.row(y), out);
+        ground.diff_row(y, place, coarse.row(y), out);
     }
     // The noise: the median difference.
     let mut hist = [0usize; 256];

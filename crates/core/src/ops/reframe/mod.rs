@@ -24,6 +24,7 @@
 
 pub mod analyze;
 pub mod border;
+pub mod camera;
 pub mod faces;
 mod foreground;
 pub mod geometry;
