@@ -282,18 +282,27 @@ fn cost(residuals: &[f64], c: f64) -> f64 {
     }
 }
 
-/// The camera's move from `prev` to `cur`: content at `p` in `prev` is at
-/// `camera(prev, cur, s).apply(p)` in `cur`, fitted from the whole-pixel
-/// shift `s`; the shift itself where the fit fails.
-pub fn camera(prev: &Plane<u8>, cur: &Plane<u8>, start: Shift) -> Similarity {
-    let whole = Similarity::shift(start);
-    Template::of(prev)
-        .and_then(|t| t.align(cur, whole))
-        .unwrap_or(whole)
+/// A pixel as [`bilinear`] reads it: its level, or `None` where it has
+/// none (a scene pixel too few frames saw).
+pub trait Level: Copy {
+    fn level(self) -> Option<f64>;
 }
 
-/// `p` at `(x, y)` between its pixels; `None` off the picture.
-pub fn bilinear(p: &Plane<u8>, x: f64, y: f64) -> Option<f64> {
+impl Level for u8 {
+    fn level(self) -> Option<f64> {
+        Some(self as f64)
+    }
+}
+
+impl Level for Option<u8> {
+    fn level(self) -> Option<f64> {
+        self.map(f64::from)
+    }
+}
+
+/// `p` at `(x, y)` between its pixels; `None` off the picture, or where a
+/// pixel around it has no level.
+pub fn bilinear<T: Level>(p: &Plane<T>, x: f64, y: f64) -> Option<f64> {
     let (w, h) = (p.width(), p.height());
     if !(x >= 0.0 && y >= 0.0 && x <= (w - 1) as f64 && y <= (h - 1) as f64) {
         return None;
@@ -302,8 +311,10 @@ pub fn bilinear(p: &Plane<u8>, x: f64, y: f64) -> Option<f64> {
     let (x1, y1) = ((x0 + 1).min(w - 1), (y0 + 1).min(h - 1));
     let (fx, fy) = (x - x0 as f64, y - y0 as f64);
     let (r0, r1) = (p.row(y0), p.row(y1));
-    let top = r0[x0] as f64 + fx * (r0[x1] as f64 - r0[x0] as f64);
-    let bottom = r1[x0] as f64 + fx * (r1[x1] as f64 - r1[x0] as f64);
+    let (a, b) = (r0[x0].level()?, r0[x1].level()?);
+    let (c, d) = (r1[x0].level()?, r1[x1].level()?);
+    let top = a + fx * (b - a);
+    let bottom = c + fx * (d - c);
     Some(top + fy * (bottom - top))
 }
 
@@ -341,6 +352,16 @@ fn solve(mut m: [[f64; 4]; 4], mut v: [f64; 4]) -> Option<[f64; 4]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The camera's move from `prev` to `cur`: content at `p` in `prev` is at
+    /// `camera(prev, cur, s).apply(p)` in `cur`, fitted from the whole-pixel
+    /// shift `s`; the shift itself where the fit fails.
+    fn camera(prev: &Plane<u8>, cur: &Plane<u8>, start: Shift) -> Similarity {
+        let whole = Similarity::shift(start);
+        Template::of(prev)
+            .and_then(|t| t.align(cur, whole))
+            .unwrap_or(whole)
+    }
 
     /// A smooth textured scene seen through `view` (frame pixel → scene
     /// point), `w`×`h`.

@@ -125,25 +125,6 @@ pub(super) fn median_background(pending: &[Placed]) -> Background {
     }
 }
 
-impl Background {
-    /// The background at scene point `(x, y)` between its pixels; `None`
-    /// where a pixel around it has no level.
-    fn at(plane: &Plane<Option<u8>>, gx: f64, gy: f64) -> Option<f64> {
-        let (w, h) = (plane.width(), plane.height());
-        if !(gx >= 0.0 && gy >= 0.0 && gx <= (w - 1) as f64 && gy <= (h - 1) as f64) {
-            return None;
-        }
-        let (x0, y0) = (gx.floor() as usize, gy.floor() as usize);
-        let (x1, y1) = ((x0 + 1).min(w - 1), (y0 + 1).min(h - 1));
-        let (fx, fy) = (gx - x0 as f64, gy - y0 as f64);
-        let (r0, r1) = (plane.row(y0), plane.row(y1));
-        let (a, b, c, d) = (r0[x0]?, r0[x1]?, r1[x0]?, r1[x1]?);
-        let top = a as f64 + fx * (b as f64 - a as f64);
-        let bottom = c as f64 + fx * (d as f64 - c as f64);
-        Some(top + fy * (bottom - top))
-    }
-}
-
 /// What a background can be asked: how far a frame's row `y` lies from
 /// it, for a frame where the scene sits as `place` puts it (0 where it has
 /// no level).
@@ -162,7 +143,7 @@ impl Ground for Background {
                 y0 + t * back.b - self.origin.1,
             );
             let v = v as f64;
-            *o = match (Self::at(&self.low, gx, gy), Self::at(&self.high, gx, gy)) {
+            *o = match (bilinear(&self.low, gx, gy), bilinear(&self.high, gx, gy)) {
                 (Some(lo), Some(hi)) => (lo - v).max(v - hi).max(0.0).round() as u8,
                 _ => 0,
             };
